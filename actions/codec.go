@@ -1,0 +1,73 @@
+package actions
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/godelta/delta/deltaerr"
+)
+
+// DecodeCommit decodes the newline-delimited JSON of a commit file (or of a
+// JSON checkpoint, or a compacted log file) into its actions, in file order.
+// Blank lines and unknown action kinds are skipped. name is used in errors.
+//
+// A line that is not a JSON object, or whose known action has fields of the
+// wrong type, makes the whole file corrupt: the error is a
+// *deltaerr.CorruptError naming the file and line.
+func DecodeCommit(name string, data []byte) ([]Action, error) {
+	out := make([]Action, 0, bytes.Count(data, []byte{'\n'})+1)
+	err := EachAction(name, data, func(a *Action) error {
+		out = append(out, *a)
+		return nil
+	})
+	return out, err
+}
+
+// EachAction decodes data like DecodeCommit but hands each action to fn
+// instead of collecting them; fn must not keep a. An error from fn stops the
+// walk and is returned as is.
+func EachAction(name string, data []byte, fn func(a *Action) error) error {
+	lineNo := 0
+	for len(data) > 0 {
+		lineNo++
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data = data, nil
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		var a Action
+		if err := json.Unmarshal(line, &a); err != nil {
+			return &deltaerr.CorruptError{Path: name, Reason: fmt.Sprintf("line %d is not a valid action", lineNo), Err: err}
+		}
+		if a.IsEmpty() {
+			continue
+		}
+		if err := fn(&a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EncodeCommit encodes actions as the newline-delimited JSON of a commit
+// file, one action per line, each line ending in a newline.
+func EncodeCommit(acts []Action) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for i := range acts {
+		if acts[i].IsEmpty() {
+			return nil, fmt.Errorf("actions: action %d has no kind set: %w", i, deltaerr.ErrInvalidArgument)
+		}
+		if err := enc.Encode(&acts[i]); err != nil { // Encode appends '\n'
+			return nil, fmt.Errorf("actions: encoding action %d: %w", i, err)
+		}
+	}
+	return buf.Bytes(), nil
+}

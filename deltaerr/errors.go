@@ -1,0 +1,104 @@
+// Package deltaerr holds the error kinds shared by every layer of godelta.
+//
+// It is a leaf package: it imports nothing of the project, so any package can
+// return these kinds without importing upward. The root package delta
+// re-exports them, and users match them with errors.Is.
+//
+// Each sentinel below names a kind of failure. Functions wrap it with detail
+// (a path, a version, a feature name) using fmt.Errorf("...: %w", ErrX) or one
+// of the structured types in this file, which satisfy errors.Is for their kind.
+//
+// Storage-level kinds (a missing object, an object that already exists) live
+// in package logstore, which knows nothing of Delta.
+package deltaerr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors met while opening a table or loading a snapshot.
+var (
+	// ErrTableNotFound is returned when a path holds no Delta table: there is
+	// no _delta_log directory, or it holds no commit or checkpoint.
+	ErrTableNotFound = errors.New("delta: table not found")
+
+	// ErrCorrupt marks bytes that cannot be decoded or that break a rule of
+	// the protocol: a commit line that is not JSON, a truncated checkpoint,
+	// a log without protocol or metaData. It is distinct from an I/O failure.
+	ErrCorrupt = errors.New("delta: corrupt table data")
+
+	// ErrUnsupportedFeature is returned when a table needs a protocol version
+	// or a table feature this library cannot honour for the operation asked
+	// (reading or writing). The *FeatureError carries the feature name.
+	ErrUnsupportedFeature = errors.New("delta: unsupported table feature")
+
+	// ErrVersionNotFound is returned when a version asked for does not exist:
+	// beyond the latest commit, or older than the earliest version that can
+	// be reconstructed from the log that is left.
+	ErrVersionNotFound = errors.New("delta: version not found")
+
+	// ErrTimestampOutOfRange is returned by time travel to a timestamp before
+	// the earliest commit or after the latest one.
+	ErrTimestampOutOfRange = errors.New("delta: timestamp out of range")
+
+	// ErrMissingLogFile is returned when the log has a hole: a commit that the
+	// versions around it say must exist is not there.
+	ErrMissingLogFile = errors.New("delta: missing log file")
+
+	// ErrInvalidArgument is returned for a bad argument from the caller, such
+	// as a negative version or a malformed URI.
+	ErrInvalidArgument = errors.New("delta: invalid argument")
+
+	// ErrPathEscapesRoot is returned when a path in the log or given by a
+	// caller would resolve outside the table root.
+	ErrPathEscapesRoot = errors.New("delta: path escapes the table root")
+)
+
+// FeatureError says which feature or protocol version a table needs that
+// this library does not support for an operation. errors.Is(err,
+// ErrUnsupportedFeature) reports true for it.
+type FeatureError struct {
+	// Feature is the table feature name as written in the protocol action,
+	// or a description such as "minReaderVersion 99".
+	Feature string
+	// Op is "read" or "write".
+	Op string
+}
+
+func (e *FeatureError) Error() string {
+	return fmt.Sprintf("delta: table requires %s, which godelta does not support for %s", e.Feature, e.Op)
+}
+
+// Is reports whether target is ErrUnsupportedFeature.
+func (e *FeatureError) Is(target error) bool { return target == ErrUnsupportedFeature }
+
+// CorruptError says which file holds data that could not be decoded, and why.
+// errors.Is(err, ErrCorrupt) reports true for it; Unwrap gives the cause.
+type CorruptError struct {
+	Path   string // the file, relative to the table root where known
+	Reason string // what rule was broken
+	Err    error  // the underlying decode error, if any
+}
+
+func (e *CorruptError) Error() string {
+	msg := "delta: corrupt " + e.Path
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is reports whether target is ErrCorrupt.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// Unwrap returns the underlying cause.
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Corruptf returns a *CorruptError for path with a formatted reason.
+func Corruptf(path string, format string, args ...any) error {
+	return &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
+}

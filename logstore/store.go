@@ -1,0 +1,124 @@
+// Package logstore is the storage layer under every Delta table: one small
+// interface, Store, over a flat namespace of objects, with a backend per
+// kind of storage (local disk, memory, and object stores).
+//
+// The package knows nothing of Delta. What the Delta protocol needs from
+// storage is written here as the Store contract, and every backend must pass
+// the shared suite in logstore/storetest, which checks it:
+//
+//   - Keys are relative, '/'-separated paths under the store's root, such as
+//     "_delta_log/00000000000000000000.json". A key never starts with '/'
+//     and never contains "." or ".." segments; Store methods refuse such keys
+//     with ErrInvalidKey, so no key escapes the root.
+//   - PutIfAbsent is atomic: of many concurrent callers for one key, exactly
+//     one succeeds and every other gets ErrAlreadyExists. An existing object
+//     is never overwritten, not even partly. This is the single point where a
+//     Delta commit becomes visible.
+//   - An operation whose outcome is unknown (a timeout, a reset connection)
+//     returns an error that is neither ErrAlreadyExists nor nil. Callers that
+//     need to know whether a PutIfAbsent landed read the object back.
+//   - A missing object gives ErrNotFound from Get, GetRange and Stat.
+//     Delete of a missing object is not an error, so it may be repeated.
+//   - List returns the objects directly under a directory, not those in
+//     sub-directories, in strictly increasing byte order of key, starting
+//     after a given key. A missing directory lists as empty.
+//
+// Errors wrap the kinds below, so errors.Is works, and keep the backend's own
+// error reachable through errors.As.
+package logstore
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"strings"
+	"time"
+)
+
+// Error kinds every backend maps its own errors to.
+var (
+	// ErrNotFound is returned when the object does not exist.
+	ErrNotFound = errors.New("logstore: object not found")
+	// ErrAlreadyExists is returned by PutIfAbsent when the key is taken.
+	ErrAlreadyExists = errors.New("logstore: object already exists")
+	// ErrInvalidKey is returned for a key that is empty, absolute, or has
+	// "." or ".." segments.
+	ErrInvalidKey = errors.New("logstore: invalid key")
+)
+
+// ObjectInfo describes one stored object.
+type ObjectInfo struct {
+	Key     string    // full key, relative to the store root
+	Size    int64     // bytes
+	ModTime time.Time // last modification, as the backend records it
+}
+
+// Store is the storage a Delta table lives on. Implementations must be safe
+// for concurrent use by multiple goroutines. Each method honours ctx: when it
+// is cancelled, the method returns ctx.Err() (wrapped) as soon as it can; a
+// write cancelled midway may or may not have landed, exactly like a timeout.
+type Store interface {
+	// Get returns the whole content of the object at key.
+	Get(ctx context.Context, key string) ([]byte, error)
+
+	// GetRange returns length bytes from offset of the object at key. A
+	// range that runs past the end returns the bytes up to the end. Used for
+	// Parquet footers and deletion vectors, which are read in pieces.
+	GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error)
+
+	// Stat returns the size and modification time of the object at key.
+	Stat(ctx context.Context, key string) (ObjectInfo, error)
+
+	// List yields the objects directly under dir whose keys sort after
+	// startAfter, in increasing byte order of key. dir is "" for the root or
+	// a key prefix ending in '/'. startAfter is a full key or "".
+	// Sub-directories are not descended into and not yielded. Iteration stops
+	// at the first error, which is yielded with a zero ObjectInfo.
+	List(ctx context.Context, dir, startAfter string) iter.Seq2[ObjectInfo, error]
+
+	// PutIfAbsent creates the object at key with data, atomically, only if
+	// no object exists there; otherwise it returns ErrAlreadyExists and
+	// changes nothing.
+	PutIfAbsent(ctx context.Context, key string, data []byte) error
+
+	// Put creates or replaces the object at key with data. Readers see either
+	// the old content or the new, never a mix.
+	Put(ctx context.Context, key string, data []byte) error
+
+	// Delete removes the object at key. A missing object is not an error.
+	Delete(ctx context.Context, key string) error
+}
+
+// CheckKey returns ErrInvalidKey (wrapped with the key) unless key is a
+// relative, clean, '/'-separated path. Backends call it on every key.
+func CheckKey(key string) error {
+	if key == "" || strings.HasPrefix(key, "/") || strings.HasSuffix(key, "/") || strings.Contains(key, "\\") || strings.ContainsRune(key, 0) {
+		return &KeyError{Key: key}
+	}
+	for seg := range strings.SplitSeq(key, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return &KeyError{Key: key}
+		}
+	}
+	return nil
+}
+
+// CheckDir is CheckKey for the dir argument of List: "" or a valid key
+// followed by '/'.
+func CheckDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if !strings.HasSuffix(dir, "/") {
+		return &KeyError{Key: dir}
+	}
+	return CheckKey(strings.TrimSuffix(dir, "/"))
+}
+
+// KeyError reports a key refused by CheckKey. errors.Is(err, ErrInvalidKey)
+// is true for it.
+type KeyError struct{ Key string }
+
+func (e *KeyError) Error() string        { return "logstore: invalid key " + quote(e.Key) }
+func (e *KeyError) Is(target error) bool { return target == ErrInvalidKey }
+func quote(s string) string              { return "\"" + strings.ReplaceAll(s, "\"", "\\\"") + "\"" }
