@@ -50,6 +50,10 @@ var (
 	// as a negative version or a malformed URI.
 	ErrInvalidArgument = errors.New("delta: invalid argument")
 
+	// ErrUnsupportedScheme is returned for a table URI whose scheme names no
+	// store this library has.
+	ErrUnsupportedScheme = errors.New("delta: unsupported URI scheme")
+
 	// ErrPathEscapesRoot is returned when a path in the log or given by a
 	// caller would resolve outside the table root.
 	ErrPathEscapesRoot = errors.New("delta: path escapes the table root")

@@ -1,0 +1,48 @@
+package deltalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/logstore"
+)
+
+// LastCheckpoint is the content of _delta_log/_last_checkpoint: a hint that
+// names the newest checkpoint, so readers need not list the whole log. It is
+// only a hint: it may be stale, name a checkpoint that is gone, or be
+// corrupt, and readers must check it against a listing.
+type LastCheckpoint struct {
+	Version int64 `json:"version"`
+	// Size is the number of actions in the checkpoint.
+	Size int64 `json:"size"`
+	// Parts is the number of parts of a multi-part checkpoint.
+	Parts         *int            `json:"parts,omitempty"`
+	SizeInBytes   *int64          `json:"sizeInBytes,omitempty"`
+	NumOfAddFiles *int64          `json:"numOfAddFiles,omitempty"`
+	Checksum      string          `json:"checksum,omitempty"`
+	V2Checkpoint  json.RawMessage `json:"v2Checkpoint,omitempty"`
+}
+
+// ReadLastCheckpoint reads and decodes the _last_checkpoint hint. It returns
+// (nil, nil) when the file is absent, and a *deltaerr.CorruptError when it
+// cannot be decoded; callers fall back to a full listing in both cases.
+func ReadLastCheckpoint(ctx context.Context, store logstore.Store) (*LastCheckpoint, error) {
+	data, err := store.Get(ctx, LastCheckpointKey)
+	if errors.Is(err, logstore.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("deltalog: reading %s: %w", LastCheckpointKey, err)
+	}
+	var lc LastCheckpoint
+	if err := json.Unmarshal(data, &lc); err != nil {
+		return nil, &deltaerr.CorruptError{Path: LastCheckpointKey, Reason: "not a valid JSON object", Err: err}
+	}
+	if lc.Version < 0 || (lc.Parts != nil && *lc.Parts < 1) {
+		return nil, deltaerr.Corruptf(LastCheckpointKey, "version %d, parts %v are not valid", lc.Version, lc.Parts)
+	}
+	return &lc, nil
+}

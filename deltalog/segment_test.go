@@ -1,0 +1,112 @@
+package deltalog
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/godelta/delta/deltaerr"
+)
+
+// listing builds a sorted listing from short names: "3" is commit 3,
+// "3.cp" a classic checkpoint, "3.cp.1.2" part 1 of 2, "3.uuid" a V2 one.
+func listing(t *testing.T, names ...string) []LogFile {
+	t.Helper()
+	var files []LogFile
+	for _, n := range names {
+		var key string
+		var v int64
+		parts := strings.Split(n, ".")
+		for _, c := range parts[0] {
+			v = v*10 + int64(c-'0')
+		}
+		switch {
+		case len(parts) == 1:
+			key = CommitKey(v)
+		case parts[1] == "cp" && len(parts) == 2:
+			key = ClassicCheckpointKey(v)
+		case parts[1] == "cp":
+			key = MultiPartCheckpointKey(v, int(parts[2][0]-'0'), int(parts[3][0]-'0'))
+		case parts[1] == "uuid":
+			key = UUIDCheckpointKey(v, "80a083e8-7026-4e79-81be-64bd76c43a11", "json")
+		case parts[1] == "crc":
+			key = CRCKey(v)
+		}
+		f, ok := ParseName(key)
+		if !ok {
+			t.Fatalf("bad test name %q", n)
+		}
+		files = append(files, f)
+	}
+	sortFiles(files)
+	return files
+}
+
+func TestNewSegment(t *testing.T) {
+	tests := []struct {
+		name    string
+		files   []string
+		version int64
+		skip    map[int64]bool
+		wantV   int64
+		wantCP  int64 // -1: none
+		wantErr error
+	}{
+		{"commits only", []string{"0", "1", "2"}, Latest, nil, 2, -1, nil},
+		{"time travel", []string{"0", "1", "2"}, 1, nil, 1, -1, nil},
+		{"checkpoint then commits", []string{"0", "1", "2", "2.cp", "3", "4"}, Latest, nil, 4, 2, nil},
+		{"checkpoint after target not used", []string{"0", "1", "2", "2.cp", "3"}, 1, nil, 1, -1, nil},
+		{"checkpoint at target", []string{"0", "1", "2", "2.cp", "3"}, 2, nil, 2, 2, nil},
+		{"newest checkpoint wins", []string{"0", "1", "1.cp", "2", "3", "3.cp", "4"}, Latest, nil, 4, 3, nil},
+		{"skip falls back", []string{"0", "1", "1.cp", "2", "3", "3.cp", "4"}, Latest, map[int64]bool{3: true}, 4, 1, nil},
+		{"skip all falls back to commits", []string{"0", "1", "1.cp", "2"}, Latest, map[int64]bool{1: true}, 2, -1, nil},
+		{"cleaned log", []string{"5.cp", "5", "6", "7"}, Latest, nil, 7, 5, nil},
+		{"checkpoint only", []string{"5.cp"}, Latest, nil, 5, 5, nil},
+		{"multi-part complete", []string{"0", "1", "1.cp.1.2", "1.cp.2.2", "2"}, Latest, nil, 2, 1, nil},
+		{"multi-part incomplete ignored", []string{"0", "1", "1.cp.1.2", "2"}, Latest, nil, 2, -1, nil},
+		{"v2 uuid", []string{"0", "1", "1.uuid", "2"}, Latest, nil, 2, 1, nil},
+		{"crc ignored", []string{"0", "0.crc", "1", "1.crc"}, Latest, nil, 1, -1, nil},
+		{"gap after checkpoint", []string{"0", "1", "1.cp", "3"}, Latest, nil, 0, 0, deltaerr.ErrMissingLogFile},
+		{"gap without checkpoint", []string{"0", "1", "3"}, Latest, nil, 0, 0, deltaerr.ErrMissingLogFile},
+		{"no commit 0", []string{"1", "2"}, Latest, nil, 0, 0, deltaerr.ErrVersionNotFound},
+		{"before cleaned log", []string{"5.cp", "5", "6"}, 3, nil, 0, 0, deltaerr.ErrVersionNotFound},
+		{"after latest", []string{"0", "1"}, 5, nil, 0, 0, deltaerr.ErrVersionNotFound},
+		{"empty", nil, Latest, nil, 0, 0, deltaerr.ErrTableNotFound},
+		{"only crc", []string{"0.crc"}, Latest, nil, 0, 0, deltaerr.ErrTableNotFound},
+		{"negative", []string{"0"}, -1, nil, 0, 0, deltaerr.ErrInvalidArgument},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			seg, err := NewSegment(listing(t, tt.files...), tt.version, tt.skip)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if seg.Version != tt.wantV {
+				t.Errorf("Version = %d, want %d", seg.Version, tt.wantV)
+			}
+			cp, ok := seg.CheckpointVersion()
+			if !ok {
+				cp = -1
+			}
+			if cp != tt.wantCP {
+				t.Errorf("checkpoint = %d, want %d", cp, tt.wantCP)
+			}
+			next := cp + 1
+			for _, c := range seg.Commits {
+				if c.Version != next || c.Kind != Commit {
+					t.Errorf("commit %v out of order, want version %d", c, next)
+				}
+				next++
+			}
+			if next-1 != seg.Version {
+				t.Errorf("commits end at %d, want %d", next-1, seg.Version)
+			}
+		})
+	}
+}

@@ -1,0 +1,366 @@
+package snapshot
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/checkpoint"
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/schema"
+)
+
+// Load reconstructs the table in store at version, or at its newest version
+// for deltalog.Latest.
+//
+// The _last_checkpoint hint, when present and readable, limits the listing
+// to the versions from its checkpoint on; it is checked against the
+// listing, and a hint that leads nowhere is ignored.
+//
+// Errors: deltaerr.ErrTableNotFound when store holds no Delta log;
+// deltaerr.ErrVersionNotFound, deltaerr.ErrMissingLogFile from the segment
+// rules (see deltalog.NewSegment); a *deltaerr.CorruptError for a log that
+// cannot be decoded or lacks protocol or metaData; a *deltaerr.FeatureError
+// for a table this library cannot read.
+func Load(ctx context.Context, store logstore.Store, version int64) (*Snapshot, error) {
+	if version < 0 {
+		return nil, fmt.Errorf("snapshot: version %d: %w", version, deltaerr.ErrInvalidArgument)
+	}
+	from := int64(0)
+	hint, err := deltalog.ReadLastCheckpoint(ctx, store)
+	switch {
+	case err != nil && !errors.Is(err, deltaerr.ErrCorrupt):
+		return nil, err
+	case err != nil:
+		slog.WarnContext(ctx, "ignoring unreadable checkpoint hint", "err", err)
+	case hint != nil && hint.Version <= version:
+		from = hint.Version
+	}
+
+	files, err := deltalog.List(ctx, store, from)
+	if err != nil {
+		return nil, err
+	}
+	skip := map[int64]bool{}
+	for {
+		s, err := loadFrom(ctx, store, files, version, skip)
+		var cpErr *checkpointError
+		switch {
+		case err == nil:
+			return s, nil
+		case from > 0 && (errors.As(err, &cpErr) || errors.Is(err, deltaerr.ErrVersionNotFound) ||
+			errors.Is(err, deltaerr.ErrMissingLogFile) || errors.Is(err, deltaerr.ErrTableNotFound)):
+			// The hint led to a listing that could not serve: list it all.
+			slog.DebugContext(ctx, "checkpoint hint unusable, listing the whole log", "hint", from, "err", err)
+			from = 0
+			if files, err = deltalog.List(ctx, store, 0); err != nil {
+				return nil, err
+			}
+		case errors.As(err, &cpErr):
+			slog.WarnContext(ctx, "skipping unreadable checkpoint", "version", cpErr.version, "err", cpErr.err)
+			skip[cpErr.version] = true
+		default:
+			return nil, err
+		}
+	}
+}
+
+// checkpointError marks a checkpoint that could not be read (missing or
+// corrupt), so that Load can fall back to an older one.
+type checkpointError struct {
+	version int64
+	err     error
+}
+
+func (e *checkpointError) Error() string {
+	return fmt.Sprintf("snapshot: checkpoint %d: %v", e.version, e.err)
+}
+func (e *checkpointError) Unwrap() error { return e.err }
+
+func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFile, version int64, skip map[int64]bool) (*Snapshot, error) {
+	seg, err := deltalog.NewSegment(files, version, skip)
+	if err != nil {
+		return nil, err
+	}
+	r := newReplay(nil)
+	if err := r.applyCommits(ctx, store, seg.Commits); err != nil {
+		return nil, err
+	}
+	cpVersion, hasCP := seg.CheckpointVersion()
+	cpKeys := make([]string, len(seg.Checkpoint))
+	for i, f := range seg.Checkpoint {
+		cpKeys[i] = f.Key
+	}
+	readCP := func(want checkpoint.ActionSet, fn func([]actions.Action) error) error {
+		err := checkpoint.Read(ctx, store, cpKeys, want, fn)
+		if err != nil && (errors.Is(err, deltaerr.ErrCorrupt) || errors.Is(err, logstore.ErrNotFound)) {
+			return &checkpointError{version: cpVersion, err: err}
+		}
+		return err
+	}
+
+	// Protocol and metaData first, so an unreadable table is refused before
+	// its file actions are decoded.
+	if hasCP && (r.protocol == nil || r.metadata == nil) {
+		err := readCP(checkpoint.Protocol|checkpoint.Metadata, func(batch []actions.Action) error {
+			for i := range batch {
+				r.applyCheckpointPM(&batch[i])
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	s := &Snapshot{store: store, version: seg.Version, segment: seg}
+	if err := r.finishPM(s); err != nil {
+		return nil, err
+	}
+
+	base := &baseState{version: -1}
+	if hasCP {
+		base.version = cpVersion
+		err := readCP(checkpoint.Add|checkpoint.Remove|checkpoint.Txn|checkpoint.DomainMetadata, func(batch []actions.Action) error {
+			for i := range batch {
+				r.applyCheckpointAction(base, &batch[i])
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	r.finish(s, base)
+	s.timestamp = commitTimestamp(&s.metadata, seg, r.lastCommitInfo)
+	return s, nil
+}
+
+// Update returns a snapshot of the newest version of the table, built from
+// s by reading only the commits added since s. It returns s itself when
+// nothing was committed since.
+func (s *Snapshot) Update(ctx context.Context) (*Snapshot, error) {
+	files, err := deltalog.List(ctx, s.store, s.version+1)
+	if err != nil {
+		return nil, err
+	}
+	var commits []deltalog.LogFile
+	for _, f := range files {
+		if f.Kind != deltalog.Commit {
+			continue
+		}
+		if f.Version != s.version+1+int64(len(commits)) {
+			return nil, fmt.Errorf("snapshot: commit %s is missing: %w", deltalog.CommitKey(s.version+1+int64(len(commits))), deltaerr.ErrMissingLogFile)
+		}
+		commits = append(commits, f)
+	}
+	if len(commits) == 0 {
+		return s, nil
+	}
+	r := newReplay(s)
+	if err := r.applyCommits(ctx, s.store, commits); err != nil {
+		return nil, err
+	}
+	seg := s.segment
+	seg.Commits = append(slices.Clip(seg.Commits), commits...)
+	seg.Version = commits[len(commits)-1].Version
+	ns := &Snapshot{store: s.store, version: seg.Version, segment: seg}
+	if err := r.finishPM(ns); err != nil {
+		return nil, err
+	}
+	r.finish(ns, s.base)
+	ns.timestamp = commitTimestamp(&ns.metadata, seg, r.lastCommitInfo)
+	return ns, nil
+}
+
+// replay accumulates the reconciled state of a log, newest action winning.
+type replay struct {
+	protocol *actions.Protocol
+	metadata *actions.Metadata
+	tail     map[fileKey]fileEntry
+	seq      int64
+	txns     map[string]actions.Txn
+	domains  map[string]actions.DomainMetadata // tombstones kept until finish
+
+	lastCommitInfo *actions.CommitInfo // of the newest commit applied
+	lastVersion    int64
+}
+
+// newReplay starts from the state of prev, or from nothing.
+func newReplay(prev *Snapshot) *replay {
+	r := &replay{
+		tail:    map[fileKey]fileEntry{},
+		txns:    map[string]actions.Txn{},
+		domains: map[string]actions.DomainMetadata{},
+	}
+	if prev != nil {
+		p, m := prev.protocol, prev.metadata
+		r.protocol, r.metadata = &p, &m
+		r.tail = maps.Clone(prev.tail)
+		r.txns = maps.Clone(prev.txns)
+		r.domains = maps.Clone(prev.domains)
+		for _, e := range prev.tail {
+			r.seq = max(r.seq, e.seq)
+		}
+	}
+	return r
+}
+
+// commitReadConcurrency bounds the commit files read at once; reads are
+// I/O bound on object stores.
+const commitReadConcurrency = 8
+
+// applyCommits reads the commit files (in version order) and reconciles
+// their actions in order.
+func (r *replay) applyCommits(ctx context.Context, store logstore.Store, commits []deltalog.LogFile) error {
+	decoded := make([][]actions.Action, len(commits))
+	errs := make([]error, len(commits))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, commitReadConcurrency)
+	for i, f := range commits {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			data, err := store.Get(ctx, f.Key)
+			if err != nil {
+				if errors.Is(err, logstore.ErrNotFound) {
+					err = fmt.Errorf("snapshot: commit %s vanished after listing: %w: %w", f.Key, deltaerr.ErrMissingLogFile, err)
+				}
+				errs[i] = err
+				return
+			}
+			decoded[i], errs[i] = actions.DecodeCommit(f.Key, data)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for i, acts := range decoded {
+		r.lastCommitInfo = nil
+		for j := range acts {
+			r.applyCommitAction(&acts[j])
+		}
+		r.lastVersion = commits[i].Version
+		decoded[i] = nil
+	}
+	return nil
+}
+
+func (r *replay) applyCommitAction(a *actions.Action) {
+	r.seq++
+	switch {
+	case a.Add != nil:
+		r.tail[keyOf(a.Add.Path, a.Add.DeletionVector)] = fileEntry{add: a.Add, seq: r.seq}
+	case a.Remove != nil:
+		r.tail[keyOf(a.Remove.Path, a.Remove.DeletionVector)] = fileEntry{remove: a.Remove, seq: r.seq}
+	case a.Protocol != nil:
+		r.protocol = a.Protocol
+	case a.Metadata != nil:
+		r.metadata = a.Metadata
+	case a.Txn != nil:
+		r.txns[a.Txn.AppID] = *a.Txn
+	case a.DomainMetadata != nil:
+		r.domains[a.DomainMetadata.Domain] = *a.DomainMetadata
+	case a.CommitInfo != nil:
+		r.lastCommitInfo = a.CommitInfo
+	}
+}
+
+// applyCheckpointPM takes protocol and metaData from the checkpoint where
+// no commit after it set them.
+func (r *replay) applyCheckpointPM(a *actions.Action) {
+	if a.Protocol != nil && r.protocol == nil {
+		r.protocol = a.Protocol
+	}
+	if a.Metadata != nil && r.metadata == nil {
+		r.metadata = a.Metadata
+	}
+}
+
+// applyCheckpointAction adds a checkpoint's file, txn and domain actions
+// under those of the commits after it.
+func (r *replay) applyCheckpointAction(base *baseState, a *actions.Action) {
+	switch {
+	case a.Add != nil:
+		base.adds = append(base.adds, *a.Add)
+	case a.Remove != nil:
+		base.tombstones = append(base.tombstones, *a.Remove)
+	case a.Txn != nil:
+		if _, ok := r.txns[a.Txn.AppID]; !ok {
+			r.txns[a.Txn.AppID] = *a.Txn
+		}
+	case a.DomainMetadata != nil:
+		if _, ok := r.domains[a.DomainMetadata.Domain]; !ok {
+			r.domains[a.DomainMetadata.Domain] = *a.DomainMetadata
+		}
+	}
+}
+
+// finishPM checks protocol and metaData and sets them on s.
+func (r *replay) finishPM(s *Snapshot) error {
+	switch {
+	case r.protocol == nil:
+		return deltaerr.Corruptf(deltalog.LogDir, "no protocol action in the log up to version %d", s.version)
+	case r.metadata == nil:
+		return deltaerr.Corruptf(deltalog.LogDir, "no metaData action in the log up to version %d", s.version)
+	}
+	if err := r.protocol.ReadSupported(); err != nil {
+		return err
+	}
+	sch, err := schema.Parse(r.metadata.SchemaString)
+	if err != nil {
+		return &deltaerr.CorruptError{Path: deltalog.LogDir, Reason: "metaData.schemaString", Err: err}
+	}
+	s.protocol, s.metadata, s.schema = *r.protocol, *r.metadata, sch
+	return nil
+}
+
+// finish moves the reconciled state into s, on top of base.
+func (r *replay) finish(s *Snapshot, base *baseState) {
+	s.base, s.tail, s.txns = base, r.tail, r.txns
+	s.domains = make(map[string]actions.DomainMetadata, len(r.domains))
+	for name, d := range r.domains {
+		if !d.Removed {
+			s.domains[name] = d
+		}
+	}
+	// The replay map keeps tombstoned domains so that they hide the
+	// checkpoint's; an Update starts again from s.domains, which is right
+	// because a tombstoned domain can no longer appear from a checkpoint.
+	s.commitInfo = r.lastCommitInfo
+	if len(s.segment.Commits) == 0 || r.lastVersion != s.version {
+		s.commitInfo = nil
+	}
+	s.tailOrder = make([]fileEntry, 0, len(s.tail))
+	for _, e := range s.tail {
+		s.tailOrder = append(s.tailOrder, e)
+	}
+	slices.SortFunc(s.tailOrder, func(a, b fileEntry) int { return cmp.Compare(a.seq, b.seq) })
+	for a := range s.Files() {
+		s.numFiles++
+		s.sizeInBytes += a.Size
+	}
+}
+
+// commitTimestamp is the commit time of the segment's version.
+func commitTimestamp(m *actions.Metadata, seg deltalog.Segment, ci *actions.CommitInfo) int64 {
+	if from, ok := ictEnablement(m); ok && seg.Version >= from && ci != nil && ci.InCommitTimestamp != nil {
+		return *ci.InCommitTimestamp
+	}
+	if n := len(seg.Commits); n > 0 {
+		return seg.Commits[n-1].ModTime
+	}
+	if len(seg.Checkpoint) > 0 {
+		return seg.Checkpoint[0].ModTime
+	}
+	return 0
+}

@@ -1,0 +1,64 @@
+package delta
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/logstore/local"
+	"github.com/godelta/delta/logstore/memory"
+)
+
+// Resolve returns the store for a table location:
+//
+//   - a plain path, absolute or relative to the working directory, or a
+//     file:// URI (file:///abs/path or file:/abs/path): the local disk;
+//   - memory://NAME: an in-memory table, shared by every Resolve of the same
+//     NAME in this process, for tests and examples.
+//
+// Any other scheme is ErrUnsupportedScheme.
+func Resolve(uri string) (logstore.Store, error) {
+	scheme, rest, ok := strings.Cut(uri, "://")
+	if !ok || strings.ContainsAny(scheme, "/\\") || len(scheme) < 2 {
+		// No scheme: a local path. ("C:" style drive letters have length 1.)
+		if strings.HasPrefix(uri, "file:") {
+			return local.New(strings.TrimPrefix(uri, "file:"))
+		}
+		abs, err := filepath.Abs(uri)
+		if err != nil {
+			return nil, fmt.Errorf("delta: path %q: %w", uri, ErrInvalidArgument)
+		}
+		return local.New(abs)
+	}
+	switch strings.ToLower(scheme) {
+	case "file":
+		u, err := url.Parse(uri)
+		if err != nil || (u.Host != "" && u.Host != "localhost") {
+			return nil, fmt.Errorf("delta: file URI %q must be file:///absolute/path: %w", uri, ErrInvalidArgument)
+		}
+		return local.New(u.Path)
+	case "memory", "mem":
+		return memoryStore(strings.TrimSuffix(rest, "/")), nil
+	default:
+		return nil, fmt.Errorf("delta: %q: scheme %q (known: file, memory): %w", uri, scheme, ErrUnsupportedScheme)
+	}
+}
+
+var (
+	memoryMu     sync.Mutex
+	memoryStores = map[string]*memory.Store{}
+)
+
+func memoryStore(name string) *memory.Store {
+	memoryMu.Lock()
+	defer memoryMu.Unlock()
+	s, ok := memoryStores[name]
+	if !ok {
+		s = memory.New()
+		memoryStores[name] = s
+	}
+	return s
+}
