@@ -128,3 +128,8 @@ func (t *Table) SnapshotAtTimestamp(ctx context.Context, ts time.Time) (*Snapsho
 func (t *Table) History(ctx context.Context, limit int) ([]Commit, error) {
 	return snapshot.History(ctx, t.store, limit)
 }
+
+// CanonicalPath returns the form of a file path in the log that identifies
+// the file: percent-decoded, without a "file:" scheme. Adds and removes of
+// the same file match by it.
+func CanonicalPath(path string) string { return snapshot.CanonicalPath(path) }

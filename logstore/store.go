@@ -7,18 +7,25 @@
 // the shared suite in logstore/storetest, which checks it:
 //
 //   - Keys are relative, '/'-separated paths under the store's root, such as
-//     "_delta_log/00000000000000000000.json". A key never starts with '/'
-//     and never contains "." or ".." segments; Store methods refuse such keys
-//     with ErrInvalidKey, so no key escapes the root.
+//     "_delta_log/00000000000000000000.json". A key never starts or ends
+//     with '/' and has no empty, "." or ".." segments; Store methods refuse
+//     other keys with ErrInvalidKey (see CheckKey), so no key escapes the
+//     root. A backend may refuse a few more names it reserves for itself
+//     (the local backend's temporary files) and documents them. Callers must not use one key both as an object and as a
+//     directory of other objects: object stores allow it, the local disk
+//     cannot, and Delta never needs it.
 //   - PutIfAbsent is atomic: of many concurrent callers for one key, exactly
 //     one succeeds and every other gets ErrAlreadyExists. An existing object
 //     is never overwritten, not even partly. This is the single point where a
 //     Delta commit becomes visible.
+//   - A write that returned nil is as durable as the backend's storage: the
+//     local backend has synced file and directory to disk.
 //   - An operation whose outcome is unknown (a timeout, a reset connection)
 //     returns an error that is neither ErrAlreadyExists nor nil. Callers that
 //     need to know whether a PutIfAbsent landed read the object back.
 //   - A missing object gives ErrNotFound from Get, GetRange and Stat.
 //     Delete of a missing object is not an error, so it may be repeated.
+//     A key that only names a directory is not an object.
 //   - List returns the objects directly under a directory, not those in
 //     sub-directories, in strictly increasing byte order of key, starting
 //     after a given key. A missing directory lists as empty.
@@ -30,7 +37,9 @@ package logstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -41,9 +50,13 @@ var (
 	ErrNotFound = errors.New("logstore: object not found")
 	// ErrAlreadyExists is returned by PutIfAbsent when the key is taken.
 	ErrAlreadyExists = errors.New("logstore: object already exists")
-	// ErrInvalidKey is returned for a key that is empty, absolute, or has
-	// "." or ".." segments.
+	// ErrInvalidKey is returned for a key refused by CheckKey or a dir
+	// refused by CheckDir: empty, absolute, ending in '/', with an empty,
+	// "." or ".." segment, or holding '\\' or NUL.
 	ErrInvalidKey = errors.New("logstore: invalid key")
+	// ErrInvalidRange is returned by GetRange for a negative offset or
+	// length (see CheckRange).
+	ErrInvalidRange = errors.New("logstore: invalid range")
 )
 
 // ObjectInfo describes one stored object.
@@ -62,8 +75,10 @@ type Store interface {
 	Get(ctx context.Context, key string) ([]byte, error)
 
 	// GetRange returns length bytes from offset of the object at key. A
-	// range that runs past the end returns the bytes up to the end. Used for
-	// Parquet footers and deletion vectors, which are read in pieces.
+	// range that runs past the end returns the bytes up to the end; an
+	// offset at or past the end returns no bytes and no error. A negative
+	// offset or length is ErrInvalidRange. Used for Parquet footers and
+	// deletion vectors, which are read in pieces.
 	GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error)
 
 	// Stat returns the size and modification time of the object at key.
@@ -71,9 +86,11 @@ type Store interface {
 
 	// List yields the objects directly under dir whose keys sort after
 	// startAfter, in increasing byte order of key. dir is "" for the root or
-	// a key prefix ending in '/'. startAfter is a full key or "".
-	// Sub-directories are not descended into and not yielded. Iteration stops
-	// at the first error, which is yielded with a zero ObjectInfo.
+	// a key prefix ending in '/'. startAfter is a full key or ""; it need
+	// not exist and is only compared, as bytes. Sub-directories are not
+	// descended into and not yielded. An object created or deleted while a
+	// listing runs may or may not be yielded. Iteration stops at the first
+	// error, which is yielded with a zero ObjectInfo.
 	List(ctx context.Context, dir, startAfter string) iter.Seq2[ObjectInfo, error]
 
 	// PutIfAbsent creates the object at key with data, atomically, only if
@@ -115,10 +132,19 @@ func CheckDir(dir string) error {
 	return CheckKey(strings.TrimSuffix(dir, "/"))
 }
 
+// CheckRange returns ErrInvalidRange (wrapped) if offset or length is
+// negative. Backends call it in GetRange.
+func CheckRange(offset, length int64) error {
+	if offset < 0 || length < 0 {
+		return fmt.Errorf("%w: offset %d, length %d", ErrInvalidRange, offset, length)
+	}
+	return nil
+}
+
 // KeyError reports a key refused by CheckKey. errors.Is(err, ErrInvalidKey)
 // is true for it.
 type KeyError struct{ Key string }
 
 func (e *KeyError) Error() string        { return "logstore: invalid key " + quote(e.Key) }
 func (e *KeyError) Is(target error) bool { return target == ErrInvalidKey }
-func quote(s string) string              { return "\"" + strings.ReplaceAll(s, "\"", "\\\"") + "\"" }
+func quote(s string) string              { return strconv.Quote(s) }

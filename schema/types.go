@@ -169,7 +169,7 @@ func (t *StructType) Walk(fn func(path []string, field *StructField) error) erro
 func (t *StructType) walk(prefix []string, fn func([]string, *StructField) error) error {
 	for i := range t.Fields {
 		f := &t.Fields[i]
-		path := append(prefix[:len(prefix):len(prefix)], f.Name)
+		path := child(prefix, f.Name)
 		if st, ok := f.Type.(*StructType); ok {
 			if err := st.walk(path, fn); err != nil {
 				return err

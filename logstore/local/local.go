@@ -1,0 +1,494 @@
+// Package local is a logstore.Store over a directory of the local file
+// system. Key "a/b/c" is the file root/a/b/c; directories are created as
+// writes need them and never removed.
+//
+// # Writes
+//
+// Every write first goes to a new temporary file in the directory of its
+// key, which is synced (fsync) and only then given its final name:
+//
+//   - PutIfAbsent hard-links the temporary file to the key with link(2),
+//     which fails with EEXIST if the name is taken, then removes the
+//     temporary name. The link is atomic in the file system, so of many
+//     writers, in this process or any other, on this machine or over a
+//     shared file system with working hard links, exactly one wins; and the
+//     object appears whole, with its data already on disk.
+//   - Put renames the temporary file over the key with rename(2), which
+//     replaces it atomically: readers see the old file or the new one.
+//
+// After the final name is made, the directory is synced too, so a write
+// that returned nil survives a crash of the machine. Delete syncs the
+// directory as well. WithoutSync turns all syncing off, for benchmarks only.
+//
+// Some file systems (FAT, some network and FUSE mounts) have no hard links.
+// When link(2) fails with EPERM, ENOTSUP, EOPNOTSUPP, ENOSYS or EXDEV,
+// PutIfAbsent falls back to creating the key itself with O_CREATE|O_EXCL
+// and writing into it. Exclusivity is kept, but the object is no longer
+// atomic to readers: a reader may see it empty or partly written while it
+// is being written, and a crash midway leaves a partial object behind that
+// readers will see (a failed write removes what it created). Prefer a file
+// system with hard links for tables that are committed to.
+//
+// # Temporary files
+//
+// Temporary files are named ".godelta-<16 hex digits>.tmp". List never
+// yields such names, and every method refuses a key whose last segment has
+// that form with logstore.ErrInvalidKey, so they are invisible through the
+// Store. A crash can leave one behind; any that is older than the longest
+// write in flight may be removed by hand.
+//
+// # Objects and directories
+//
+// Only files are objects: Get, GetRange and Stat of a key that names a
+// directory give logstore.ErrNotFound, Delete of it does nothing, and List
+// skips directories. Symbolic links are followed, and one to a file counts
+// as that file. A key cannot be both a file and a directory here, so a
+// write that would need that fails, as the logstore contract warns.
+//
+// A Store is safe for concurrent use by multiple goroutines, and any number
+// of processes may share one directory.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"iter"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"github.com/godelta/delta/logstore"
+)
+
+// Temporary file names are tmpPrefix + 16 hex digits + tmpSuffix.
+const (
+	tmpPrefix = ".godelta-"
+	tmpSuffix = ".tmp"
+)
+
+// isTemp reports whether name, a file name without directory, has the form
+// of this package's temporary files.
+func isTemp(name string) bool {
+	return strings.HasPrefix(name, tmpPrefix) && strings.HasSuffix(name, tmpSuffix)
+}
+
+// Store is a logstore.Store over a directory. See the package doc.
+type Store struct {
+	root string
+	sync bool
+	// link is os.Link; tests replace it to exercise the fallback.
+	link func(oldname, newname string) error
+}
+
+var _ logstore.Store = (*Store)(nil)
+
+// Option configures New.
+type Option func(*Store)
+
+// WithoutSync makes the Store skip every fsync of files and directories.
+// Writes are still atomic and exclusive while the machine runs, but one
+// that returned nil may be lost, or seen partly written, after a power
+// failure or an operating system crash. It is UNSAFE for real tables and
+// meant for benchmarks and throw-away tests only.
+func WithoutSync() Option {
+	return func(s *Store) { s.sync = false }
+}
+
+// New returns a Store rooted at the directory root, made absolute. root
+// need not exist yet: it is created by the first write. It is an error for
+// root to exist and not be a directory.
+func New(root string, opts ...Option) (*Store, error) {
+	if root == "" {
+		return nil, fmt.Errorf("logstore/local: empty root: %w", logstore.ErrInvalidKey)
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("logstore/local: root %q: %w", root, err)
+	}
+	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("logstore/local: root %q: %w", abs, syscall.ENOTDIR)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("logstore/local: root %q: %w", abs, err)
+	}
+	s := &Store{root: abs, sync: true, link: os.Link}
+	for _, opt := range opts {
+		opt(s)
+	}
+	return s, nil
+}
+
+// Root returns the absolute path of the directory the Store is over.
+func (s *Store) Root() string { return s.root }
+
+// path checks key and ctx, in that order, and returns the file of key.
+func (s *Store) path(ctx context.Context, op, key string) (string, error) {
+	if err := logstore.CheckKey(key); err != nil {
+		return "", fmt.Errorf("logstore/local: %s: %w", op, err)
+	}
+	if isTemp(key[strings.LastIndexByte(key, '/')+1:]) {
+		return "", fmt.Errorf("logstore/local: %s: %w (reserved for temporary files)", op, &logstore.KeyError{Key: key})
+	}
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("logstore/local: %s %q: %w", op, key, err)
+	}
+	return filepath.Join(s.root, filepath.FromSlash(key)), nil
+}
+
+// wrap adds op and key to err, and logstore.ErrNotFound when err says the
+// file does not exist. The os error stays reachable with errors.As.
+func wrap(op, key string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("logstore/local: %s %q: %w: %w", op, key, logstore.ErrNotFound, err)
+	}
+	return fmt.Errorf("logstore/local: %s %q: %w", op, key, err)
+}
+
+// wrapRead is wrap for reads, where ENOTDIR (a parent of the key is a file)
+// also means that there is no such object.
+func wrapRead(op, key string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("logstore/local: %s %q: %w: %w", op, key, logstore.ErrNotFound, err)
+	}
+	return fmt.Errorf("logstore/local: %s %q: %w", op, key, err)
+}
+
+// open opens the file of an object for reading. A directory is not an
+// object, and gives ErrNotFound.
+func (s *Store) open(ctx context.Context, op, key string) (*os.File, fs.FileInfo, error) {
+	p, err := s.path(ctx, op, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, nil, wrap(op, key, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, wrap(op, key, err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, wrap(op, key, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist})
+	}
+	return f, fi, nil
+}
+
+// Get implements logstore.Store.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	f, fi, err := s.open(ctx, "get", key)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// The file is never changed in place (writes rename or link a new
+	// file), so its size is fixed while it is open.
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, wrap("get", key, err)
+	}
+	return b, nil
+}
+
+// GetRange implements logstore.Store.
+func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
+	if err := logstore.CheckRange(offset, length); err != nil {
+		return nil, fmt.Errorf("logstore/local: get range %q: %w", key, err)
+	}
+	f, fi, err := s.open(ctx, "get range", key)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := fi.Size()
+	if offset >= size {
+		return []byte{}, nil
+	}
+	b := make([]byte, min(length, size-offset))
+	if _, err := f.ReadAt(b, offset); err != nil {
+		return nil, wrap("get range", key, err)
+	}
+	return b, nil
+}
+
+// Stat implements logstore.Store.
+func (s *Store) Stat(ctx context.Context, key string) (logstore.ObjectInfo, error) {
+	p, err := s.path(ctx, "stat", key)
+	if err != nil {
+		return logstore.ObjectInfo{}, err
+	}
+	fi, err := os.Stat(p)
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
+	}
+	if err != nil {
+		return logstore.ObjectInfo{}, wrap("stat", key, err)
+	}
+	return logstore.ObjectInfo{Key: key, Size: fi.Size(), ModTime: fi.ModTime()}, nil
+}
+
+// List implements logstore.Store. It reads the whole directory when
+// iteration starts; os.ReadDir sorts names by byte order, which is the
+// order of the full keys, as they share the prefix dir. Entries are then
+// stat'ed one by one as they are yielded, so one deleted meanwhile is
+// skipped.
+func (s *Store) List(ctx context.Context, dir, startAfter string) iter.Seq2[logstore.ObjectInfo, error] {
+	return func(yield func(logstore.ObjectInfo, error) bool) {
+		fail := func(err error) { yield(logstore.ObjectInfo{}, fmt.Errorf("logstore/local: list %q: %w", dir, err)) }
+		if err := logstore.CheckDir(dir); err != nil {
+			fail(err)
+			return
+		}
+		if err := ctx.Err(); err != nil {
+			fail(err)
+			return
+		}
+		p := filepath.Join(s.root, filepath.FromSlash(dir))
+		entries, err := os.ReadDir(p)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return // no such directory: empty
+		}
+		if err != nil {
+			fail(err)
+			return
+		}
+		for _, e := range entries {
+			key := dir + e.Name()
+			if key <= startAfter || isTemp(e.Name()) || e.IsDir() {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				fail(err)
+				return
+			}
+			fi, err := e.Info()
+			if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				fi, err = os.Stat(filepath.Join(p, e.Name()))
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // deleted since ReadDir, or a dangling link
+			}
+			if err != nil {
+				fail(err)
+				return
+			}
+			if !fi.Mode().IsRegular() {
+				continue
+			}
+			if !yield(logstore.ObjectInfo{Key: key, Size: fi.Size(), ModTime: fi.ModTime()}, nil) {
+				return
+			}
+		}
+	}
+}
+
+// PutIfAbsent implements logstore.Store. See the package doc for how.
+func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	const op = "put if absent"
+	p, err := s.path(ctx, op, key)
+	if err != nil {
+		return err
+	}
+	tmp, err := s.writeTemp(p, data)
+	if err != nil {
+		return wrap(op, key, err)
+	}
+	err = s.link(tmp, p)
+	os.Remove(tmp) // on success p keeps the file; a leftover name is hidden anyway
+	switch {
+	case err == nil:
+		if err := s.syncDir(filepath.Dir(p)); err != nil {
+			// The object is there but may not be durable: the outcome is
+			// unknown, so not nil.
+			return wrap(op, key, err)
+		}
+		return nil
+	case errors.Is(err, fs.ErrExist):
+		if fi, serr := os.Lstat(p); serr == nil && fi.IsDir() {
+			return wrap(op, key, &fs.PathError{Op: "link", Path: p, Err: syscall.EISDIR})
+		}
+		return fmt.Errorf("logstore/local: %s %q: %w: %w", op, key, logstore.ErrAlreadyExists, err)
+	case noLinks(err):
+		return s.putExclusive(op, key, p, data)
+	default:
+		return wrap(op, key, err)
+	}
+}
+
+// noLinks reports whether err from link(2) says the file system has no
+// hard links.
+func noLinks(err error) bool {
+	for _, errno := range []syscall.Errno{syscall.EPERM, syscall.ENOTSUP, syscall.EOPNOTSUPP, syscall.ENOSYS, syscall.EXDEV} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
+}
+
+// putExclusive is PutIfAbsent for file systems without hard links: it
+// creates p with O_EXCL and writes data into it. On a failure after the
+// create it removes p again, so that no partial object stays behind.
+func (s *Store) putExclusive(op, key, p string, data []byte) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("logstore/local: %s %q: %w: %w", op, key, logstore.ErrAlreadyExists, err)
+	}
+	if err != nil {
+		return wrap(op, key, err)
+	}
+	if err := s.writeSyncClose(f, data); err != nil {
+		os.Remove(p)
+		return wrap(op, key, err)
+	}
+	if err := s.syncDir(filepath.Dir(p)); err != nil {
+		return wrap(op, key, err)
+	}
+	return nil
+}
+
+// Put implements logstore.Store: a temporary file renamed over the key.
+func (s *Store) Put(ctx context.Context, key string, data []byte) error {
+	const op = "put"
+	p, err := s.path(ctx, op, key)
+	if err != nil {
+		return err
+	}
+	tmp, err := s.writeTemp(p, data)
+	if err != nil {
+		return wrap(op, key, err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return wrap(op, key, err)
+	}
+	if err := s.syncDir(filepath.Dir(p)); err != nil {
+		return wrap(op, key, err)
+	}
+	return nil
+}
+
+// Delete implements logstore.Store. It removes only the file of key: not a
+// directory of that name, and not the parent directory when it becomes
+// empty.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	const op = "delete"
+	p, err := s.path(ctx, op, key)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || (err == nil && fi.IsDir()) {
+		return nil
+	}
+	if err != nil {
+		return wrap(op, key, err)
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return wrap(op, key, err)
+	}
+	if err := s.syncDir(filepath.Dir(p)); err != nil {
+		return wrap(op, key, err)
+	}
+	return nil
+}
+
+// writeTemp writes data to a new, synced temporary file in the directory
+// of p, creating that directory if needed, and returns its name.
+func (s *Store) writeTemp(p string, data []byte) (string, error) {
+	dir := filepath.Dir(p)
+	f, err := createTemp(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = s.mkdirs(dir); err == nil {
+			f, err = createTemp(dir)
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := s.writeSyncClose(f, data); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// createTemp creates a new temporary file in dir. Permissions are 0666
+// less the umask, as for any file, since it becomes the object.
+func createTemp(dir string) (*os.File, error) {
+	for range 10 {
+		name := filepath.Join(dir, fmt.Sprintf("%s%016x%s", tmpPrefix, rand.Uint64(), tmpSuffix))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, &fs.PathError{Op: "createtemp", Path: dir, Err: fs.ErrExist}
+}
+
+// writeSyncClose writes data to f, syncs it unless syncing is off, and
+// closes it.
+func (s *Store) writeSyncClose(f *os.File, data []byte) error {
+	_, err := f.Write(data)
+	if err == nil && s.sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// mkdirs is os.MkdirAll that also syncs the parent of every directory it
+// creates, so that a synced file below is reachable after a crash.
+func (s *Store) mkdirs(dir string) error {
+	fi, err := os.Stat(dir)
+	if err == nil {
+		if !fi.IsDir() {
+			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+		}
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := s.mkdirs(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		// Another writer may have made it meanwhile; it may not have synced
+		// the parent yet, so sync it here as well.
+		if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
+			return err
+		}
+	}
+	return s.syncDir(parent)
+}
+
+// syncDir syncs directory dir, so that names made or removed in it are
+// durable. Windows cannot sync a directory, and needs not.
+func (s *Store) syncDir(dir string) error {
+	if !s.sync || runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,356 @@
+package schema
+
+import (
+	"encoding/hex"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind is the kind of a Value: null, or one of the primitive types a value
+// can have. Decimal values carry their precision and scale besides.
+type Kind uint8
+
+// The kinds of values. The zero Kind is null.
+const (
+	KindNull Kind = iota
+	KindBoolean
+	KindByte
+	KindShort
+	KindInteger
+	KindLong
+	KindFloat
+	KindDouble
+	KindString
+	KindBinary
+	KindDate
+	KindTimestamp
+	KindTimestampNTZ
+	KindDecimal
+)
+
+// kindTypes gives the schema type of each kind but null and decimal.
+var kindTypes = [...]PrimitiveType{
+	KindBoolean:      Boolean,
+	KindByte:         Byte,
+	KindShort:        Short,
+	KindInteger:      Integer,
+	KindLong:         Long,
+	KindFloat:        Float,
+	KindDouble:       Double,
+	KindString:       String,
+	KindBinary:       Binary,
+	KindDate:         Date,
+	KindTimestamp:    Timestamp,
+	KindTimestampNTZ: TimestampNTZ,
+}
+
+// String returns the name of the kind's type ("long", "decimal"), or
+// "null".
+func (k Kind) String() string {
+	switch {
+	case k == KindNull:
+		return "null"
+	case k == KindDecimal:
+		return "decimal"
+	case int(k) < len(kindTypes):
+		return string(kindTypes[k])
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Value is a single typed value: a partition value now, a literal or a
+// statistic later. It is small, immutable and safe to copy; the zero Value
+// is null. Null carries no type: the column it belongs to has one.
+//
+// Integers of every width, dates (days since 1970-01-01) and timestamps
+// (microseconds since 1970-01-01 00:00:00, UTC for timestamp, wall clock
+// for timestamp_ntz) are read with Int64; float and double with Float64.
+// Accessors return the zero value for a value of another kind.
+type Value struct {
+	kind  Kind
+	num   int64    // boolean (0 or 1), integers, dates, timestamps
+	float float64  // float, double
+	str   string   // string; binary bytes
+	dec   *big.Int // decimal unscaled value; never modified
+	// precision and scale of a decimal.
+	precision, scale uint8
+}
+
+// BooleanValue returns a boolean value.
+func BooleanValue(b bool) Value {
+	v := Value{kind: KindBoolean}
+	if b {
+		v.num = 1
+	}
+	return v
+}
+
+// ByteValue returns a byte (8-bit integer) value.
+func ByteValue(i int8) Value { return Value{kind: KindByte, num: int64(i)} }
+
+// ShortValue returns a short (16-bit integer) value.
+func ShortValue(i int16) Value { return Value{kind: KindShort, num: int64(i)} }
+
+// IntegerValue returns an integer (32-bit) value.
+func IntegerValue(i int32) Value { return Value{kind: KindInteger, num: int64(i)} }
+
+// LongValue returns a long (64-bit integer) value.
+func LongValue(i int64) Value { return Value{kind: KindLong, num: i} }
+
+// FloatValue returns a float (32-bit) value.
+func FloatValue(f float32) Value { return Value{kind: KindFloat, float: float64(f)} }
+
+// DoubleValue returns a double (64-bit float) value.
+func DoubleValue(f float64) Value { return Value{kind: KindDouble, float: f} }
+
+// StringValue returns a string value.
+func StringValue(s string) Value { return Value{kind: KindString, str: s} }
+
+// BinaryValue returns a binary value holding a copy of b.
+func BinaryValue(b []byte) Value { return Value{kind: KindBinary, str: string(b)} }
+
+// DateValue returns a date, as days since 1970-01-01.
+func DateValue(days int32) Value { return Value{kind: KindDate, num: int64(days)} }
+
+// TimestampValue returns a timestamp, as microseconds since the epoch UTC.
+func TimestampValue(micros int64) Value { return Value{kind: KindTimestamp, num: micros} }
+
+// TimestampNTZValue returns a timestamp without time zone, as microseconds
+// since 1970-01-01 00:00:00 on a wall clock.
+func TimestampNTZValue(micros int64) Value { return Value{kind: KindTimestampNTZ, num: micros} }
+
+// DecimalValue returns the decimal unscaled × 10^-scale of type
+// decimal(precision,scale); unscaled is copied. It fails with
+// ErrInvalidValue and deltaerr.ErrInvalidArgument when the parameters are
+// out of range or unscaled has more than precision digits.
+func DecimalValue(unscaled *big.Int, precision, scale int) (Value, error) {
+	t := DecimalType{Precision: precision, Scale: scale}
+	if !t.valid() {
+		return Value{}, badArgument(ErrInvalidValue, nil, "decimal parameters out of range: "+t.String())
+	}
+	if unscaled == nil || !fitsPrecision(unscaled, precision) {
+		return Value{}, badArgument(ErrInvalidValue, nil, "unscaled value does not fit "+t.String())
+	}
+	return decimalValue(new(big.Int).Set(unscaled), t), nil
+}
+
+// decimalValue makes a decimal value from checked parts, taking unscaled.
+func decimalValue(unscaled *big.Int, t DecimalType) Value {
+	return Value{kind: KindDecimal, dec: unscaled, precision: uint8(t.Precision), scale: uint8(t.Scale)}
+}
+
+// fitsPrecision reports whether |u| has at most precision digits.
+func fitsPrecision(u *big.Int, precision int) bool {
+	limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(precision)), nil)
+	return new(big.Int).Abs(u).Cmp(limit) < 0
+}
+
+// Kind returns the kind of v.
+func (v Value) Kind() Kind { return v.kind }
+
+// IsNull reports whether v is null.
+func (v Value) IsNull() bool { return v.kind == KindNull }
+
+// Type returns the schema type of v: a PrimitiveType, or a DecimalType for
+// a decimal; nil for null.
+func (v Value) Type() DataType {
+	switch {
+	case v.kind == KindNull:
+		return nil
+	case v.kind == KindDecimal:
+		return DecimalType{Precision: int(v.precision), Scale: int(v.scale)}
+	}
+	return kindTypes[v.kind]
+}
+
+// Bool returns the value of a boolean.
+func (v Value) Bool() bool { return v.kind == KindBoolean && v.num != 0 }
+
+// Int64 returns the value of a byte, short, integer or long, the days of a
+// date, or the microseconds of a timestamp.
+func (v Value) Int64() int64 {
+	switch v.kind {
+	case KindByte, KindShort, KindInteger, KindLong, KindDate, KindTimestamp, KindTimestampNTZ:
+		return v.num
+	}
+	return 0
+}
+
+// Float64 returns the value of a float or double.
+func (v Value) Float64() float64 {
+	if v.kind == KindFloat || v.kind == KindDouble {
+		return v.float
+	}
+	return 0
+}
+
+// Bytes returns a copy of the bytes of a binary or string value.
+func (v Value) Bytes() []byte {
+	if v.kind == KindBinary || v.kind == KindString {
+		return []byte(v.str)
+	}
+	return nil
+}
+
+// Decimal returns a decimal's unscaled value (a copy), precision and scale:
+// the value is unscaled × 10^-scale.
+func (v Value) Decimal() (unscaled *big.Int, precision, scale int) {
+	if v.kind != KindDecimal {
+		return nil, 0, 0
+	}
+	return new(big.Int).Set(v.dec), int(v.precision), int(v.scale)
+}
+
+// String returns the text of a string value itself, and for other kinds a
+// display form: "null"; "true" or "false"; integers in decimal; floats in
+// the shortest form that reads back the same, with ".0" on whole numbers,
+// exponent notation below 1e-7 and from 1e21, and NaN, Infinity and
+// -Infinity; binary in lower-case hex; dates as 2024-01-31; timestamps as
+// 2024-01-31T08:09:10.123Z (timestamp_ntz without the Z), with 0, 3 or 6
+// fraction digits, the fewest that are exact; decimals with all their
+// scale digits, as -123.45600.
+//
+// For the form that partition values take in the log, use
+// FormatPartitionValue.
+func (v Value) String() string {
+	switch v.kind {
+	case KindNull:
+		return "null"
+	case KindBoolean:
+		return strconv.FormatBool(v.num != 0)
+	case KindByte, KindShort, KindInteger, KindLong:
+		return strconv.FormatInt(v.num, 10)
+	case KindFloat:
+		return formatFloat(v.float, 32)
+	case KindDouble:
+		return formatFloat(v.float, 64)
+	case KindString:
+		return v.str
+	case KindBinary:
+		return hex.EncodeToString([]byte(v.str))
+	case KindDate:
+		return string(appendDate(nil, v.num))
+	case KindTimestamp:
+		return string(appendFraction(appendDateTime(nil, v.num, 'T'), v.num, fractionMillisOrMicros)) + "Z"
+	case KindTimestampNTZ:
+		return string(appendFraction(appendDateTime(nil, v.num, 'T'), v.num, fractionMillisOrMicros))
+	case KindDecimal:
+		return formatDecimal(v.dec, int(v.scale))
+	}
+	return "Value(" + v.kind.String() + ")"
+}
+
+// formatFloat formats f as Value.String documents.
+func formatFloat(f float64, bits int) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	}
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-7 || abs >= 1e21) {
+		return strconv.FormatFloat(f, 'e', -1, bits)
+	}
+	s := strconv.FormatFloat(f, 'f', -1, bits)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
+}
+
+// formatDecimal writes unscaled × 10^-scale in plain notation with exactly
+// scale fraction digits.
+func formatDecimal(unscaled *big.Int, scale int) string {
+	digits := new(big.Int).Abs(unscaled).String()
+	var sb strings.Builder
+	if unscaled.Sign() < 0 {
+		sb.WriteByte('-')
+	}
+	if scale == 0 {
+		sb.WriteString(digits)
+		return sb.String()
+	}
+	if len(digits) <= scale {
+		digits = strings.Repeat("0", scale-len(digits)+1) + digits
+	}
+	sb.WriteString(digits[:len(digits)-scale])
+	sb.WriteByte('.')
+	sb.WriteString(digits[len(digits)-scale:])
+	return sb.String()
+}
+
+const (
+	microsPerSecond = 1_000_000
+	secondsPerDay   = 24 * 60 * 60
+)
+
+// appendDate appends the date days after 1970-01-01 as YYYY-MM-DD.
+func appendDate(b []byte, days int64) []byte {
+	t := time.Unix(days*secondsPerDay, 0).UTC()
+	return appendYMD(b, t)
+}
+
+// appendDateTime appends the whole seconds of micros as
+// YYYY-MM-DD<sep>HH:MM:SS.
+func appendDateTime(b []byte, micros int64, sep byte) []byte {
+	t := time.UnixMicro(micros).UTC()
+	b = appendYMD(b, t)
+	b = append(b, sep)
+	b = append2(b, t.Hour())
+	b = append(b, ':')
+	b = append2(b, t.Minute())
+	b = append(b, ':')
+	return append2(b, t.Second())
+}
+
+func appendYMD(b []byte, t time.Time) []byte {
+	y := t.Year()
+	if y >= 0 && y < 1000 {
+		b = append(b, "000"[:4-len(strconv.Itoa(y))]...)
+	}
+	b = strconv.AppendInt(b, int64(y), 10)
+	b = append(b, '-')
+	b = append2(b, int(t.Month()))
+	b = append(b, '-')
+	return append2(b, t.Day())
+}
+
+func append2(b []byte, n int) []byte {
+	return append(b, byte('0'+n/10), byte('0'+n%10))
+}
+
+// How many fraction digits appendFraction writes.
+type fractionStyle int
+
+const (
+	fractionMillisOrMicros fractionStyle = iota // none, 3 or 6: the fewest exact
+	fractionTrimmed                             // none, or 1 to 6 without trailing zeros
+	fractionMicros                              // always 6
+)
+
+// appendFraction appends the sub-second part of micros as ".fff…".
+func appendFraction(b []byte, micros int64, style fractionStyle) []byte {
+	frac := int(((micros % microsPerSecond) + microsPerSecond) % microsPerSecond)
+	digits := strconv.Itoa(frac + microsPerSecond)[1:] // six digits
+	switch style {
+	case fractionMillisOrMicros:
+		switch {
+		case frac == 0:
+			return b
+		case frac%1000 == 0:
+			digits = digits[:3]
+		}
+	case fractionTrimmed:
+		digits = strings.TrimRight(digits, "0")
+		if digits == "" {
+			return b
+		}
+	}
+	b = append(b, '.')
+	return append(b, digits...)
+}
