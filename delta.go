@@ -36,6 +36,7 @@ import (
 
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
 )
@@ -133,3 +134,7 @@ func (t *Table) History(ctx context.Context, limit int) ([]Commit, error) {
 // the file: percent-decoded, without a "file:" scheme. Adds and removes of
 // the same file match by it.
 func CanonicalPath(path string) string { return snapshot.CanonicalPath(path) }
+
+// ParsePredicate parses a predicate in the SQL-like text form of package
+// expr, such as "year = 2020 AND month >= 2".
+func ParsePredicate(text string) (expr.Expr, error) { return expr.Parse(text) }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -44,12 +43,11 @@ func checkSnapshotKey(snap *delta.Snapshot, key string, raw json.RawMessage) err
 	case key == "protocol":
 		p := snap.Protocol()
 		return expectEqual(raw, []int32{p.MinReaderVersion, p.MinWriterVersion})
-	case key == "active_files" || key == "active_files_url_encoded":
-		// As written in the log (relative and percent-encoded).
-		return expectFiles(raw, activePaths(snap, false))
-	case key == "active_file_names":
-		// Decoded relative paths.
-		return expectFiles(raw, activePaths(snap, true))
+	case key == "active_files" || key == "active_files_url_encoded" || key == "active_file_names":
+		// Paths relative to the root as they are on storage: the log's
+		// paths percent-decoded once ("url_encoded" refers to partition
+		// values, which stay encoded in directory names).
+		return expectFiles(raw, activePaths(snap))
 	case key == "tombstones":
 		return expectTombstones(raw, snap)
 	case key == "sum_numRecords":
@@ -94,14 +92,10 @@ func checkSnapshotKey(snap *delta.Snapshot, key string, raw json.RawMessage) err
 	return fmt.Errorf("unknown expectation key (harness does not know how to check it)")
 }
 
-func activePaths(snap *delta.Snapshot, decoded bool) []string {
+func activePaths(snap *delta.Snapshot) []string {
 	var out []string
 	for f := range snap.Files() {
-		p := f.Path
-		if decoded {
-			p = delta.CanonicalPath(p)
-		}
-		out = append(out, p)
+		out = append(out, delta.CanonicalPath(f.Path))
 	}
 	return out
 }
@@ -123,25 +117,9 @@ func expectFiles(raw json.RawMessage, got []string) error {
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
-		// Some expectations list paths decoded, some encoded: accept either
-		// form only if they match once both are decoded the same way.
-		if !slices.Equal(decodeAll(got), decodeAll(want)) {
-			return fmt.Errorf("got %q, want %q", got, want)
-		}
+		return fmt.Errorf("got %q, want %q", got, want)
 	}
 	return nil
-}
-
-func decodeAll(paths []string) []string {
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		if d, err := url.PathUnescape(p); err == nil {
-			p = d
-		}
-		out[i] = p
-	}
-	slices.Sort(out)
-	return out
 }
 
 func expectTombstones(raw json.RawMessage, snap *delta.Snapshot) error {
@@ -261,4 +239,47 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// checkPartitionFilter verifies a "partition_filter_files" case: the files
+// left after partition pruning with filter, as a count or a list of paths.
+func checkPartitionFilter(ctx context.Context, root string, c Case) error {
+	var spec struct {
+		Filter   string `json:"filter"`
+		Expected struct {
+			FileCount *int     `json:"file_count"`
+			Files     []string `json:"files"`
+		} `json:"expected"`
+	}
+	if err := json.Unmarshal(c.Raw, &spec); err != nil {
+		return err
+	}
+	snap, err := openAt(ctx, root, c.Version)
+	if err != nil {
+		return err
+	}
+	pred, err := delta.ParsePredicate(spec.Filter)
+	if err != nil {
+		return err
+	}
+	files, err := snap.FilesWhere(pred)
+	if err != nil {
+		return err
+	}
+	var got []string
+	for f := range files {
+		got = append(got, delta.CanonicalPath(f.Path))
+	}
+	switch {
+	case spec.Expected.FileCount != nil:
+		if len(got) != *spec.Expected.FileCount {
+			return fmt.Errorf("filter %q: got %d files %v, want %d", spec.Filter, len(got), got, *spec.Expected.FileCount)
+		}
+	case spec.Expected.Files != nil:
+		raw, _ := json.Marshal(spec.Expected.Files)
+		return expectFiles(raw, got)
+	default:
+		return fmt.Errorf("case has neither file_count nor files")
+	}
+	return nil
 }

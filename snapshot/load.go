@@ -316,7 +316,13 @@ func (r *replay) finishPM(s *Snapshot) error {
 	if err := r.protocol.ReadSupported(); err != nil {
 		return err
 	}
-	sch, err := schema.Parse(r.metadata.SchemaString)
+	// Old Spark tests wrote metaData without a schemaString; Spark reads
+	// that as an empty schema, and so do we.
+	schemaString := r.metadata.SchemaString
+	if schemaString == "" {
+		schemaString = `{"type":"struct","fields":[]}`
+	}
+	sch, err := schema.Parse(schemaString)
 	if err != nil {
 		return &deltaerr.CorruptError{Path: deltalog.LogDir, Reason: "metaData.schemaString", Err: err}
 	}

@@ -167,16 +167,16 @@ func (s *Store) open(ctx context.Context, op, key string) (*os.File, fs.FileInfo
 	}
 	f, err := os.Open(p)
 	if err != nil {
-		return nil, nil, wrap(op, key, err)
+		return nil, nil, wrapRead(op, key, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, nil, wrap(op, key, err)
+		return nil, nil, wrapRead(op, key, err)
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, wrap(op, key, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist})
+		return nil, nil, wrapRead(op, key, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist})
 	}
 	return f, fi, nil
 }
@@ -229,7 +229,7 @@ func (s *Store) Stat(ctx context.Context, key string) (logstore.ObjectInfo, erro
 		err = &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
 	}
 	if err != nil {
-		return logstore.ObjectInfo{}, wrap("stat", key, err)
+		return logstore.ObjectInfo{}, wrapRead("stat", key, err)
 	}
 	return logstore.ObjectInfo{Key: key, Size: fi.Size(), ModTime: fi.ModTime()}, nil
 }

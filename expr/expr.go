@@ -1,0 +1,165 @@
+// Package expr is a small predicate language over table columns: column
+// references, literals, comparisons, IN, IS NULL, and AND/OR/NOT, with a
+// parser for a SQL-like text form and an evaluator over partition values.
+//
+// Evaluation is three-valued, as in SQL: a predicate is True, False or
+// Unknown (a null operand, or a column the evaluator has no value for).
+// Pruning keeps every file whose predicate is not False, so a file that
+// might match is never skipped.
+package expr
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/schema"
+)
+
+// Expr is a parsed predicate or operand.
+type Expr interface {
+	String() string
+	isExpr()
+}
+
+// Column names a top-level column (nested names are joined with '.').
+type Column struct{ Name string }
+
+// Literal is a constant. Text literals keep their source text, so that a
+// comparison with a date or timestamp column can read them as that type.
+type Literal struct {
+	Value schema.Value
+	// Text is set for quoted string literals.
+	Text   string
+	IsText bool
+}
+
+// Op is a comparison operator.
+type Op string
+
+// Comparison operators.
+const (
+	Eq Op = "="
+	Ne Op = "!="
+	Lt Op = "<"
+	Le Op = "<="
+	Gt Op = ">"
+	Ge Op = ">="
+)
+
+// Compare is Left Op Right.
+type Compare struct {
+	Op          Op
+	Left, Right Expr
+}
+
+// In is Value IN (List...), or NOT IN when Negate.
+type In struct {
+	Value  Expr
+	List   []Expr
+	Negate bool
+}
+
+// IsNull is Value IS NULL, or IS NOT NULL when Negate.
+type IsNull struct {
+	Value  Expr
+	Negate bool
+}
+
+// Not negates Value.
+type Not struct{ Value Expr }
+
+// And is true when every term is.
+type And struct{ Terms []Expr }
+
+// Or is true when any term is.
+type Or struct{ Terms []Expr }
+
+func (Column) isExpr()  {}
+func (Literal) isExpr() {}
+func (Compare) isExpr() {}
+func (In) isExpr()      {}
+func (IsNull) isExpr()  {}
+func (Not) isExpr()     {}
+func (And) isExpr()     {}
+func (Or) isExpr()      {}
+
+func (c Column) String() string { return "`" + strings.ReplaceAll(c.Name, "`", "``") + "`" }
+func (l Literal) String() string {
+	if l.IsText {
+		return "'" + strings.ReplaceAll(l.Text, "'", "''") + "'"
+	}
+	if l.Value.IsNull() {
+		return "NULL"
+	}
+	return l.Value.String()
+}
+func (c Compare) String() string {
+	return c.Left.String() + " " + string(c.Op) + " " + c.Right.String()
+}
+func (i In) String() string {
+	parts := make([]string, len(i.List))
+	for k, e := range i.List {
+		parts[k] = e.String()
+	}
+	not := ""
+	if i.Negate {
+		not = "NOT "
+	}
+	return i.Value.String() + " " + not + "IN (" + strings.Join(parts, ", ") + ")"
+}
+func (n IsNull) String() string {
+	if n.Negate {
+		return n.Value.String() + " IS NOT NULL"
+	}
+	return n.Value.String() + " IS NULL"
+}
+func (n Not) String() string { return "NOT (" + n.Value.String() + ")" }
+func (a And) String() string { return join(a.Terms, " AND ") }
+func (o Or) String() string  { return join(o.Terms, " OR ") }
+
+func join(terms []Expr, sep string) string {
+	parts := make([]string, len(terms))
+	for i, t := range terms {
+		parts[i] = "(" + t.String() + ")"
+	}
+	return strings.Join(parts, sep)
+}
+
+// Columns returns the names of the columns e refers to.
+func Columns(e Expr) []string {
+	var out []string
+	var walk func(Expr)
+	walk = func(e Expr) {
+		switch e := e.(type) {
+		case Column:
+			out = append(out, e.Name)
+		case Compare:
+			walk(e.Left)
+			walk(e.Right)
+		case In:
+			walk(e.Value)
+			for _, x := range e.List {
+				walk(x)
+			}
+		case IsNull:
+			walk(e.Value)
+		case Not:
+			walk(e.Value)
+		case And:
+			for _, x := range e.Terms {
+				walk(x)
+			}
+		case Or:
+			for _, x := range e.Terms {
+				walk(x)
+			}
+		}
+	}
+	walk(e)
+	return out
+}
+
+// ErrSyntax marks a predicate text the parser cannot read; it matches
+// deltaerr.ErrInvalidArgument too.
+var ErrSyntax = fmt.Errorf("expr: syntax error: %w", deltaerr.ErrInvalidArgument)

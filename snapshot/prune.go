@@ -1,0 +1,61 @@
+package snapshot
+
+import (
+	"fmt"
+	"iter"
+	"slices"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/schema"
+)
+
+// FilesWhere yields the live files that may hold rows matching pred, by
+// partition pruning: a file is skipped only when pred is False on its
+// partition values. Columns that are not partition columns leave the
+// predicate Unknown for every file, so they never skip one.
+//
+// A column pred names that is not in the schema is
+// deltaerr.ErrInvalidArgument.
+func (s *Snapshot) FilesWhere(pred expr.Expr) (iter.Seq[*actions.Add], error) {
+	mode, _ := schema.ParseColumnMappingMode(s.metadata.Configuration["delta.columnMapping.mode"])
+	if !s.protocol.HasReaderFeature(actions.FeatureColumnMapping) {
+		mode = schema.ColumnMappingNone
+	}
+	type part struct {
+		typ      schema.DataType
+		physical string
+	}
+	parts := map[string]part{}
+	for _, name := range expr.Columns(pred) {
+		f, ok := s.schema.Field(name)
+		if !ok {
+			return nil, fmt.Errorf("snapshot: predicate column %q is not in the table schema: %w", name, deltaerr.ErrInvalidArgument)
+		}
+		if slices.Contains(s.metadata.PartitionColumns, name) {
+			parts[name] = part{typ: f.Type, physical: f.PhysicalName(mode)}
+		}
+	}
+	return func(yield func(*actions.Add) bool) {
+		for f := range s.Files() {
+			lookup := func(col string) (schema.DataType, schema.Value, bool) {
+				p, ok := parts[col]
+				if !ok {
+					return nil, schema.Value{}, false
+				}
+				v, err := schema.ParsePartitionValue(p.typ, f.PartitionValues[p.physical])
+				if err != nil {
+					return nil, schema.Value{}, false // unreadable: keep the file
+				}
+				return p.typ, v, true
+			}
+			if expr.Eval(pred, lookup) == expr.False {
+				continue
+			}
+			if !yield(f) {
+				return
+			}
+		}
+	}, nil
+}
