@@ -19,9 +19,9 @@ func TestParseName(t *testing.T) {
 		// Not log files.
 		{"_last_checkpoint", false, LogFile{}},
 		{".00000000000000000000.json.crc", false, LogFile{}},
-		{"0000000000000000000.json", false, LogFile{}},          // 19 digits
-		{"00000000000000000000.json.tmp", false, LogFile{}},     // temp
-		{"0000000000000000000a.json", false, LogFile{}},         // not a number
+		{"0000000000000000000.json", false, LogFile{}},                                      // 19 digits
+		{"00000000000000000000.json.tmp", false, LogFile{}},                                 // temp
+		{"0000000000000000000a.json", false, LogFile{}},                                     // not a number
 		{"00000000000000000010.checkpoint.0000000004.0000000003.parquet", false, LogFile{}}, // part > parts
 		{"00000000000000000010.checkpoint.0000000000.0000000003.parquet", false, LogFile{}}, // part 0
 		{"00000000000000000010.checkpoint.not-a-uuid.json", false, LogFile{}},

@@ -144,7 +144,7 @@ func NewSegment(files []LogFile, version int64, skip map[int64]bool) (Segment, e
 // preferred over a multi-part set, and among UUID ones the first by key.
 func completeCheckpoints(files []LogFile) [][]LogFile {
 	type group struct {
-		single []LogFile          // UUID or classic, best first
+		single []LogFile         // UUID or classic, best first
 		multi  map[int][]LogFile // NumParts -> parts seen
 	}
 	byVersion := map[int64]*group{}
