@@ -1,47 +1,88 @@
-// Package checkpoint reads Delta checkpoints: the files that hold the whole
-// reconstructed state of a table at one version, so that a reader need not
-// replay every commit from version zero.
+// Package checkpoint reads Delta checkpoints: files that hold the whole
+// reconciled state of a table at one version (protocol, metadata, the live
+// files, tombstones, transaction ids, domain metadata), so that a reader
+// need not replay every commit from version zero. See PROTOCOL.md,
+// "Checkpoints" and "Checkpoint Schema".
 //
 // # Checkpoint kinds
 //
-// The protocol knows three kinds, all read by [Read]:
+// [Read] takes the store keys of one checkpoint, of any of three kinds:
 //
-//   - Classic: one Parquet file, _delta_log/<v>.checkpoint.parquet.
-//   - Multi-part: the actions of one version split over n Parquet files,
-//     _delta_log/<v>.checkpoint.<i>.<n>.parquet; pass all parts, in order.
-//   - V2 (UUID-named): _delta_log/<v>.checkpoint.<uuid>.json or .parquet.
-//     It holds the non-file actions and a checkpointMetadata action, and
-//     may point with sidecar actions at Parquet files under
-//     _delta_log/_sidecars/ that hold its add and remove actions. Sidecars
-//     are followed when Add or Remove is wanted.
+//   - Classic: _delta_log/<v>.checkpoint.parquet, one Parquet file. It
+//     follows the V1 spec, or the V2 spec when the table has the
+//     v2Checkpoint feature (then it has a checkpointMetadata action and
+//     may have sidecar actions).
+//   - Multi-part: _delta_log/<v>.checkpoint.<i>.<n>.parquet for i in 1..n,
+//     the V1 actions of one version split over n Parquet files. Pass all
+//     parts, in part order; a missing part is an error, never fewer actions.
+//     Which parts make a complete checkpoint is for the caller (package
+//     deltalog) to decide.
+//   - UUID-named V2: _delta_log/<v>.checkpoint.<uuid>.json or .parquet.
+//     It holds the non-file actions and one checkpointMetadata action, and
+//     may hold add and remove actions itself or in sidecar files,
+//     _delta_log/_sidecars/<name>.parquet, named by its sidecar actions.
+//     A .json checkpoint is newline-delimited JSON actions, like a commit.
+//
+// # Layout
+//
+// A Parquet checkpoint has one top-level struct column per action kind:
+// protocol, metaData, txn, add, remove, domainMetadata, checkpointMetadata,
+// sidecar. Each row holds at most one action: the struct of its kind is
+// set and all others are null. Writers differ in which optional fields
+// they write and in what order (Spark, Databricks, delta-rs, kernel-rs and
+// arrow writers are all in the test corpus), so columns are found by name:
+// a missing field reads as absent, an unknown column or field is ignored,
+// and a known field of the wrong type makes the file corrupt. Maps
+// (partitionValues, tags, configuration, format.options) are Parquet MAP
+// groups of string keys and nullable string values; a null value reads as
+// "". Lists are three-level or legacy two-level LIST groups.
+//
+// add (and remove) may also carry stats_parsed and partitionValues_parsed,
+// typed forms of the stats JSON string and of the partition values, keyed
+// by physical column name. Where the string form of a row is null, it is
+// built from the typed one: the stats as JSON with numRecords, minValues,
+// maxValues, nullCount and tightBounds as the writer nested them,
+// timestamps as "2006-01-02T15:04:05.000Z" (without the Z for
+// timestamp_ntz), dates as "2006-01-02", decimals as numbers with their
+// scale, and binary values left out; the partition values as PROTOCOL.md's
+// "Partition Value Serialization" says. Those columns are read only from
+// the first row that needs them.
 //
 // # Reading
 //
-// Parquet is read column by column, one row group at a time, through an
-// io.ReaderAt over [logstore.Store.GetRange]; the file is never loaded whole.
-// Columns are found by name, so the varying schemas written by Spark,
-// delta-rs and kernel writers are all accepted: missing optional columns
-// read as absent, unknown columns are ignored. Only the columns of the
-// action kinds asked for in the [ActionSet] are read, so a Protocol|Metadata
-// read never touches the add columns. When add.stats is null and the
-// checkpoint has add.stats_parsed, the JSON statistics string is built from
-// it; likewise partitionValues from partitionValues_parsed.
+// Read decodes Parquet column by column, one row group at a time, through
+// parquet-go's page API: definition and repetition levels and typed value
+// arrays, with no per-row reflection. Only the columns of the action kinds
+// asked for are fetched, so a Protocol|Metadata read never reads a byte of
+// the add or remove columns (bar those at the end of a small file that come
+// with its footer), and kinds a row group has none of, by its footer's
+// statistics, are not read at all. The column chunks wanted are fetched
+// with few large ranged reads from the logstore.Store; chunks over a few
+// MiB are read in windows, so memory stays bounded whatever the size of a
+// row group. The pages of each column are decoded on their own goroutine,
+// a page ahead of the assembly of actions.
 //
-// Bytes that cannot be decoded give a *deltaerr.CorruptError (errors.Is
-// with deltaerr.ErrCorrupt); a decoder panic on bad input is turned into
-// one. A missing file gives the store's error, which wraps
-// logstore.ErrNotFound.
+// Actions reach the callback in batches of at most a few thousand, in file
+// order, never spanning row groups, then those of the sidecars. The batch
+// slice is reused once the callback returns; the actions it points to are
+// not, and may be kept. Their strings share memory with the page they
+// were decoded from, and maps with identical entries decoded from one
+// file are one map: treat the maps as read-only.
 //
-// # Batches
+// # Errors
 //
-// Actions are handed to the callback in batches (at most one row group, and
-// at most a few thousand actions, at a time) in file order. The callback
-// must not keep the slice, which is reused; the actions' pointers stay
-// valid. An error from the callback stops the read and is returned as is.
+// Bytes that cannot be decoded, or that break the checkpoint schema, give a
+// *deltaerr.CorruptError naming the file; a panic of the Parquet decoder on
+// bad input is recovered and reported the same way. A failed store read is
+// reported as the store's error (a missing file wraps
+// logstore.ErrNotFound), and a cancelled context as the context's error,
+// never as corruption. An error the callback returns stops the read and is
+// returned as is; a panic in the callback is not recovered.
 //
 // # Concurrency
 //
-// Read keeps no state between calls and may be called from many goroutines
-// at once on the same Store. A single call reads its parts one after the
-// other on the calling goroutine and calls fn on that goroutine.
+// Read keeps no state between calls: any number of Reads may run at once,
+// on one Store or many. One Read calls its callback on the goroutine that
+// called Read, one batch at a time, and has returned every goroutine it
+// started by the time it returns.
 package checkpoint

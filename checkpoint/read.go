@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"path"
 	"strings"
 
 	"github.com/godelta/delta/actions"
@@ -11,7 +12,8 @@ import (
 	"github.com/godelta/delta/logstore"
 )
 
-// ActionSet selects the action kinds a Read yields.
+// ActionSet selects the action kinds a [Read] yields. Columns of the kinds
+// not selected are not read at all.
 type ActionSet uint
 
 // The action kinds a checkpoint can hold.
@@ -24,191 +26,224 @@ const (
 	DomainMetadata
 	Sidecar
 	CheckpointMetadata
+
+	// All selects every kind above.
+	All = Protocol | Metadata | Add | Remove | Txn | DomainMetadata | Sidecar | CheckpointMetadata
 )
 
-// All selects every action kind a checkpoint can hold.
-const All = Protocol | Metadata | Add | Remove | Txn | DomainMetadata | Sidecar | CheckpointMetadata
-
-// batchSize caps the number of actions handed to fn in one call.
+// batchSize is the most actions handed to fn in one call.
 const batchSize = 4096
 
-// sidecarDir is the directory, relative to the store root, of V2 sidecars.
-const sidecarDir = "_delta_log/_sidecars/"
+// sidecarDir is the directory of V2 sidecar files, relative to the
+// directory that holds the checkpoint (_delta_log).
+const sidecarDir = "_sidecars"
 
-// Read streams the actions of one checkpoint. parts are store keys: one
-// classic `_delta_log/<v>.checkpoint.parquet`, or all parts of a multi-part
-// set in order, or one UUID-named V2 checkpoint
-// `_delta_log/<v>.checkpoint.<uuid>.json|parquet`. Keys ending in ".json" are
-// read as newline-delimited JSON actions, all others as Parquet. V2 sidecar
-// actions are followed when Add or Remove is wanted: the sidecar's adds and
-// removes are yielded after the actions of the checkpoint itself.
+// Read streams the actions of one checkpoint to fn.
 //
-// Only the kinds in want are yielded. fn gets the actions in batches and must
-// not keep the slice. An error from fn is returned as is; decoding failures
-// are *deltaerr.CorruptError; a missing part gives the store's error, which
-// wraps logstore.ErrNotFound.
+// parts are store keys: the one file of a classic checkpoint
+// (_delta_log/<v>.checkpoint.parquet), every part of a multi-part checkpoint
+// in part order, or the one file of a UUID-named V2 checkpoint
+// (_delta_log/<v>.checkpoint.<uuid>.json or .parquet). Keys ending in ".json"
+// are read as newline-delimited JSON actions, all others as Parquet.
+//
+// Only the kinds in want are yielded, and only their columns read. When
+// want holds Add or Remove, the sidecar files named by the checkpoint's
+// sidecar actions are read after the checkpoint itself, and their adds and
+// removes yielded too; the sidecar actions themselves are yielded only if
+// want holds Sidecar.
+//
+// fn receives the actions in file order, in batches of at most a few
+// thousand, at most one Parquet row group at a time. fn must not keep the
+// batch slice, which Read reuses once fn returns; the actions' pointers
+// (*actions.Add and so on) may be kept. Maps in the actions may be shared
+// between actions and must not be modified. An error from fn stops the read
+// and is returned as is.
+//
+// Bytes that cannot be decoded give a *deltaerr.CorruptError; a missing
+// file gives the store's error, which wraps logstore.ErrNotFound. A sidecar
+// path that leaves the sidecar directory is corrupt and also matches
+// deltaerr.ErrPathEscapesRoot; an absolute sidecar URI, which this version
+// does not follow, matches deltaerr.ErrPathEscapesRoot only.
 func Read(ctx context.Context, store logstore.Store, parts []string, want ActionSet, fn func(batch []actions.Action) error) error {
 	if len(parts) == 0 {
-		return fmt.Errorf("checkpoint: no parts given: %w", deltaerr.ErrInvalidArgument)
+		return fmt.Errorf("checkpoint: no checkpoint files given: %w", deltaerr.ErrInvalidArgument)
+	}
+	if want&All == 0 {
+		return nil
 	}
 	follow := want&(Add|Remove) != 0
+	out := &emitter{fn: fn, batch: make([]actions.Action, 0, 256)}
 	var sidecars []actions.Sidecar
 	for _, key := range parts {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var side []actions.Sidecar
+		var found []actions.Sidecar
 		var err error
 		if strings.HasSuffix(key, ".json") {
-			side, err = readJSON(ctx, store, key, want, follow, fn)
+			found, err = readJSON(ctx, store, key, want, follow, out)
 		} else {
-			side, err = readParquet(ctx, store, key, want, follow, fn)
+			found, err = readParquet(ctx, store, key, want, follow, out)
 		}
 		if err != nil {
 			return err
 		}
-		sidecars = append(sidecars, side...)
+		sidecars = append(sidecars, found...)
 	}
-	for _, sc := range sidecars {
-		key, err := sidecarKey(parts[0], sc.Path)
+	for i := range sidecars {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		key, err := sidecarKey(parts[0], sidecars[i].Path)
 		if err != nil {
 			return err
 		}
-		if _, err := readParquet(ctx, store, key, want&(Add|Remove), false, fn); err != nil {
+		if _, err := readParquet(ctx, store, key, want&(Add|Remove), false, out); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// sidecarKey returns the store key of the sidecar at path (as written in a
-// sidecar action of the checkpoint at key from).
-func sidecarKey(from, path string) (string, error) {
-	bad := func(why string) error {
-		return &deltaerr.CorruptError{Path: from, Reason: fmt.Sprintf("sidecar path %q %s", path, why)}
-	}
-	if path == "" {
-		return "", bad("is empty")
-	}
-	if strings.Contains(path, "/") || strings.Contains(path, "\\") || strings.Contains(path, ":") {
-		return "", bad("is not a plain file name")
-	}
-	dec, err := url.PathUnescape(path)
-	if err != nil {
-		return "", bad("is not valid percent-encoding")
-	}
-	if dec == "" || dec == "." || dec == ".." || strings.Contains(dec, "..") || strings.ContainsAny(dec, "/\\:\x00") {
-		return "", bad("is not a plain file name")
-	}
-	return sidecarDir + dec, nil
+// emitter collects actions into batches for fn.
+type emitter struct {
+	fn    func([]actions.Action) error
+	batch []actions.Action
+	err   error // the error fn returned, if any
 }
 
-// readJSON reads a V2 checkpoint in JSON form.
-func readJSON(ctx context.Context, store logstore.Store, key string, want ActionSet, follow bool, fn func([]actions.Action) error) ([]actions.Sidecar, error) {
+// add appends a to the batch, handing the batch to fn when it is full.
+func (e *emitter) add(a actions.Action) error {
+	e.batch = append(e.batch, a)
+	if len(e.batch) >= batchSize {
+		return e.flush()
+	}
+	return nil
+}
+
+// flush hands the pending actions to fn.
+func (e *emitter) flush() error {
+	if len(e.batch) == 0 {
+		return nil
+	}
+	err := e.fn(e.batch)
+	clear(e.batch) // let the actions go once fn is done with them
+	e.batch = e.batch[:0]
+	if err != nil {
+		e.err = err
+	}
+	return err
+}
+
+// sidecarKey returns the store key of the sidecar file named p in a sidecar
+// action of the checkpoint at key from: p, percent-decoded, under the
+// _sidecars directory next to the checkpoint.
+func sidecarKey(from, p string) (string, error) {
+	u, err := url.Parse(p)
+	if err != nil || p == "" {
+		return "", &deltaerr.CorruptError{Path: from, Reason: fmt.Sprintf("sidecar path %q is not a valid URI", p), Err: err}
+	}
+	if u.Scheme != "" || u.Host != "" || strings.HasPrefix(u.Path, "/") {
+		// An absolute URI may well point into this table's _sidecars
+		// directory, but nothing here knows the table's own URI to tell.
+		return "", fmt.Errorf("checkpoint: %s: sidecar path %q is absolute, which is not supported: %w", from, p, deltaerr.ErrPathEscapesRoot)
+	}
+	for seg := range strings.SplitSeq(u.Path, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return "", &deltaerr.CorruptError{
+				Path:   from,
+				Reason: fmt.Sprintf("sidecar path %q leaves the sidecar directory", p),
+				Err:    deltaerr.ErrPathEscapesRoot,
+			}
+		}
+	}
+	return path.Join(path.Dir(from), sidecarDir, u.Path), nil
+}
+
+// readJSON reads a V2 checkpoint in its JSON form, returning the sidecar
+// actions found when follow is set.
+func readJSON(ctx context.Context, store logstore.Store, key string, want ActionSet, follow bool, out *emitter) ([]actions.Sidecar, error) {
 	data, err := store.Get(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: reading %s: %w", key, err)
 	}
 	var sidecars []actions.Sidecar
-	batch := make([]actions.Action, 0, 256)
-	var fnErr error
 	err = actions.EachAction(key, data, func(a *actions.Action) error {
 		if follow && a.Sidecar != nil {
 			sidecars = append(sidecars, *a.Sidecar)
 		}
-		f := filter(*a, want)
-		if f.IsEmpty() {
-			return nil
-		}
-		batch = append(batch, f)
-		if len(batch) >= batchSize {
-			if err := fn(batch); err != nil {
-				fnErr = err
-				return errStop
-			}
-			batch = batch[:0]
+		if f := filter(a, want); !f.IsEmpty() {
+			return out.add(f)
 		}
 		return nil
 	})
-	if fnErr != nil {
-		return nil, fnErr
+	if err == nil {
+		err = out.flush()
 	}
 	if err != nil {
 		return nil, err
 	}
-	if len(batch) > 0 {
-		if err := fn(batch); err != nil {
-			return nil, err
-		}
-	}
 	return sidecars, nil
 }
 
-// filter keeps only the kinds in want.
-func filter(a actions.Action, want ActionSet) actions.Action {
-	var out actions.Action
+// filter returns a with only the kinds in want set.
+func filter(a *actions.Action, want ActionSet) actions.Action {
+	var f actions.Action
 	if want&Protocol != 0 {
-		out.Protocol = a.Protocol
+		f.Protocol = a.Protocol
 	}
 	if want&Metadata != 0 {
-		out.Metadata = a.Metadata
+		f.Metadata = a.Metadata
 	}
 	if want&Add != 0 {
-		out.Add = a.Add
+		f.Add = a.Add
 	}
 	if want&Remove != 0 {
-		out.Remove = a.Remove
+		f.Remove = a.Remove
 	}
 	if want&Txn != 0 {
-		out.Txn = a.Txn
+		f.Txn = a.Txn
 	}
 	if want&DomainMetadata != 0 {
-		out.DomainMetadata = a.DomainMetadata
+		f.DomainMetadata = a.DomainMetadata
 	}
 	if want&Sidecar != 0 {
-		out.Sidecar = a.Sidecar
+		f.Sidecar = a.Sidecar
 	}
 	if want&CheckpointMetadata != 0 {
-		out.CheckpointMetadata = a.CheckpointMetadata
+		f.CheckpointMetadata = a.CheckpointMetadata
 	}
-	return out
+	return f
 }
 
-// decodePanic is a panic raised by this package's decoder on bad input.
-type decodePanic struct{ reason string }
+// abort is the panic value with which the decoder gives up on a file; the
+// panic is recovered at the file boundary by guard and becomes err.
+type abort struct{ err error }
 
-// fail aborts decoding; the panic is recovered at the read boundary.
-func fail(format string, args ...any) {
-	panic(decodePanic{fmt.Sprintf(format, args...)})
+// corruptf aborts decoding because the bytes break a rule.
+func corruptf(format string, args ...any) {
+	panic(abort{fmt.Errorf(format, args...)})
 }
 
-// guard runs f, turning a panic into a *deltaerr.CorruptError for key.
-func guard(key string, f func() error) (err error) {
+// check aborts decoding with err unless it is nil.
+func check(err error) {
+	if err != nil {
+		panic(abort{err})
+	}
+}
+
+// guard runs f. A panic of this package's decoder, or one raised by
+// parquet-go on bad input, is turned into an error: the abort's error, or
+// a description of the runtime panic.
+func guard(f func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			if up, ok := r.(callerPanic); ok {
-				panic(up.v) // not ours: the caller's fn panicked
-			}
-			if dp, ok := r.(decodePanic); ok {
-				err = &deltaerr.CorruptError{Path: key, Reason: dp.reason}
+			if a, ok := r.(abort); ok {
+				err = a.err
 				return
 			}
-			err = &deltaerr.CorruptError{Path: key, Reason: "parquet decoding failed", Err: fmt.Errorf("%v", r)}
+			err = fmt.Errorf("parquet decoder panic: %v", r)
 		}
 	}()
 	return f()
-}
-
-// callerPanic carries a panic of the caller's fn through guard unchanged.
-type callerPanic struct{ v any }
-
-// callFn calls fn, marking a panic in it so that guard does not take it for
-// a decoding failure.
-func callFn(fn func([]actions.Action) error, batch []actions.Action) error {
-	defer func() {
-		if r := recover(); r != nil {
-			panic(callerPanic{r})
-		}
-	}()
-	return fn(batch)
 }
