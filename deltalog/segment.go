@@ -68,7 +68,7 @@ type Segment struct {
 
 // CheckpointVersion returns the version of the segment's checkpoint, and
 // false when it has none.
-func (s *Segment) CheckpointVersion() (int64, bool) {
+func (s Segment) CheckpointVersion() (int64, bool) {
 	if len(s.Checkpoint) == 0 {
 		return 0, false
 	}
