@@ -140,17 +140,14 @@ func (s *Store) path(ctx context.Context, op, key string) (string, error) {
 	return filepath.Join(s.root, filepath.FromSlash(key)), nil
 }
 
-// wrap adds op and key to err, and logstore.ErrNotFound when err says the
-// file does not exist. The os error stays reachable with errors.As.
+// wrap adds op and key to err, which stays reachable with errors.As.
 func wrap(op, key string, err error) error {
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("logstore/local: %s %q: %w: %w", op, key, logstore.ErrNotFound, err)
-	}
 	return fmt.Errorf("logstore/local: %s %q: %w", op, key, err)
 }
 
-// wrapRead is wrap for reads, where ENOTDIR (a parent of the key is a file)
-// also means that there is no such object.
+// wrapRead is wrap for reads of an object, which also adds
+// logstore.ErrNotFound when err says the file does not exist, or that a
+// parent of it is a file (ENOTDIR).
 func wrapRead(op, key string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return fmt.Errorf("logstore/local: %s %q: %w: %w", op, key, logstore.ErrNotFound, err)
