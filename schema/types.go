@@ -209,7 +209,8 @@ func (f *StructField) appendJSON(b []byte) []byte {
 	b = append(b, `,"nullable":`...)
 	b = strconv.AppendBool(b, f.Nullable)
 	b = append(b, `,"metadata":`...)
-	return f.Metadata.appendJSON(b)
+	b = f.Metadata.appendJSON(b)
+	return append(b, '}')
 }
 
 // Metadata is a field's metadata: a JSON object whose members are kept in
