@@ -5,40 +5,62 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
-	delta "github.com/godelta/delta"
+	"github.com/godelta/delta"
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/schema"
 )
 
-func newDescribeCmd(stdout io.Writer) *cobra.Command {
-	var vf versionFlags
+func newDescribeCmd() *cobra.Command {
+	var sel selector
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "describe TABLE",
-		Short: "Show a table's version, protocol, metadata and size",
-		Args:  cobra.ExactArgs(1),
+		Short: "Show a table's version, protocol, metadata, size and schema",
+		Args:  tableArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			snap, err := vf.snapshot(cmd.Context(), cmd, args[0])
+			snap, err := sel.snapshot(cmd, args[0])
 			if err != nil {
 				return err
 			}
+			w, flush := output(cmd)
 			if asJSON {
-				return writeJSON(stdout, describeDoc(snap))
+				doc, err := describeDocument(snap)
+				if err != nil {
+					return failure(err)
+				}
+				if err := writeJSON(w, doc); err != nil {
+					return failure(err)
+				}
+			} else {
+				describeText(w, snap)
 			}
-			return describeText(stdout, snap)
+			return flush()
 		},
 	}
-	vf.add(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	sel.register(cmd.Flags())
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document, of a stable shape")
 	return cmd
 }
 
-type metadataDoc struct {
+// describeJSON is the document of describe --json; its field names and
+// types are part of the CLI's stable output.
+type describeJSON struct {
+	Version     int64            `json:"version"`
+	Timestamp   string           `json:"timestamp"`
+	Protocol    actions.Protocol `json:"protocol"`
+	Metadata    metadataJSON     `json:"metadata"`
+	NumFiles    int64            `json:"numFiles"`
+	SizeInBytes int64            `json:"sizeInBytes"`
+}
+
+type metadataJSON struct {
 	ID               string            `json:"id"`
 	Name             string            `json:"name"`
 	Description      string            `json:"description"`
@@ -49,118 +71,162 @@ type metadataDoc struct {
 	CreatedTime      *int64            `json:"createdTime,omitempty"`
 }
 
-type describeJSON struct {
-	Version     int64            `json:"version"`
-	Timestamp   string           `json:"timestamp"`
-	Protocol    actions.Protocol `json:"protocol"`
-	Metadata    metadataDoc      `json:"metadata"`
-	NumFiles    int64            `json:"numFiles"`
-	SizeInBytes int64            `json:"sizeInBytes"`
-}
-
-func describeDoc(snap *delta.Snapshot) describeJSON {
+func describeDocument(snap *delta.Snapshot) (*describeJSON, error) {
 	m := snap.Metadata()
-	sch, err := json.Marshal(snap.Schema())
+	sch, err := schemaJSON(snap)
 	if err != nil {
-		sch = []byte(`{"type":"struct","fields":[]}`)
+		return nil, err
 	}
-	doc := describeJSON{
+	format := m.Format
+	format.Options = nonNilMap(format.Options)
+	return &describeJSON{
 		Version:   snap.Version(),
 		Timestamp: formatTime(snap.Timestamp()),
 		Protocol:  snap.Protocol(),
-		Metadata: metadataDoc{
-			ID: m.ID, Name: m.Name, Description: m.Description, Format: m.Format,
-			Schema: sch, PartitionColumns: m.PartitionColumns, Configuration: m.Configuration,
-			CreatedTime: m.CreatedTime,
+		Metadata: metadataJSON{
+			ID:               m.ID,
+			Name:             m.Name,
+			Description:      m.Description,
+			Format:           format,
+			Schema:           sch,
+			PartitionColumns: nonNilSlice(m.PartitionColumns),
+			Configuration:    nonNilMap(m.Configuration),
+			CreatedTime:      m.CreatedTime,
 		},
 		NumFiles:    snap.NumFiles(),
 		SizeInBytes: snap.SizeInBytes(),
-	}
-	if doc.Metadata.PartitionColumns == nil {
-		doc.Metadata.PartitionColumns = []string{}
-	}
-	if doc.Metadata.Configuration == nil {
-		doc.Metadata.Configuration = map[string]string{}
-	}
-	if doc.Metadata.Format.Options == nil {
-		doc.Metadata.Format.Options = map[string]string{}
-	}
-	return doc
+	}, nil
 }
 
-func describeText(w io.Writer, snap *delta.Snapshot) error {
+// schemaJSON returns the table schema as a JSON object: as package schema
+// encodes it, or else the schema string of the log when that is an object.
+// The encoding is checked, so that a fault there cannot make the document
+// invalid.
+func schemaJSON(snap *delta.Snapshot) (json.RawMessage, error) {
+	if st := snap.Schema(); st != nil {
+		if b, err := st.MarshalJSON(); err == nil && isJSONObject(b) {
+			return b, nil
+		}
+	}
+	raw := snap.Metadata().SchemaString
+	if isJSONObject([]byte(raw)) {
+		return json.RawMessage(raw), nil
+	}
+	return nil, fmt.Errorf("metaData.schemaString of version %d is not a JSON object", snap.Version())
+}
+
+func describeText(w io.Writer, snap *delta.Snapshot) {
 	m, p := snap.Metadata(), snap.Protocol()
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
-	row("version", fmt.Sprint(snap.Version()))
-	row("timestamp", formatTime(snap.Timestamp()))
-	row("id", m.ID)
-	if m.Name != "" {
-		row("name", m.Name)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	row := func(label, value string) { fmt.Fprintf(tw, "%s:\t%s\n", label, value) }
+	row("Version", strconv.FormatInt(snap.Version(), 10))
+	row("Timestamp", formatTime(snap.Timestamp()))
+	row("ID", m.ID)
+	row("Name", orDash(m.Name))
+	row("Description", orDash(m.Description))
+	row("Format", orDash(m.Format.Provider))
+	if m.CreatedTime != nil {
+		row("Created", formatTime(time.UnixMilli(*m.CreatedTime)))
 	}
-	if m.Description != "" {
-		row("description", m.Description)
-	}
-	proto := fmt.Sprintf("reader %d, writer %d", p.MinReaderVersion, p.MinWriterVersion)
+	row("Protocol", fmt.Sprintf("minReaderVersion=%d minWriterVersion=%d", p.MinReaderVersion, p.MinWriterVersion))
 	if len(p.ReaderFeatures) > 0 {
-		proto += "; reader features: " + strings.Join(p.ReaderFeatures, ", ")
+		row("Reader features", strings.Join(p.ReaderFeatures, ", "))
 	}
 	if len(p.WriterFeatures) > 0 {
-		proto += "; writer features: " + strings.Join(p.WriterFeatures, ", ")
+		row("Writer features", strings.Join(p.WriterFeatures, ", "))
 	}
-	row("protocol", proto)
-	row("partition columns", strings.Join(m.PartitionColumns, ", "))
-	row("files", fmt.Sprint(snap.NumFiles()))
-	row("size", fmt.Sprintf("%d bytes", snap.SizeInBytes()))
-	keys := make([]string, 0, len(m.Configuration))
-	for k := range m.Configuration {
-		keys = append(keys, k)
+	row("Partition columns", orDash(strings.Join(m.PartitionColumns, ", ")))
+	row("Number of files", strconv.FormatInt(snap.NumFiles(), 10))
+	row("Size in bytes", strconv.FormatInt(snap.SizeInBytes(), 10))
+	if len(m.Configuration) == 0 {
+		row("Properties", "-")
 	}
-	slices.Sort(keys)
-	for i, k := range keys {
-		label := ""
-		if i == 0 {
-			label = "properties"
+	tw.Flush()
+
+	if len(m.Configuration) > 0 {
+		fmt.Fprintln(w, "Properties:")
+		keys := make([]string, 0, len(m.Configuration))
+		for k := range m.Configuration {
+			keys = append(keys, k)
 		}
-		row(label, k+" = "+m.Configuration[k])
+		slices.Sort(keys)
+		for _, k := range keys {
+			fmt.Fprintf(tw, "  %s\t= %s\n", k, m.Configuration[k])
+		}
+		tw.Flush()
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "schema:")
-	printStruct(w, snap.Schema(), " |")
-	return nil
-}
 
-func printStruct(w io.Writer, st *schema.StructType, indent string) {
-	if st == nil {
-		return
-	}
-	for _, f := range st.Fields {
-		printField(w, f.Name, f.Type, f.Nullable, indent)
+	fmt.Fprintln(w, "Schema:")
+	fmt.Fprintln(w, "root")
+	if st := snap.Schema(); st != nil {
+		writeStructTree(w, st, " ")
 	}
 }
 
-func printField(w io.Writer, name string, t schema.DataType, nullable bool, indent string) {
+// writeStructTree prints the fields of st as an indented tree, one line a
+// field, the way Spark's printSchema does:
+//
+//	root
+//	 |-- id: long (nullable = true)
+//	 |-- tags: array (nullable = true)
+//	 |    |-- element: string (containsNull = true)
+func writeStructTree(w io.Writer, st *schema.StructType, prefix string) {
+	for i := range st.Fields {
+		f := &st.Fields[i]
+		fmt.Fprintf(w, "%s|-- %s: %s (nullable = %t)\n", prefix, f.Name, typeName(f.Type), f.Nullable)
+		writeNested(w, f.Type, prefix+"|    ")
+	}
+}
+
+// writeNested prints the children of a struct, array or map type.
+func writeNested(w io.Writer, t schema.DataType, prefix string) {
 	switch t := t.(type) {
 	case *schema.StructType:
-		fmt.Fprintf(w, "%s-- %s: struct (nullable = %v)\n", indent, name, nullable)
-		printStruct(w, t, indent+"    |")
+		writeStructTree(w, t, prefix)
 	case *schema.ArrayType:
-		fmt.Fprintf(w, "%s-- %s: array (nullable = %v)\n", indent, name, nullable)
-		printField(w, "element", t.ElementType, t.ContainsNull, indent+"    |")
+		fmt.Fprintf(w, "%s|-- element: %s (containsNull = %t)\n", prefix, typeName(t.ElementType), t.ContainsNull)
+		writeNested(w, t.ElementType, prefix+"|    ")
 	case *schema.MapType:
-		fmt.Fprintf(w, "%s-- %s: map (nullable = %v)\n", indent, name, nullable)
-		printField(w, "key", t.KeyType, false, indent+"    |")
-		printField(w, "value", t.ValueType, t.ValueContainsNull, indent+"    |")
-	default:
-		fmt.Fprintf(w, "%s-- %s: %s (nullable = %v)\n", indent, name, t, nullable)
+		fmt.Fprintf(w, "%s|-- key: %s\n", prefix, typeName(t.KeyType))
+		writeNested(w, t.KeyType, prefix+"|    ")
+		fmt.Fprintf(w, "%s|-- value: %s (valueContainsNull = %t)\n", prefix, typeName(t.ValueType), t.ValueContainsNull)
+		writeNested(w, t.ValueType, prefix+"|    ")
 	}
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+// typeName is a type's name in the tree: the schema-string name of a
+// primitive, decimal or geospatial type, else struct, array or map.
+func typeName(t schema.DataType) string {
+	switch t.(type) {
+	case nil:
+		return "<missing>"
+	case *schema.StructType:
+		return "struct"
+	case *schema.ArrayType:
+		return "array"
+	case *schema.MapType:
+		return "map"
+	}
+	return t.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+func nonNilSlice(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

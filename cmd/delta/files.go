@@ -1,49 +1,52 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
-	delta "github.com/godelta/delta"
+	"github.com/godelta/delta"
 	"github.com/godelta/delta/actions"
 )
 
-func newFilesCmd(stdout io.Writer) *cobra.Command {
-	var vf versionFlags
+func newFilesCmd() *cobra.Command {
+	var sel selector
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "files TABLE",
 		Short: "List a table's live data files",
-		Args:  cobra.ExactArgs(1),
+		Args:  tableArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			snap, err := vf.snapshot(cmd.Context(), cmd, args[0])
+			snap, err := sel.snapshot(cmd, args[0])
 			if err != nil {
 				return err
 			}
-			bw := bufio.NewWriterSize(stdout, 1<<16)
+			w, flush := output(cmd)
 			if asJSON {
-				err = filesJSON(bw, snap)
+				err = filesJSON(w, snap)
 			} else {
-				err = filesText(bw, snap)
+				filesText(w, snap)
 			}
 			if err != nil {
-				return err
+				return failure(err)
 			}
-			return bw.Flush()
+			return flush()
 		},
 	}
-	vf.add(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	sel.register(cmd.Flags())
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document, of a stable shape")
 	return cmd
 }
 
+// fileJSON is one element of files --json; its field names and types are
+// part of the CLI's stable output.
 type fileJSON struct {
 	Path             string                  `json:"path"`
 	Size             int64                   `json:"size"`
@@ -54,74 +57,123 @@ type fileJSON struct {
 	DeletionVector   *actions.DeletionVector `json:"deletionVector"`
 }
 
-// filesJSON streams the array one element at a time: tables can have
-// millions of files.
+// filesJSON writes the files as one JSON array, encoding one element at a
+// time so that memory does not grow with the number of files.
 func filesJSON(w io.Writer, snap *delta.Snapshot) error {
-	if _, err := io.WriteString(w, "["); err != nil {
-		return err
-	}
-	first := true
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("  ", "  ")
+	n := 0
 	for f := range snap.Files() {
-		doc := fileJSON{
-			Path: f.Path, Size: f.Size, ModificationTime: f.ModificationTime,
-			PartitionValues: make(map[string]*string, len(f.PartitionValues)),
-			DataChange:      f.DataChange, DeletionVector: f.DeletionVector,
-		}
-		for k, v := range f.PartitionValues {
-			if v != "" {
-				doc.PartitionValues[k] = &v
-			} else {
-				doc.PartitionValues[k] = nil
-			}
-		}
-		if f.Stats != "" && json.Valid([]byte(f.Stats)) {
-			doc.Stats = json.RawMessage(f.Stats)
-		}
-		b, err := json.MarshalIndent(doc, "  ", "  ")
-		if err != nil {
-			return err
+		buf.Reset()
+		if err := enc.Encode(fileDocument(f)); err != nil {
+			return fmt.Errorf("encoding file %s: %w", f.Path, err)
 		}
 		sep := ",\n  "
-		if first {
-			sep, first = "\n  ", false
+		if n == 0 {
+			sep = "[\n  "
 		}
-		if _, err := io.WriteString(w, sep); err != nil {
-			return err
-		}
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
+		io.WriteString(w, sep)
+		w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		n++
 	}
-	if !first {
-		io.WriteString(w, "\n")
+	if n == 0 {
+		io.WriteString(w, "[]\n")
+	} else {
+		io.WriteString(w, "\n]\n")
 	}
-	_, err := io.WriteString(w, "]\n")
-	return err
+	return nil
 }
 
-func filesText(w io.Writer, snap *delta.Snapshot) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PATH\tSIZE\tPARTITION\tDELETION VECTOR")
-	for f := range snap.Files() {
-		keys := make([]string, 0, len(f.PartitionValues))
-		for k := range f.PartitionValues {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			v := f.PartitionValues[k]
-			if v == "" {
-				v = "null"
-			}
-			parts[i] = k + "=" + v
-		}
-		dv := "-"
-		if f.DeletionVector != nil {
-			dv = fmt.Sprintf("%d rows deleted", f.DeletionVector.Cardinality)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", f.Path, f.Size, strings.Join(parts, ","), dv)
+func fileDocument(f *actions.Add) fileJSON {
+	doc := fileJSON{
+		Path:             f.Path,
+		Size:             f.Size,
+		ModificationTime: f.ModificationTime,
+		PartitionValues:  make(map[string]*string, len(f.PartitionValues)),
+		DataChange:       f.DataChange,
+		DeletionVector:   f.DeletionVector,
 	}
-	fmt.Fprintf(tw, "%d files, %d bytes\n", snap.NumFiles(), snap.SizeInBytes())
-	return tw.Flush()
+	for k, v := range f.PartitionValues {
+		if v == "" {
+			// The protocol treats an empty partition value as null, and the
+			// decoder gives "" for a JSON null.
+			doc.PartitionValues[k] = nil
+		} else {
+			doc.PartitionValues[k] = &v
+		}
+	}
+	if isJSONObject([]byte(f.Stats)) {
+		doc.Stats = json.RawMessage(f.Stats)
+	}
+	return doc
+}
+
+// filesText writes the files as aligned columns. tabwriter would hold every
+// line until the end to align them, so the widths are measured in a first
+// pass over the files instead, and the lines written out in a second one.
+func filesText(w io.Writer, snap *delta.Snapshot) {
+	partitioned := len(snap.Metadata().PartitionColumns) > 0
+	pathW, sizeW, partW := len("PATH"), len("SIZE"), len("PARTITION VALUES")
+	var keys []string
+	for f := range snap.Files() {
+		pathW = max(pathW, utf8.RuneCountInString(f.Path))
+		sizeW = max(sizeW, len(strconv.FormatInt(f.Size, 10)))
+		if partitioned {
+			partW = max(partW, utf8.RuneCountInString(partitionText(f.PartitionValues, &keys)))
+		}
+	}
+	line := func(path, size, part, dv string) {
+		if partitioned {
+			fmt.Fprintf(w, "%-*s  %*s  %-*s  %s\n", pathW, path, sizeW, size, partW, part, dv)
+		} else {
+			fmt.Fprintf(w, "%-*s  %*s  %s\n", pathW, path, sizeW, size, dv)
+		}
+	}
+	line("PATH", "SIZE", "PARTITION VALUES", "DELETION VECTOR")
+	for f := range snap.Files() {
+		part := ""
+		if partitioned {
+			part = partitionText(f.PartitionValues, &keys)
+		}
+		line(f.Path, strconv.FormatInt(f.Size, 10), part, dvText(f.DeletionVector))
+	}
+}
+
+// partitionText renders partition values as "k1=v1, k2=v2" in key order,
+// with "null" for a null value. keys is scratch space reused across calls.
+func partitionText(values map[string]string, keys *[]string) string {
+	if len(values) == 0 {
+		return "-"
+	}
+	*keys = (*keys)[:0]
+	for k := range values {
+		*keys = append(*keys, k)
+	}
+	slices.Sort(*keys)
+	var b strings.Builder
+	for i, k := range *keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		v := values[k]
+		if v == "" {
+			v = "null"
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(v)
+	}
+	return b.String()
+}
+
+func dvText(dv *actions.DeletionVector) string {
+	switch {
+	case dv == nil:
+		return "-"
+	case dv.Cardinality == 1:
+		return "1 row deleted"
+	}
+	return strconv.FormatInt(dv.Cardinality, 10) + " rows deleted"
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,85 +9,128 @@ import (
 
 	"github.com/spf13/cobra"
 
-	delta "github.com/godelta/delta"
+	"github.com/godelta/delta"
 )
 
-func newHistoryCmd(stdout io.Writer) *cobra.Command {
+func newHistoryCmd() *cobra.Command {
 	var limit int
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "history TABLE",
 		Short: "List a table's commits, newest first",
-		Args:  cobra.ExactArgs(1),
+		Args:  tableArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if limit < 0 {
-				return usageError{fmt.Errorf("--limit %d: must be 0 (all) or more", limit)}
+				return usageErrorf(cmd, "invalid --limit %d: must be 0 (all) or more", limit)
 			}
-			tbl, err := delta.Open(cmd.Context(), args[0])
+			ctx := cmd.Context()
+			t, err := delta.Open(ctx, args[0])
 			if err != nil {
-				return err
+				return failure(err)
 			}
-			commits, err := tbl.History(cmd.Context(), limit)
+			commits, err := t.History(ctx, limit)
 			if err != nil {
-				return err
+				return failure(err)
 			}
+			w, flush := output(cmd)
 			if asJSON {
-				docs := make([]historyJSON, len(commits))
-				for i, c := range commits {
-					docs[i] = historyDoc(c)
+				docs := make([]commitJSON, len(commits))
+				for i := range commits {
+					docs[i] = commitDocument(&commits[i])
 				}
-				return writeJSON(stdout, docs)
+				if err := writeJSON(w, docs); err != nil {
+					return failure(err)
+				}
+			} else {
+				historyText(w, commits)
 			}
-			return historyText(stdout, commits)
+			return flush()
 		},
 	}
-	cmd.Flags().IntVar(&limit, "limit", 0, "show at most N commits (0: all)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	cmd.Flags().IntVar(&limit, "limit", 0, "show at most `N` commits, the newest (0: all)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document, of a stable shape")
 	return cmd
 }
 
-type historyJSON struct {
-	Version             int64          `json:"version"`
-	Timestamp           string         `json:"timestamp"`
-	Operation           string         `json:"operation"`
-	OperationParameters map[string]any `json:"operationParameters"`
-	ReadVersion         *int64         `json:"readVersion,omitempty"`
-	IsolationLevel      string         `json:"isolationLevel,omitempty"`
-	IsBlindAppend       *bool          `json:"isBlindAppend,omitempty"`
-	EngineInfo          string         `json:"engineInfo,omitempty"`
-	UserMetadata        string         `json:"userMetadata,omitempty"`
-	OperationMetrics    map[string]any `json:"operationMetrics,omitempty"`
-	TxnID               string         `json:"txnId,omitempty"`
+// commitJSON is one element of history --json; its field names and types
+// are part of the CLI's stable output.
+type commitJSON struct {
+	Version             int64           `json:"version"`
+	Timestamp           string          `json:"timestamp"`
+	Operation           string          `json:"operation"`
+	OperationParameters json.RawMessage `json:"operationParameters"`
+	ReadVersion         *int64          `json:"readVersion,omitempty"`
+	IsolationLevel      string          `json:"isolationLevel,omitempty"`
+	IsBlindAppend       *bool           `json:"isBlindAppend,omitempty"`
+	EngineInfo          string          `json:"engineInfo,omitempty"`
+	UserMetadata        string          `json:"userMetadata,omitempty"`
+	OperationMetrics    json.RawMessage `json:"operationMetrics,omitempty"`
+	TxnID               string          `json:"txnId,omitempty"`
 }
 
-func historyDoc(c delta.Commit) historyJSON {
-	i := c.Info
-	doc := historyJSON{
-		Version: c.Version, Timestamp: formatTime(c.Timestamp), Operation: i.Operation,
-		OperationParameters: i.OperationParameters, ReadVersion: i.ReadVersion,
-		IsolationLevel: i.IsolationLevel, IsBlindAppend: i.IsBlindAppend, EngineInfo: i.EngineInfo,
-		UserMetadata: i.UserMetadata, OperationMetrics: i.OperationMetrics, TxnID: i.TxnID,
+func commitDocument(c *delta.Commit) commitJSON {
+	ci := &c.Info
+	params, metrics := rawCommitMaps(c)
+	if params == nil {
+		params = json.RawMessage("{}")
 	}
-	if doc.OperationParameters == nil {
-		doc.OperationParameters = map[string]any{}
+	return commitJSON{
+		Version:             c.Version,
+		Timestamp:           formatTime(c.Timestamp),
+		Operation:           ci.Operation,
+		OperationParameters: params,
+		ReadVersion:         ci.ReadVersion,
+		IsolationLevel:      ci.IsolationLevel,
+		IsBlindAppend:       ci.IsBlindAppend,
+		EngineInfo:          ci.EngineInfo,
+		UserMetadata:        ci.UserMetadata,
+		OperationMetrics:    metrics,
+		TxnID:               ci.TxnID,
 	}
-	return doc
 }
 
-func historyText(w io.Writer, commits []delta.Commit) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+// rawCommitMaps returns the operationParameters and operationMetrics
+// objects of a commit as they were written, so that numbers keep their
+// exact text; nil for one that is absent or not an object.
+func rawCommitMaps(c *delta.Commit) (params, metrics json.RawMessage) {
+	if !c.HasInfo {
+		return nil, nil
+	}
+	var raw struct {
+		OperationParameters json.RawMessage `json:"operationParameters"`
+		OperationMetrics    json.RawMessage `json:"operationMetrics"`
+	}
+	if len(c.Info.Raw) > 0 && json.Unmarshal(c.Info.Raw, &raw) == nil {
+		if isJSONObject(raw.OperationParameters) {
+			params = raw.OperationParameters
+		}
+		if isJSONObject(raw.OperationMetrics) {
+			metrics = raw.OperationMetrics
+		}
+		return params, metrics
+	}
+	// A commitInfo built in code has no Raw: encode the decoded maps.
+	if c.Info.OperationParameters != nil {
+		params, _ = json.Marshal(c.Info.OperationParameters)
+	}
+	if c.Info.OperationMetrics != nil {
+		metrics, _ = json.Marshal(c.Info.OperationMetrics)
+	}
+	return params, metrics
+}
+
+func historyText(w io.Writer, commits []delta.Commit) {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "VERSION\tTIMESTAMP\tOPERATION\tPARAMETERS")
-	for _, c := range commits {
-		params := ""
-		if len(c.Info.OperationParameters) > 0 {
-			b, _ := json.Marshal(c.Info.OperationParameters)
-			params = string(b)
+	for i := range commits {
+		c := &commits[i]
+		params, _ := rawCommitMaps(c)
+		paramText := "-"
+		var b bytes.Buffer
+		if params != nil && json.Compact(&b, params) == nil && b.String() != "{}" {
+			paramText = b.String()
 		}
-		op := c.Info.Operation
-		if !c.HasInfo {
-			op = "(no commitInfo)"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", c.Version, formatTime(c.Timestamp), op, params)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", c.Version, formatTime(c.Timestamp), orDash(c.Info.Operation), paramText)
 	}
-	return tw.Flush()
+	tw.Flush()
 }

@@ -1,126 +1,381 @@
-// Command delta inspects Delta Lake tables.
+// Command delta inspects Delta Lake tables: their metadata, their history
+// and their data files.
 //
 //	delta describe TABLE [--version V | --timestamp T] [--json]
 //	delta history  TABLE [--limit N] [--json]
 //	delta files    TABLE [--version V | --timestamp T] [--json]
 //
-// TABLE is a local path or a URI (file://, memory://). --timestamp takes
-// RFC 3339 ("2024-01-02T03:04:05.123Z"), "YYYY-MM-DD[ HH:MM:SS[.fff]]" in
-// UTC, or milliseconds since the epoch.
+// TABLE is a local path or a URI (file:///abs/path, memory://name); see
+// delta.Resolve for the schemes known.
 //
-// Output is for people by default. With --json each command prints one JSON
-// document, whose shape is stable:
+// --version V selects the table as of version V. --timestamp T selects the
+// newest version committed at or before T, which may be written
 //
-//   - describe: {"version", "timestamp", "protocol" (the protocol action),
-//     "metadata": {"id", "name", "description", "format", "schema" (an
-//     object), "partitionColumns", "configuration", "createdTime"},
-//     "numFiles", "sizeInBytes"}
-//   - files: [{"path" (as in the log), "size", "modificationTime",
-//     "partitionValues" (null for a null value), "dataChange", "stats" (an
-//     object, when present), "deletionVector" (the descriptor, or null)}]
-//   - history: [{"version", "timestamp", "operation", "operationParameters",
-//     and when recorded "readVersion", "isolationLevel", "isBlindAppend",
-//     "engineInfo", "userMetadata", "operationMetrics", "txnId"}], newest
-//     first
+//	2024-01-02T03:04:05Z          RFC 3339, any offset, optional fraction
+//	2024-01-02T03:04:05.123+02:00
+//	2024-01-02 03:04:05[.fff]     UTC (a "T" separator is accepted too)
+//	2024-01-02                    UTC midnight
+//	1704164645000                 milliseconds since the Unix epoch
 //
-// Timestamps are RFC 3339 in UTC with milliseconds. Errors print one line
-// on stderr; the exit status is 1 for a failure and 2 for a usage error.
+// The two flags cannot be combined. Without either, the latest version is
+// shown.
+//
+// # Output
+//
+// By default the output is meant for people: aligned columns, subject to
+// change. With --json each command prints exactly one JSON document,
+// indented by two spaces and followed by a newline. That form is stable:
+// fields may be added, but none is renamed, removed or changes type.
+// Object keys of maps (configuration, partitionValues, operationParameters
+// and the like) are as in the log; timestamps are strings in RFC 3339 with
+// milliseconds, in UTC ("2023-05-31T18:58:33.633Z").
+//
+// describe --json prints an object:
+//
+//	{
+//	  "version": 14,                      // int
+//	  "timestamp": "2023-05-31T18:58:33.633Z", // commit time of the version
+//	  "protocol": {                       // the protocol action as in the log
+//	    "minReaderVersion": 3,
+//	    "minWriterVersion": 7,
+//	    "readerFeatures": ["deletionVectors"], // only when the table has them
+//	    "writerFeatures": ["deletionVectors"]  // only when the table has them
+//	  },
+//	  "metadata": {
+//	    "id": "…",
+//	    "name": "",                       // string, "" when not set
+//	    "description": "",                // string, "" when not set
+//	    "format": {"provider": "parquet", "options": {}},
+//	    "schema": {"type": "struct", "fields": […]}, // the schema as an object
+//	    "partitionColumns": [],           // array, never null
+//	    "configuration": {},              // object, never null
+//	    "createdTime": 1685559513283      // int, absent when not recorded
+//	  },
+//	  "numFiles": 2,                      // live data files
+//	  "sizeInBytes": 1234                 // their total size
+//	}
+//
+// files --json prints an array (never null; [] for an empty table) of the
+// live data files, in the order the snapshot yields them, each:
+//
+//	{
+//	  "path": "part-00000-….parquet",     // as written in the log (URI-encoded)
+//	  "size": 1234,
+//	  "modificationTime": 1685559513000,  // ms since the epoch
+//	  "partitionValues": {"p": "a", "q": null}, // never null; a null value is null
+//	  "dataChange": true,
+//	  "stats": {"numRecords": 3, …},      // the stats parsed; absent when the
+//	                                      // file has none or they are not a JSON object
+//	  "deletionVector": null              // or the descriptor as in the log:
+//	                                      // {storageType, pathOrInlineDv, offset?,
+//	                                      //  sizeInBytes, cardinality, maxRowIndex?}
+//	}
+//
+// history --json prints an array of the commits still in the log, newest
+// first, each:
+//
+//	{
+//	  "version": 3,
+//	  "timestamp": "2023-05-31T18:58:33.633Z", // in-commit timestamp, else file time
+//	  "operation": "WRITE",               // string, "" when the commit has no commitInfo
+//	  "operationParameters": {…},         // object, never null, as in the log
+//	  // and, when the commitInfo records them:
+//	  "readVersion": 2,                   // int
+//	  "isolationLevel": "Serializable",   // string
+//	  "isBlindAppend": true,              // bool
+//	  "engineInfo": "…",                  // string
+//	  "userMetadata": "…",                // string
+//	  "operationMetrics": {…},            // object, as in the log
+//	  "txnId": "…"                        // string
+//	}
+//
+// # Exit status
+//
+// 0 on success; 1 when the table cannot be read (the message is printed as
+// one line "delta: <error>" on standard error); 2 for a usage error, such as
+// an unknown flag, a malformed --timestamp or a missing TABLE argument.
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
-	delta "github.com/godelta/delta"
+	"github.com/godelta/delta"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the command ran and failed
+	exitUsage   = 2 // the command line is wrong
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Warnings of the library (a checkpoint skipped, say) go to standard
+	// error as single lines, like the CLI's own errors.
+	slog.SetDefault(slog.New(newWarnHandler(os.Stderr)))
+	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-// usageError marks errors in how the command was called.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-
+// run executes the command line args (without the program name) and
+// returns the exit status. It writes to stdout and stderr only.
 func run(args []string, stdout, stderr io.Writer) int {
-	cmd := newRootCmd(stdout)
-	cmd.SetArgs(args)
-	cmd.SetOut(stdout)
-	cmd.SetErr(stderr)
-	err := cmd.ExecuteContext(context.Background())
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
 	if err == nil {
-		return 0
+		return exitOK
 	}
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
-	if !strings.HasPrefix(msg, "delta: ") {
-		msg = "delta: " + msg
+	code := exitUsage // errors cobra produces itself are about the command line
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
 	}
-	fmt.Fprintln(stderr, msg)
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
-		return 2
-	}
-	return 1
+	fmt.Fprintln(stderr, "delta: "+oneLine(err))
+	return code
 }
 
-func isCobraUsage(err error) bool {
-	s := err.Error()
-	return strings.HasPrefix(s, "unknown command") || strings.HasPrefix(s, "unknown flag") ||
-		strings.HasPrefix(s, "unknown shorthand") || strings.Contains(s, "accepts ") ||
-		strings.HasPrefix(s, "invalid argument") || strings.Contains(s, "flag needs an argument")
-}
-
-func newRootCmd(stdout io.Writer) *cobra.Command {
+// newRootCmd returns the delta command with its subcommands, writing its
+// output and help to stdout and usage messages to stderr. Errors are left
+// to the caller (see run), which prints them on one line.
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "delta",
-		Short:         "Inspect Delta Lake tables",
-		SilenceUsage:  true,
+		Use:   "delta",
+		Short: "Inspect Delta Lake tables",
+		Long: "delta inspects Delta Lake tables: their metadata (describe), their commit history\n" +
+			"(history) and their live data files (files). TABLE is a path or a URI.",
+		// Errors are printed once, as one line, by run.
 		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q", args[0])
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+			}
+			return usageErrorf(cmd, "%s", msg)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cmd.SetOut(cmd.ErrOrStderr())
+			_ = cmd.Usage()
+			return usageErrorf(cmd, "a command is required")
+		},
+		CompletionOptions:          cobra.CompletionOptions{HiddenDefaultCmd: true},
+		SuggestionsMinimumDistance: 2,
 	}
-	root.AddCommand(newDescribeCmd(stdout), newHistoryCmd(stdout), newFilesCmd(stdout))
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usageErrorf(cmd, "%v", err)
+	})
+	root.AddCommand(newDescribeCmd(), newHistoryCmd(), newFilesCmd())
 	return root
 }
 
-// versionFlags are the time-travel flags shared by describe and files.
-type versionFlags struct {
+// exitError carries the exit status for an error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErrorf returns a usage error (exit status 2) for cmd, pointing to
+// its help.
+func usageErrorf(cmd *cobra.Command, format string, args ...any) error {
+	err := fmt.Errorf(format+" (see '%s --help')", append(args, cmd.CommandPath())...)
+	return &exitError{code: exitUsage, err: err}
+}
+
+// failure marks err as a failure of the command (exit status 1).
+func failure(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: exitFailure, err: err}
+}
+
+// oneLine returns err's message on one line, without the "delta: " prefix
+// that the library's errors and run's own prefix would otherwise repeat.
+// Joined errors are separated by "; ".
+func oneLine(err error) string {
+	var parts []string
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			parts = append(parts, strings.TrimPrefix(line, "delta: "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// tableArg is the Args check of the commands that take one TABLE.
+func tableArg(cmd *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return usageErrorf(cmd, "want exactly one TABLE argument (a path or URI), got %d", len(args))
+	}
+	return nil
+}
+
+// selector holds the --version and --timestamp flags that choose which
+// version of a table a command shows.
+type selector struct {
 	version   int64
 	timestamp string
 }
 
-func (f *versionFlags) add(cmd *cobra.Command) {
-	cmd.Flags().Int64Var(&f.version, "version", -1, "table version to read (default: latest)")
-	cmd.Flags().StringVar(&f.timestamp, "timestamp", "", "read the version current at this time")
+func (s *selector) register(fs *pflag.FlagSet) {
+	fs.Int64Var(&s.version, "version", 0, "show the table as of version `V`")
+	fs.StringVar(&s.timestamp, "timestamp", "",
+		"show the table as of time `T` (RFC 3339, 'YYYY-MM-DD HH:MM:SS[.fff]' or YYYY-MM-DD in UTC, or ms since the epoch)")
 }
 
-func (f *versionFlags) snapshot(ctx context.Context, cmd *cobra.Command, uri string) (*delta.Snapshot, error) {
-	hasV, hasT := cmd.Flags().Changed("version"), cmd.Flags().Changed("timestamp")
-	if hasV && hasT {
-		return nil, usageError{errors.New("--version and --timestamp cannot be used together")}
-	}
-	if hasV && f.version < 0 {
-		return nil, usageError{fmt.Errorf("--version %d: must be 0 or more", f.version)}
-	}
-	var ts = f.timestamp
-	t, err := parseTimestamp(ts)
-	if hasT && err != nil {
-		return nil, usageError{err}
-	}
-	tbl, err := delta.Open(ctx, uri)
-	if err != nil {
-		return nil, err
-	}
+// snapshot checks the flags, then opens the table named by uri and loads the
+// version they select: the latest when neither is set.
+func (s *selector) snapshot(cmd *cobra.Command, uri string) (*delta.Snapshot, error) {
+	byVersion := cmd.Flags().Changed("version")
+	byTime := cmd.Flags().Changed("timestamp")
+	var ts time.Time
 	switch {
-	case hasV:
-		return tbl.SnapshotAt(ctx, f.version)
-	case hasT:
-		return tbl.SnapshotAtTimestamp(ctx, t)
+	case byVersion && byTime:
+		return nil, usageErrorf(cmd, "--version and --timestamp are mutually exclusive")
+	case byVersion && s.version < 0:
+		return nil, usageErrorf(cmd, "invalid --version %d: must not be negative", s.version)
+	case byTime:
+		var err error
+		if ts, err = parseTimestamp(s.timestamp); err != nil {
+			return nil, usageErrorf(cmd, "invalid --timestamp: %v", err)
+		}
 	}
-	return tbl.Snapshot(ctx)
+	ctx := cmd.Context()
+	t, err := delta.Open(ctx, uri)
+	if err != nil {
+		return nil, failure(err)
+	}
+	var snap *delta.Snapshot
+	switch {
+	case byVersion:
+		snap, err = t.SnapshotAt(ctx, s.version)
+	case byTime:
+		snap, err = t.SnapshotAtTimestamp(ctx, ts)
+	default:
+		snap, err = t.Snapshot(ctx)
+	}
+	return snap, failure(err)
+}
+
+// output returns a buffered writer on the command's standard output and a
+// function that flushes it, reporting a write error as a failure.
+func output(cmd *cobra.Command) (*bufio.Writer, func() error) {
+	w := bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10)
+	return w, func() error {
+		if err := w.Flush(); err != nil {
+			return failure(fmt.Errorf("writing output: %w", err))
+		}
+		return nil
+	}
+}
+
+// warnHandler is a slog.Handler that prints records of level Warn and above
+// as single lines: "delta: warning: <message> (key=value ...)".
+type warnHandler struct {
+	mu    *sync.Mutex
+	w     io.Writer
+	attrs []slog.Attr
+	group string // prefix of the keys, from WithGroup
+}
+
+func newWarnHandler(w io.Writer) slog.Handler {
+	return &warnHandler{mu: new(sync.Mutex), w: w}
+}
+
+func (h *warnHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (h *warnHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString("delta: warning: ")
+	b.WriteString(oneLine(errors.New(r.Message)))
+	attrs := slices.Clone(h.attrs)
+	r.Attrs(func(a slog.Attr) bool {
+		attrs = append(attrs, slog.Attr{Key: h.group + a.Key, Value: a.Value})
+		return true
+	})
+	for i, a := range attrs {
+		if i == 0 {
+			b.WriteString(" (")
+		} else {
+			b.WriteByte(' ')
+		}
+		b.WriteString(a.Key)
+		b.WriteByte('=')
+		v := a.Value.Resolve().String()
+		if v == "" || strings.ContainsAny(v, " \t\r\n\"=()") {
+			v = strconv.Quote(v)
+		}
+		b.WriteString(v)
+	}
+	if len(attrs) > 0 {
+		b.WriteByte(')')
+	}
+	b.WriteByte('\n')
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := io.WriteString(h.w, b.String())
+	return err
+}
+
+func (h *warnHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	h2 := *h
+	h2.attrs = slices.Clone(h.attrs)
+	for _, a := range attrs {
+		h2.attrs = append(h2.attrs, slog.Attr{Key: h.group + a.Key, Value: a.Value})
+	}
+	return &h2
+}
+
+func (h *warnHandler) WithGroup(name string) slog.Handler {
+	h2 := *h
+	h2.group = h.group + name + "."
+	return &h2
+}
+
+// writeJSON writes v as one JSON document indented by two spaces, with a
+// trailing newline, leaving <, > and & unescaped.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// isJSONObject reports whether b is one valid JSON object.
+func isJSONObject(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	return len(b) > 0 && b[0] == '{' && json.Valid(b)
 }
