@@ -404,7 +404,7 @@ func TestWrittenTable(t *testing.T) {
 	if len(lines) != 3 {
 		t.Errorf("files text has %d lines, want 3:\n%s", len(lines), r.stdout)
 	}
-	if i := strings.Index(lines[0], "SIZE"); i < 0 || strings.Index(lines[1], "  ") < 0 {
+	if !strings.Contains(lines[0], "SIZE") || !strings.Contains(lines[1], "  ") {
 		t.Errorf("files text not aligned:\n%s", r.stdout)
 	}
 	for _, l := range lines[1:] {
