@@ -155,13 +155,9 @@ func wrapRead(op, key string, err error) error {
 	return fmt.Errorf("logstore/local: %s %q: %w", op, key, err)
 }
 
-// open opens the file of an object for reading. A directory is not an
+// open opens file p of an object for reading. A directory is not an
 // object, and gives ErrNotFound.
-func (s *Store) open(ctx context.Context, op, key string) (*os.File, fs.FileInfo, error) {
-	p, err := s.path(ctx, op, key)
-	if err != nil {
-		return nil, nil, err
-	}
+func open(op, key, p string) (*os.File, fs.FileInfo, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, nil, wrapRead(op, key, err)
@@ -180,7 +176,11 @@ func (s *Store) open(ctx context.Context, op, key string) (*os.File, fs.FileInfo
 
 // Get implements logstore.Store.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
-	f, fi, err := s.open(ctx, "get", key)
+	p, err := s.path(ctx, "get", key)
+	if err != nil {
+		return nil, err
+	}
+	f, fi, err := open("get", key, p)
 	if err != nil {
 		return nil, err
 	}
@@ -196,10 +196,14 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 
 // GetRange implements logstore.Store.
 func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
+	p, err := s.path(ctx, "get range", key)
+	if err != nil {
+		return nil, err
+	}
 	if err := logstore.CheckRange(offset, length); err != nil {
 		return nil, fmt.Errorf("logstore/local: get range %q: %w", key, err)
 	}
-	f, fi, err := s.open(ctx, "get range", key)
+	f, fi, err := open("get range", key, p)
 	if err != nil {
 		return nil, err
 	}
