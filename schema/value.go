@@ -29,6 +29,11 @@ const (
 	KindTimestamp
 	KindTimestampNTZ
 	KindDecimal
+	// Nested kinds: values of struct, array and map columns (a variant is
+	// read as the struct of its two binaries, metadata and value).
+	KindStruct
+	KindArray
+	KindMap
 )
 
 // kindTypes gives the schema type of each kind but null and decimal.
@@ -55,6 +60,12 @@ func (k Kind) String() string {
 		return "null"
 	case k == KindDecimal:
 		return "decimal"
+	case k == KindStruct:
+		return "struct"
+	case k == KindArray:
+		return "array"
+	case k == KindMap:
+		return "map"
 	case int(k) < len(kindTypes):
 		return string(kindTypes[k])
 	}
@@ -75,6 +86,9 @@ type Value struct {
 	float float64  // float, double
 	str   string   // string; binary bytes
 	dec   *big.Int // decimal unscaled value; never modified
+	// list holds a struct's fields in order, an array's elements, or a
+	// map's entries as key, value, key, value. Never modified.
+	list []Value
 	// precision and scale of a decimal.
 	precision, scale uint8
 }
@@ -148,6 +162,55 @@ func fitsPrecision(u *big.Int, precision int) bool {
 	return new(big.Int).Abs(u).Cmp(limit) < 0
 }
 
+// StructValue returns a struct whose fields, in schema order, are fields.
+// The slice is kept, not copied: the caller must not change it afterwards.
+func StructValue(fields []Value) Value { return Value{kind: KindStruct, list: fields} }
+
+// ArrayValue returns an array of elems (null elements allowed). The slice is
+// kept, not copied: the caller must not change it afterwards.
+func ArrayValue(elems []Value) Value { return Value{kind: KindArray, list: elems} }
+
+// MapValue returns a map whose entries are given as key, value, key, value
+// in kv (keys are never null). The slice is kept, not copied: the caller
+// must not change it afterwards. It panics if len(kv) is odd, a programming
+// error.
+func MapValue(kv []Value) Value {
+	if len(kv)%2 != 0 {
+		panic("schema.MapValue: odd number of keys and values")
+	}
+	return Value{kind: KindMap, list: kv}
+}
+
+// Fields returns the fields of a struct value, in schema order; nil for
+// other kinds. The caller must not change the slice.
+func (v Value) Fields() []Value {
+	if v.kind == KindStruct {
+		return v.list
+	}
+	return nil
+}
+
+// Elements returns the elements of an array value; nil for other kinds.
+// The caller must not change the slice.
+func (v Value) Elements() []Value {
+	if v.kind == KindArray {
+		return v.list
+	}
+	return nil
+}
+
+// MapLen returns the number of entries of a map value.
+func (v Value) MapLen() int {
+	if v.kind == KindMap {
+		return len(v.list) / 2
+	}
+	return 0
+}
+
+// MapEntry returns the key and value of the i-th entry of a map value, in
+// the order they were stored.
+func (v Value) MapEntry(i int) (key, value Value) { return v.list[2*i], v.list[2*i+1] }
+
 // Kind returns the kind of v.
 func (v Value) Kind() Kind { return v.kind }
 
@@ -155,10 +218,10 @@ func (v Value) Kind() Kind { return v.kind }
 func (v Value) IsNull() bool { return v.kind == KindNull }
 
 // Type returns the schema type of v: a PrimitiveType, or a DecimalType for
-// a decimal; nil for null.
+// a decimal; nil for null and for nested values (their column has the type).
 func (v Value) Type() DataType {
 	switch {
-	case v.kind == KindNull:
+	case v.kind == KindNull || v.kind >= KindStruct:
 		return nil
 	case v.kind == KindDecimal:
 		return DecimalType{Precision: int(v.precision), Scale: int(v.scale)}
@@ -239,8 +302,35 @@ func (v Value) String() string {
 		return string(appendFraction(appendDateTime(nil, v.num, 'T'), v.num, fractionMillisOrMicros))
 	case KindDecimal:
 		return formatDecimal(v.dec, int(v.scale))
+	case KindStruct, KindArray, KindMap:
+		return string(v.appendNested(nil))
 	}
 	return "Value(" + v.kind.String() + ")"
+}
+
+// appendNested writes a nested value as {f1, f2}, [e1, e2] or {k1: v1}:
+// a display form only (field names are in the schema, not the value).
+func (v Value) appendNested(b []byte) []byte {
+	open, close := byte('{'), byte('}')
+	if v.kind == KindArray {
+		open, close = '[', ']'
+	}
+	b = append(b, open)
+	step := 1
+	if v.kind == KindMap {
+		step = 2
+	}
+	for i := 0; i < len(v.list); i += step {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, v.list[i].String()...)
+		if step == 2 {
+			b = append(b, ": "...)
+			b = append(b, v.list[i+1].String()...)
+		}
+	}
+	return append(b, close)
 }
 
 // formatFloat formats f as Value.String documents.
