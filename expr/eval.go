@@ -3,6 +3,7 @@ package expr
 import (
 	"bytes"
 	"cmp"
+	"math"
 	"math/big"
 	"strconv"
 
@@ -165,7 +166,8 @@ func compare(op Op, l, r Expr, lookup Lookup) Tri {
 }
 
 // Order compares two non-null values: numbers of any kind numerically
-// (decimals exactly), strings and binaries by bytes, booleans false first,
+// (decimals exactly; NaN above every number and equal to itself, as in
+// Spark), strings and binaries by bytes, booleans false first,
 // dates and timestamps in time. It returns false for values of kinds that
 // do not compare.
 func Order(a, b schema.Value) (int, bool) {
@@ -176,7 +178,7 @@ func Order(a, b schema.Value) (int, bool) {
 			return cmp.Compare(a.Int64(), b.Int64()), true
 		}
 		if (ak == schema.KindFloat || ak == schema.KindDouble) || (bk == schema.KindFloat || bk == schema.KindDouble) {
-			return cmp.Compare(toFloat(a), toFloat(b)), true
+			return floatOrder(toFloat(a), toFloat(b)), true
 		}
 		return toRat(a).Cmp(toRat(b)), true
 	case (ak == schema.KindString || ak == schema.KindBinary) && (bk == schema.KindString || bk == schema.KindBinary):
@@ -187,6 +189,19 @@ func Order(a, b schema.Value) (int, bool) {
 		return cmp.Compare(a.Int64(), b.Int64()), true
 	}
 	return 0, false
+}
+
+// floatOrder is cmp.Compare with Spark's NaN: greater than any number.
+func floatOrder(a, b float64) int {
+	switch an, bn := math.IsNaN(a), math.IsNaN(b); {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	}
+	return cmp.Compare(a, b)
 }
 
 func isInt(k schema.Kind) bool {
