@@ -1,0 +1,265 @@
+package datafile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/schema"
+)
+
+// DefaultBatchSize is the number of rows per batch when ReadOptions
+// leaves BatchSize at zero.
+const DefaultBatchSize = 8192
+
+// ReadOptions tune Read.
+type ReadOptions struct {
+	// ByFieldID matches wanted fields to the file's columns, at every
+	// nesting level, by Parquet field id: the field's
+	// "delta.columnMapping.id" metadata. A field without that metadata is
+	// matched by name. Without ByFieldID fields are matched by name,
+	// exactly first, then ignoring case.
+	ByFieldID bool
+	// BatchSize is the most rows in one batch; 0 means DefaultBatchSize.
+	BatchSize int
+}
+
+// Batch is a run of consecutive rows of the file, column by column.
+//
+// Columns and its slices are reused for the next batch once the callback
+// returns: copy what must outlive it. The Values themselves may be kept:
+// strings and the element slices of nested values are never reused.
+type Batch struct {
+	// Len is the number of rows.
+	Len int
+	// FirstRow is the position in the file of the batch's first row,
+	// counting from 0 over all row groups: deletion vectors remove rows
+	// by this position.
+	FirstRow int64
+	// Columns holds one slice per field of the wanted schema, in its
+	// order, each Len long.
+	Columns [][]schema.Value
+}
+
+// Read reads the columns of want from every row of the file, in file
+// order, and calls fn with each batch of rows. A batch never spans row
+// groups, so it may be shorter than the batch size.
+//
+// want is a struct of physical fields: its names are the names in the
+// file (the caller has applied column mapping) and, with
+// opts.ByFieldID, its fields carry delta.columnMapping.id metadata. A
+// field absent from the file, at any nesting level, reads as null, as
+// does every value of a void field. A field present with a type that
+// cannot be read as the wanted one gives a *ColumnError matching
+// ErrTypeMismatch before any row is read.
+//
+// Bytes that cannot be decoded give an error matching deltaerr.ErrCorrupt;
+// a cancelled ctx, its error; an error of fn stops the read and is
+// returned as is.
+func (f *File) Read(ctx context.Context, want *schema.StructType, opts ReadOptions, fn func(b *Batch) error) error {
+	if want == nil {
+		return fmt.Errorf("datafile: nil schema: %w", deltaerr.ErrInvalidArgument)
+	}
+	bs := opts.BatchSize
+	if bs <= 0 {
+		bs = DefaultBatchSize
+	}
+	b := &binder{byID: opts.ByFieldID}
+	cols, err := b.bindTop(f.root, want)
+	if err != nil {
+		return err
+	}
+	r := &reader{cols: cols, leaves: b.leaves}
+	defer r.close()
+	if err := f.read(ctx, r, bs, fn); err != nil {
+		if ioErr := f.r.failed(); ioErr != nil && errors.Is(err, deltaerr.ErrCorrupt) {
+			return fmt.Errorf("datafile: reading: %w", ioErr)
+		}
+		return err
+	}
+	return nil
+}
+
+// read is Read once the schema is bound.
+func (f *File) read(ctx context.Context, r *reader, bs int, fn func(b *Batch) error) error {
+	cols := r.cols
+
+	batch := &Batch{Columns: make([][]schema.Value, len(cols))}
+	var first int64
+	rgs := f.pf.RowGroups()
+	for gi, rg := range rgs {
+		numRows := f.pf.Metadata().RowGroups[gi].NumRows
+		if err := guard(func() error {
+			chunks := rg.ColumnChunks()
+			for _, l := range r.leaves {
+				if l.node.column >= len(chunks) {
+					failf("row group %d has no chunk for column %s", gi, l.name)
+				}
+				l.open(chunks[l.node.column])
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		for done := int64(0); done < numRows; {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			k := int(min(int64(bs), numRows-done))
+			batch.Len, batch.FirstRow = k, first+done
+			if err := guard(func() error {
+				r.slab = slab{} // values handed out before are the caller's
+				for j, c := range cols {
+					if cap(batch.Columns[j]) < k {
+						batch.Columns[j] = make([]schema.Value, bs)
+					}
+					r.fillColumn(c, batch.Columns[j][:k])
+					batch.Columns[j] = batch.Columns[j][:k]
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			// fn runs outside guard: its panics are its own.
+			if err := fn(batch); err != nil {
+				return err
+			}
+			done += int64(k)
+		}
+		if err := guard(func() error {
+			for _, l := range r.leaves {
+				if l.more() {
+					failf("column %s has more values than its row group has rows", l.name)
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		first += numRows
+	}
+	return nil
+}
+
+// reader is the state of one Read.
+type reader struct {
+	cols   []*col
+	leaves []*leaf
+	slab   slab
+}
+
+func (r *reader) close() {
+	for _, l := range r.leaves {
+		l.close()
+	}
+}
+
+// fillColumn reads the next len(dst) rows of top-level col c into dst.
+func (r *reader) fillColumn(c *col, dst []schema.Value) {
+	switch {
+	case c.kind == colNull:
+		clear(dst)
+	case c.kind == colLeaf && c.leaf.maxRep == 0:
+		c.leaf.fill(dst)
+	default:
+		for i := range dst {
+			dst[i] = r.value(c)
+		}
+	}
+}
+
+// value reads one value of c: see col for the invariant.
+func (r *reader) value(c *col) schema.Value {
+	switch c.kind {
+	case colNull:
+		return schema.Value{}
+	case colLeaf:
+		return c.leaf.value()
+	}
+	d := int(c.probe.def())
+	if d < c.def {
+		r.skipAll(c)
+		return schema.Value{}
+	}
+	switch c.kind {
+	case colStruct:
+		fields := r.slab.take(len(c.children))
+		for i, cc := range c.children {
+			fields[i] = r.value(cc)
+		}
+		if c.extra != nil {
+			c.extra.skip(c.rep)
+		}
+		return schema.StructValue(fields)
+	case colList, colMap:
+		if d < c.repDef {
+			r.skipAll(c)
+			if c.kind == colList {
+				return schema.ArrayValue(r.slab.take(0))
+			}
+			return schema.MapValue(r.slab.take(0))
+		}
+		// Elements are gathered in scratch, then moved to the slab: the
+		// count is known only at the end. No other value of c runs
+		// meanwhile, so scratch is free.
+		buf := c.scratch[:0]
+		for {
+			for _, cc := range c.children {
+				buf = append(buf, r.value(cc))
+			}
+			if c.extra != nil {
+				c.extra.skip(c.rep)
+			}
+			if !c.probe.more() || int(c.probe.rep()) != c.rep {
+				break
+			}
+		}
+		c.scratch = buf
+		out := r.slab.take(len(buf))
+		copy(out, buf)
+		clear(buf)
+		if c.kind == colList {
+			return schema.ArrayValue(out)
+		}
+		if c.children[0].kind == colNull {
+			failf("map with a null key")
+		}
+		for i := 0; i < len(out); i += 2 {
+			if out[i].IsNull() {
+				failf("map with a null key")
+			}
+		}
+		return schema.MapValue(out)
+	}
+	return schema.Value{}
+}
+
+// skipAll moves every leaf of c past the entry of a null or empty value.
+func (r *reader) skipAll(c *col) {
+	for _, l := range c.leaves {
+		l.skip(c.rep)
+	}
+}
+
+// slab hands out value slices carved from larger blocks, so that nested
+// values cost one allocation per block rather than one per value. Blocks
+// are never reused: values handed out may be kept.
+type slab struct{ free []schema.Value }
+
+const slabBlock = 4096
+
+func (s *slab) take(n int) []schema.Value {
+	if n == 0 {
+		return []schema.Value{}
+	}
+	if n > len(s.free) {
+		if n >= slabBlock/4 {
+			return make([]schema.Value, n)
+		}
+		s.free = make([]schema.Value, slabBlock)
+	}
+	out := s.free[:n:n]
+	s.free = s.free[n:]
+	return out
+}
