@@ -1,0 +1,51 @@
+// Package scan reads the rows of a Delta table snapshot: choose columns,
+// give a predicate, get rows.
+//
+//	s, err := scan.New(snap, scan.Options{Columns: []string{"id", "name"}, Predicate: pred})
+//	for row, err := range s.Rows(ctx) { ... }
+//
+// # How a scan runs
+//
+// A scan is planned from the snapshot alone, then executed file by file:
+//
+//  1. Planning (Files): every live file of the snapshot is tested against
+//     the predicate twice without reading it: on its partition values, then
+//     on its statistics (min, max, null count, from the add action's JSON
+//     stats or a checkpoint's stats_parsed). A file is skipped only when it
+//     certainly holds no matching row (see expr.Stats.MightMatch). Metrics
+//     count the files skipped by each test.
+//  2. Reading: each surviving file is opened with package datafile, which
+//     reads only the columns the output and the predicate need, by physical
+//     name or by field id under column mapping, widening types as the table
+//     schema allows and reading columns the file lacks as nulls.
+//  3. Rows are dropped by position when the file has a deletion vector
+//     (package dv), then by the predicate evaluated on each row, so a scan
+//     returns exactly the rows that satisfy it.
+//  4. Partition values are parsed to their column types and injected as
+//     ordinary columns; output columns carry logical names in the order
+//     asked for.
+//
+// Files are read by a small pool of goroutines (Options.Concurrency), and
+// their batches are delivered in the snapshot's file order, so a scan's
+// output is deterministic.
+//
+// # Batch form
+//
+// Internally and in Batches, rows travel column-wise: a Batch is one slice
+// of schema.Value per output column. Column-wise batches let the reader
+// fill one column at a time from Parquet pages (which are column-wise too)
+// and let the filter touch only the columns it needs; schema.Value is a
+// small tagged union, so a primitive costs no allocation, and nested values
+// (struct, array, map) are Values holding Values. Rows and the typed form
+// (All) are views built from batches for programs that want them.
+//
+// # Paths
+//
+// Data file paths in the log are URIs relative to the table root. An
+// absolute path is accepted only when it lies under Options.TableURI; any
+// other is refused with deltaerr.ErrPathEscapesRoot, as are relative paths
+// that climb out of the root.
+//
+// A Scan is safe for concurrent use; each call of Rows, Batches or Files
+// runs the scan anew.
+package scan

@@ -1,0 +1,381 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/datafile"
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/dv"
+	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/schema"
+)
+
+// readPlan says which physical columns to read from each data file and
+// how to build the output columns from them and from partition values.
+type readPlan struct {
+	table   *schema.StructType // logical schema the plan was made from
+	read    *schema.StructType // physical fields read from files
+	readIdx map[string]int     // logical top-level name -> column of read
+	out     []outColumn
+	parts   map[string]partColumn
+}
+
+// outColumn is where an output column comes from: a column read from the
+// file, or a partition value.
+type outColumn struct {
+	name string
+	read int // index into the read columns, or -1 for a partition column
+}
+
+// newReadPlan plans reading the output fields plus the top-level columns in
+// extra (the predicate's) from files written with table's schema, whose
+// physical form (column mapping applied) is physical, field for field.
+// Partition columns are never read.
+func newReadPlan(table, physical *schema.StructType, parts map[string]partColumn, out []schema.StructField, extra []string) readPlan {
+	need := map[string]bool{}
+	for _, f := range out {
+		need[f.Name] = true
+	}
+	for _, n := range extra {
+		need[n] = true
+	}
+	p := readPlan{table: table, read: &schema.StructType{}, readIdx: map[string]int{}, parts: parts}
+	for i, f := range table.Fields {
+		if !need[f.Name] {
+			continue
+		}
+		if _, isPart := parts[f.Name]; isPart {
+			continue
+		}
+		p.readIdx[f.Name] = len(p.read.Fields)
+		p.read.Fields = append(p.read.Fields, physical.Fields[i])
+	}
+	for _, f := range out {
+		if _, isPart := parts[f.Name]; isPart {
+			p.out = append(p.out, outColumn{name: f.Name, read: -1})
+			continue
+		}
+		p.out = append(p.out, outColumn{name: f.Name, read: p.readIdx[f.Name]})
+	}
+	return p
+}
+
+// fileRead is the reading of one data file.
+type fileRead struct {
+	scan   *Scan
+	out    *schema.StructType // output schema
+	plan   *readPlan
+	add    *actions.Add
+	path   string // the file's path as the log gives it
+	size   int64
+	pv     map[string]schema.Value
+	dv     *actions.DeletionVector
+	filter expr.Expr
+	// keepFrom, if set, is called once before reading and returns which
+	// row positions to keep, besides the deletion vector (the change data
+	// feed keeps only the rows a new deletion vector deletes, say).
+	keepFrom func(ctx context.Context) (func(pos int64) bool, error)
+	// extra are constant columns appended to every output row.
+	extra []schema.Value
+}
+
+// run reads the file and emits one output batch per batch read.
+func (r *fileRead) run(ctx context.Context, emit func(*Batch) error) error {
+	s := r.scan
+	if r.plan == nil {
+		r.plan = &s.plan
+	}
+	if r.add != nil && r.path == "" {
+		r.path, r.size = r.add.Path, r.add.Size
+	}
+	key, err := s.dataKey(r.path)
+	if err != nil {
+		return err
+	}
+	size := r.size
+	if size <= 0 {
+		info, err := s.store.Stat(ctx, key)
+		if err != nil {
+			return fmt.Errorf("scan: data file %s: %w", r.path, err)
+		}
+		size = info.Size
+	}
+	var deleted *dv.Bitmap
+	if r.dv != nil {
+		deleted, err = dv.Load(ctx, s.store, r.dv, s.resolveAbs)
+		if err != nil {
+			return fmt.Errorf("scan: deletion vector of %s: %w", r.path, err)
+		}
+	}
+	var keep func(int64) bool
+	if r.keepFrom != nil {
+		if keep, err = r.keepFrom(ctx); err != nil {
+			return fmt.Errorf("scan: deletion vectors of %s: %w", r.path, err)
+		}
+	}
+	f, err := datafile.Open(logstore.ReaderAt(ctx, s.store, key, size), size)
+	if err != nil {
+		return fmt.Errorf("scan: data file %s: %w", r.path, missing(err))
+	}
+	opts := datafile.ReadOptions{ByFieldID: s.byID, BatchSize: s.opts.BatchSize}
+	sel := make([]int, 0, 1024)
+	row := rowLookup{plan: r.plan, pv: r.pv}
+	err = readBatches(ctx, f, r.plan.read, opts, func(b *datafile.Batch) error {
+		s.m.rowsRead.Add(int64(b.Len))
+		sel = sel[:0]
+		row.cols = b.Columns
+		for i := range b.Len {
+			pos := b.FirstRow + int64(i)
+			if deleted != nil && deleted.Contains(uint64(pos)) {
+				s.m.rowsDeleted.Add(1)
+				continue
+			}
+			if keep != nil && !keep(pos) {
+				continue
+			}
+			if r.filter != nil {
+				row.i = i
+				if expr.Eval(r.filter, row.lookup) != expr.True {
+					s.m.rowsFiltered.Add(1)
+					continue
+				}
+			}
+			sel = append(sel, i)
+		}
+		if len(sel) == 0 {
+			return nil
+		}
+		return emit(r.project(b, sel))
+	})
+	if err != nil {
+		return fmt.Errorf("scan: data file %s: %w", r.path, missing(err))
+	}
+	return nil
+}
+
+// readBatches is f.Read, except that a read of no columns (a count, or
+// only partition columns) yields batches of empty rows without reading any
+// column chunk.
+func readBatches(ctx context.Context, f *datafile.File, want *schema.StructType, opts datafile.ReadOptions, fn func(*datafile.Batch) error) error {
+	if len(want.Fields) > 0 {
+		return f.Read(ctx, want, opts, fn)
+	}
+	size := int64(opts.BatchSize)
+	if size <= 0 {
+		size = 8192
+	}
+	for first := int64(0); first < f.NumRows(); first += size {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(size, f.NumRows()-first)
+		if err := fn(&datafile.Batch{Len: int(n), FirstRow: first}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// missing marks a data file the log names but storage lacks as corrupt
+// table state, keeping the store's error reachable.
+func missing(err error) error {
+	if errors.Is(err, logstore.ErrNotFound) && !errors.Is(err, deltaerr.ErrCorrupt) {
+		return fmt.Errorf("%w: %w", deltaerr.ErrCorrupt, err)
+	}
+	return err
+}
+
+// project builds the output batch from the selected rows of b.
+func (r *fileRead) project(b *datafile.Batch, sel []int) *Batch {
+	n := len(sel)
+	cols := make([][]schema.Value, len(r.plan.out)+len(r.extra))
+	// One allocation for every output column.
+	all := make([]schema.Value, n*len(cols))
+	for j, oc := range r.plan.out {
+		col := all[j*n : (j+1)*n : (j+1)*n]
+		if oc.read < 0 {
+			v := r.pv[oc.name]
+			for k := range col {
+				col[k] = v
+			}
+		} else {
+			src := b.Columns[oc.read]
+			if n == b.Len {
+				copy(col, src[:n])
+			} else {
+				for k, i := range sel {
+					col[k] = src[i]
+				}
+			}
+		}
+		cols[j] = col
+	}
+	for e, v := range r.extra {
+		j := len(r.plan.out) + e
+		col := all[j*n : (j+1)*n : (j+1)*n]
+		for k := range col {
+			col[k] = v
+		}
+		cols[j] = col
+	}
+	return &Batch{Len: n, Columns: cols, schema: r.out}
+}
+
+// rowLookup gives the predicate the values of one row of a read batch.
+type rowLookup struct {
+	plan *readPlan
+	pv   map[string]schema.Value
+	cols [][]schema.Value
+	i    int
+}
+
+func (l *rowLookup) lookup(name string) (schema.DataType, schema.Value, bool) {
+	f, ok := l.plan.table.Field(name)
+	if !ok {
+		f, ok = l.plan.table.FieldFold(name)
+	}
+	if ok {
+		return f.Type, l.top(f.Name), true
+	}
+	// A nested field: a.b.c.
+	segs := strings.Split(name, ".")
+	f, ok = l.plan.table.Field(segs[0])
+	if !ok {
+		if f, ok = l.plan.table.FieldFold(segs[0]); !ok {
+			return nil, schema.Value{}, false
+		}
+	}
+	t, v := f.Type, l.top(f.Name)
+	for _, seg := range segs[1:] {
+		st, ok := t.(*schema.StructType)
+		if !ok {
+			return nil, schema.Value{}, false
+		}
+		idx := fieldIndex(st, seg)
+		if idx < 0 {
+			return nil, schema.Value{}, false
+		}
+		t = st.Fields[idx].Type
+		if v.IsNull() {
+			continue
+		}
+		fs := v.Fields()
+		if idx >= len(fs) {
+			return nil, schema.Value{}, false
+		}
+		v = fs[idx]
+	}
+	return t, v, true
+}
+
+func (l *rowLookup) top(name string) schema.Value {
+	if pc, ok := l.plan.parts[name]; ok {
+		_ = pc
+		return l.pv[name]
+	}
+	idx, ok := l.plan.readIdx[name]
+	if !ok {
+		return schema.Value{}
+	}
+	return l.cols[idx][l.i]
+}
+
+func fieldIndex(st *schema.StructType, name string) int {
+	for i := range st.Fields {
+		if st.Fields[i].Name == name {
+			return i
+		}
+	}
+	for i := range st.Fields {
+		if strings.EqualFold(st.Fields[i].Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// dataKey turns a file path from the log into a store key. Relative paths
+// are URI-decoded and must stay under the root; absolute ones must lie
+// under Options.TableURI.
+func (s *Scan) dataKey(p string) (string, error) {
+	if isAbsolute(p) {
+		return s.resolveAbs(p)
+	}
+	dec, err := url.PathUnescape(p)
+	if err != nil {
+		return "", fmt.Errorf("scan: file path %q is not a valid URI path: %w", p, deltaerr.ErrCorrupt)
+	}
+	return relativeKey(dec, p)
+}
+
+func relativeKey(dec, orig string) (string, error) {
+	clean := path.Clean(dec)
+	if clean == "." || clean == ".." || strings.HasPrefix(clean, "../") || strings.HasPrefix(clean, "/") {
+		return "", fmt.Errorf("scan: file path %q: %w", orig, deltaerr.ErrPathEscapesRoot)
+	}
+	if err := logstore.CheckKey(clean); err != nil {
+		return "", fmt.Errorf("scan: file path %q: %w: %w", orig, deltaerr.ErrPathEscapesRoot, err)
+	}
+	return clean, nil
+}
+
+// isAbsolute reports whether a log path is an absolute path or a URI with
+// a scheme (RFC 3986: a letter, then letters, digits, '+', '-' or '.',
+// then ':'). "time=10:00/part-0.parquet" is relative.
+func isAbsolute(p string) bool {
+	if strings.HasPrefix(p, "/") {
+		return true
+	}
+	i := strings.IndexByte(p, ':')
+	if i <= 0 {
+		return false
+	}
+	for k := range i {
+		c := p[k]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (k == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return true
+}
+
+// resolveAbs turns an absolute path from the log into a store key, if it
+// lies under the table root.
+func (s *Scan) resolveAbs(p string) (string, error) {
+	root := s.opts.TableURI
+	if root == "" {
+		return "", fmt.Errorf("scan: absolute path %q, and the table's URI is unknown: %w", p, deltaerr.ErrPathEscapesRoot)
+	}
+	pp, rp := canonicalURI(p), canonicalURI(root)
+	rp = strings.TrimSuffix(rp, "/") + "/"
+	if !strings.HasPrefix(pp, rp) {
+		return "", fmt.Errorf("scan: path %q is outside the table at %s: %w", p, root, deltaerr.ErrPathEscapesRoot)
+	}
+	return relativeKey(strings.TrimPrefix(pp, rp), p)
+}
+
+// canonicalURI percent-decodes p and writes local paths as file:///path.
+func canonicalURI(p string) string {
+	if dec, err := url.PathUnescape(p); err == nil {
+		p = dec
+	}
+	switch {
+	case strings.HasPrefix(p, "file:///"):
+		return p
+	case strings.HasPrefix(p, "file://localhost/"):
+		return "file://" + strings.TrimPrefix(p, "file://localhost")
+	case strings.HasPrefix(p, "file:/"):
+		return "file://" + strings.TrimPrefix(p, "file:")
+	case strings.HasPrefix(p, "/"):
+		return "file://" + p
+	}
+	return p
+}

@@ -1,0 +1,396 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"runtime"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/snapshot"
+)
+
+// Options choose what a scan returns. The zero Options reads every column
+// of every row.
+type Options struct {
+	// Columns are the top-level logical column names to return, in order;
+	// nil returns all columns in schema order. Names are matched exactly,
+	// then case-insensitively.
+	Columns []string
+	// Predicate keeps the rows for which it is true; nil keeps all rows.
+	// Its columns may be any top-level column or nested struct field
+	// ("a.b"), whether returned or not.
+	Predicate expr.Expr
+	// TableURI is the table root as a URI (file:///data/t, s3://b/t), used
+	// to accept absolute data file paths that lie under it. Empty refuses
+	// every absolute path.
+	TableURI string
+	// Concurrency is how many files are read at once; 0 means GOMAXPROCS.
+	Concurrency int
+	// BatchSize is the most rows a batch holds; 0 means 8192.
+	BatchSize int
+	// PartitionTimeZone is the zone in which to read timestamp partition
+	// values written without an offset ("2021-09-08 11:11:11"). The
+	// protocol and delta-rs take them as UTC, the default (nil); Spark
+	// writes them in its session time zone, so a table written by a Spark
+	// session set to another zone reads right only with that zone here.
+	// Values with "Z" or an offset are exact either way.
+	PartitionTimeZone *time.Location
+}
+
+// Metrics count what a scan did. Files* are known once planning has run
+// (after the first batch, or after Files is drained); Rows* grow as rows are
+// read.
+type Metrics struct {
+	FilesTotal       int64 // live files in the snapshot
+	FilesSkippedPart int64 // skipped on partition values
+	FilesSkippedStat int64 // skipped on statistics
+	FilesRead        int64 // opened and read
+	RowsRead         int64 // rows read from data files
+	RowsDeleted      int64 // dropped by deletion vectors
+	RowsFiltered     int64 // dropped by the predicate
+	RowsReturned     int64
+}
+
+// FilesSkipped returns the files the scan did not read.
+func (m Metrics) FilesSkipped() int64 { return m.FilesSkippedPart + m.FilesSkippedStat }
+
+// File is a data file a scan will read: its add action and its partition
+// values, parsed to their column types and keyed by logical column name.
+type File struct {
+	Add             *actions.Add
+	PartitionValues map[string]schema.Value
+}
+
+// Scan is a planned read of a snapshot. Create it with New.
+type Scan struct {
+	snap  *snapshot.Snapshot
+	store logstore.Store
+	opts  Options
+	table *schema.StructType // logical table schema
+	// physical is table with column mapping applied, field for field.
+	physical *schema.StructType
+	out      *schema.StructType // logical output schema
+	mode     schema.ColumnMappingMode
+	byID     bool
+	parts    map[string]partColumn // logical partition column -> its type and key
+	plan     readPlan
+	pred     expr.Expr
+	statsC   []string           // predicate columns that have statistics (not partitions)
+	stats    *expr.StatsDecoder // decodes the statistics of statsC; nil when none
+
+	m struct {
+		filesTotal, skippedPart, skippedStat, filesRead   atomic.Int64
+		rowsRead, rowsDeleted, rowsFiltered, rowsReturned atomic.Int64
+	}
+}
+
+type partColumn struct {
+	typ      schema.DataType
+	physical string // key in add.partitionValues
+}
+
+// New plans a scan of snap. It fails with deltaerr.ErrInvalidArgument when
+// a column or a predicate column is not in the table, and with
+// deltaerr.ErrUnsupportedFeature when the table needs a reader feature the
+// data path does not support.
+func New(snap *snapshot.Snapshot, opts Options) (*Scan, error) {
+	p := snap.Protocol()
+	if err := p.ReadSupported(); err != nil {
+		return nil, err
+	}
+	s := &Scan{snap: snap, store: snap.Store(), opts: opts, table: snap.Schema(), pred: opts.Predicate}
+	if s.table == nil {
+		return nil, fmt.Errorf("scan: snapshot %d has no schema: %w", snap.Version(), deltaerr.ErrCorrupt)
+	}
+	s.mode = columnMappingMode(snap)
+	s.byID = s.mode == schema.ColumnMappingByID
+	s.parts = map[string]partColumn{}
+	for _, name := range snap.Metadata().PartitionColumns {
+		f, ok := s.table.Field(name)
+		if !ok {
+			if f, ok = s.table.FieldFold(name); !ok {
+				return nil, fmt.Errorf("scan: partition column %q is not in the schema: %w", name, deltaerr.ErrCorrupt)
+			}
+		}
+		s.parts[f.Name] = partColumn{typ: f.Type, physical: f.PhysicalName(s.mode)}
+	}
+
+	// Output columns.
+	var outFields []schema.StructField
+	if opts.Columns == nil {
+		outFields = slices.Clone(s.table.Fields)
+	} else {
+		for _, c := range opts.Columns {
+			f, err := s.field(c)
+			if err != nil {
+				return nil, err
+			}
+			outFields = append(outFields, *f)
+		}
+	}
+	s.out = &schema.StructType{Fields: outFields}
+
+	// Predicate columns must exist; the top-level ones are read too.
+	var predTop []string
+	if s.pred != nil {
+		for _, c := range expr.Columns(s.pred) {
+			top, err := s.resolvePredColumn(c)
+			if err != nil {
+				return nil, err
+			}
+			predTop = append(predTop, top)
+			if _, isPart := s.parts[top]; !isPart {
+				s.statsC = append(s.statsC, c)
+			}
+		}
+	}
+	if len(s.statsC) > 0 {
+		s.stats = expr.NewStatsDecoder(s.table, s.mode, s.statsC)
+	}
+	physical, err := s.table.PhysicalSchema(s.mode)
+	if err != nil {
+		return nil, fmt.Errorf("scan: %w", err)
+	}
+	s.physical = physical
+	s.plan = newReadPlan(s.table, physical, s.parts, outFields, predTop)
+	return s, nil
+}
+
+func columnMappingMode(snap *snapshot.Snapshot) schema.ColumnMappingMode {
+	p := snap.Protocol()
+	mode, err := schema.ParseColumnMappingMode(snap.Metadata().Configuration["delta.columnMapping.mode"])
+	if err != nil {
+		return schema.ColumnMappingNone
+	}
+	// Before reader version 3 column mapping needs reader version 2;
+	// with table features it needs the feature.
+	if p.MinReaderVersion >= 3 && !p.HasReaderFeature(actions.FeatureColumnMapping) || p.MinReaderVersion < 2 {
+		return schema.ColumnMappingNone
+	}
+	return mode
+}
+
+// field resolves a top-level output column by name, exactly or ignoring
+// case.
+func (s *Scan) field(name string) (*schema.StructField, error) {
+	if f, ok := s.table.Field(name); ok {
+		return f, nil
+	}
+	if f, ok := s.table.FieldFold(name); ok {
+		return f, nil
+	}
+	return nil, fmt.Errorf("scan: column %q is not in the table schema: %w", name, deltaerr.ErrInvalidArgument)
+}
+
+// resolvePredColumn checks a predicate column ("a" or "a.b.c") and returns
+// its top-level column's name. A name that is itself a top-level column
+// (even with dots in it) wins over a nested path.
+func (s *Scan) resolvePredColumn(name string) (string, error) {
+	if f, err := s.field(name); err == nil {
+		return f.Name, nil
+	}
+	path := strings.Split(name, ".")
+	f, err := s.field(path[0])
+	if err != nil {
+		return "", fmt.Errorf("scan: predicate column %q is not in the table schema: %w", name, deltaerr.ErrInvalidArgument)
+	}
+	t := f.Type
+	for _, seg := range path[1:] {
+		st, ok := t.(*schema.StructType)
+		if !ok {
+			return "", fmt.Errorf("scan: predicate column %q: %q is not a struct: %w", name, seg, deltaerr.ErrInvalidArgument)
+		}
+		sf, ok := st.Field(seg)
+		if !ok {
+			if sf, ok = st.FieldFold(seg); !ok {
+				return "", fmt.Errorf("scan: predicate column %q is not in the table schema: %w", name, deltaerr.ErrInvalidArgument)
+			}
+		}
+		t = sf.Type
+	}
+	return f.Name, nil
+}
+
+// Schema returns the logical schema of the rows the scan returns.
+func (s *Scan) Schema() *schema.StructType { return s.out }
+
+// Snapshot returns the snapshot the scan reads.
+func (s *Scan) Snapshot() *snapshot.Snapshot { return s.snap }
+
+// Metrics returns the counts so far of this Scan's runs.
+func (s *Scan) Metrics() Metrics {
+	return Metrics{
+		FilesTotal:       s.m.filesTotal.Load(),
+		FilesSkippedPart: s.m.skippedPart.Load(),
+		FilesSkippedStat: s.m.skippedStat.Load(),
+		FilesRead:        s.m.filesRead.Load(),
+		RowsRead:         s.m.rowsRead.Load(),
+		RowsDeleted:      s.m.rowsDeleted.Load(),
+		RowsFiltered:     s.m.rowsFiltered.Load(),
+		RowsReturned:     s.m.rowsReturned.Load(),
+	}
+}
+
+// Files yields the files the scan reads, after partition pruning and
+// statistics-based skipping, in the snapshot's order. A partition value
+// that cannot be parsed as its column's type is an error wrapping
+// deltaerr.ErrCorrupt.
+func (s *Scan) Files() iter.Seq2[File, error] {
+	return func(yield func(File, error) bool) {
+		for add := range s.snap.Files() {
+			s.m.filesTotal.Add(1)
+			pv, err := s.partitionValues(add)
+			if err != nil {
+				yield(File{}, err)
+				return
+			}
+			if s.pred != nil && !s.mightMatch(add, pv) {
+				continue
+			}
+			if !yield(File{Add: add, PartitionValues: pv}, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (s *Scan) partitionValues(add *actions.Add) (map[string]schema.Value, error) {
+	if len(s.parts) == 0 {
+		return nil, nil
+	}
+	pv := make(map[string]schema.Value, len(s.parts))
+	for name, pc := range s.parts {
+		raw, ok := add.PartitionValues[pc.physical]
+		if !ok {
+			pv[name] = schema.Value{} // absent: null
+			continue
+		}
+		v, err := s.parsePartitionValue(pc.typ, raw)
+		if err != nil {
+			return nil, fmt.Errorf("scan: file %s: partition column %q: %w", add.Path, name, err)
+		}
+		pv[name] = v
+	}
+	return pv, nil
+}
+
+// parsePartitionValue is schema.ParsePartitionValue, reading timestamps
+// without an offset in Options.PartitionTimeZone.
+func (s *Scan) parsePartitionValue(t schema.DataType, raw string) (schema.Value, error) {
+	if loc := s.opts.PartitionTimeZone; loc != nil && t == schema.Timestamp {
+		if wall, err := schema.ParsePartitionValue(schema.TimestampNTZ, raw); err == nil && !wall.IsNull() {
+			w := time.UnixMicro(wall.Int64()).UTC()
+			at := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), loc)
+			return schema.TimestampValue(at.UnixMicro()), nil
+		}
+	}
+	return schema.ParsePartitionValue(t, raw)
+}
+
+// mightMatch decides whether a file can hold a matching row: first on its
+// partition values alone, then on its statistics with the partition values
+// folded in.
+func (s *Scan) mightMatch(add *actions.Add, pv map[string]schema.Value) bool {
+	if len(s.parts) > 0 {
+		lookup := func(col string) (schema.DataType, schema.Value, bool) {
+			pc, ok := s.parts[col]
+			if !ok {
+				return nil, schema.Value{}, false
+			}
+			return pc.typ, pv[col], true
+		}
+		if expr.Eval(s.pred, lookup) == expr.False {
+			s.m.skippedPart.Add(1)
+			return false
+		}
+	}
+	if s.stats == nil || add.Stats == "" {
+		return true
+	}
+	st, err := s.stats.Decode(add.Stats)
+	if err != nil {
+		return true // unreadable statistics never skip a file
+	}
+	if len(pv) > 0 {
+		st = st.WithPartitionValues(pv)
+	}
+	if !st.MightMatch(s.pred) {
+		s.m.skippedStat.Add(1)
+		return false
+	}
+	return true
+}
+
+// Batches yields the scan's rows in column-wise batches. Each batch is
+// freshly allocated and the caller may keep it. Iteration stops at the
+// first error, which is yielded with a nil batch.
+func (s *Scan) Batches(ctx context.Context) iter.Seq2[*Batch, error] {
+	return s.run(ctx, func(yield func(*fileRead, error) bool) {
+		for f, err := range s.Files() {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			r := &fileRead{scan: s, out: s.out, add: f.Add, pv: f.PartitionValues, dv: f.Add.DeletionVector, filter: s.pred}
+			if !yield(r, nil) {
+				return
+			}
+		}
+	})
+}
+
+// run reads the files tasks yields, up to Options.Concurrency at once, and
+// yields their batches in task order.
+func (s *Scan) run(ctx context.Context, tasks iter.Seq2[*fileRead, error]) iter.Seq2[*Batch, error] {
+	return func(yield func(*Batch, error) bool) {
+		conc := s.opts.Concurrency
+		if conc <= 0 {
+			conc = runtime.GOMAXPROCS(0)
+		}
+		work := func(ctx context.Context, r *fileRead, emit func(*Batch) error) error {
+			s.m.filesRead.Add(1)
+			return r.run(ctx, emit)
+		}
+		for b, err := range runOrdered(ctx, conc, tasks, work) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			s.m.rowsReturned.Add(int64(b.Len))
+			if !yield(b, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Rows yields the scan's rows one by one. Iteration stops at the first
+// error, which is yielded with a zero Row.
+func (s *Scan) Rows(ctx context.Context) iter.Seq2[Row, error] {
+	return rowsOf(s.Batches(ctx))
+}
+
+func rowsOf(batches iter.Seq2[*Batch, error]) iter.Seq2[Row, error] {
+	return func(yield func(Row, error) bool) {
+		for b, err := range batches {
+			if err != nil {
+				yield(Row{}, err)
+				return
+			}
+			for i := range b.Len {
+				if !yield(b.Row(i), nil) {
+					return
+				}
+			}
+		}
+	}
+}
