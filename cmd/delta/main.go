@@ -1,9 +1,13 @@
-// Command delta inspects Delta Lake tables: their metadata, their history
-// and their data files.
+// Command delta inspects Delta Lake tables: their metadata, their history,
+// their data files, their rows and their change data feed.
 //
 //	delta describe TABLE [--version V | --timestamp T] [--json]
 //	delta history  TABLE [--limit N] [--json]
 //	delta files    TABLE [--version V | --timestamp T] [--json]
+//	delta scan     TABLE [--version V | --timestamp T] [--where EXPR] [--columns a,b]
+//	               [--limit N] [--format table|csv|jsonl] [--stats]
+//	delta changes  TABLE (--from V | --since T) [--to W] [--columns a,b]
+//	               [--limit N] [--format table|csv|jsonl]
 //
 // TABLE is a local path or a URI (file:///abs/path, memory://name); see
 // delta.Resolve for the schemes known.
@@ -88,6 +92,23 @@
 //	  "operationMetrics": {…},            // object, as in the log
 //	  "txnId": "…"                        // string
 //	}
+//
+// # Rows
+//
+// scan and changes print rows. --format table (the default) aligns columns
+// for people, with NULL for nulls; csv writes a header row then one record
+// per row, with empty fields for nulls; jsonl writes one JSON object per
+// row keyed by logical column names, in the form of Spark's to_json:
+// numbers for integers, floats and decimals (exact), strings for dates,
+// timestamps (as in the history output, with 0, 3 or 6 fraction digits),
+// binary (base64) and NaN/Infinity, objects for structs and string-keyed
+// maps, arrays for arrays and other maps ({"key","value"} objects), and
+// null. --where takes a predicate such as
+//
+//	a = 1 AND ts >= '2026-01-01' AND name IS NOT NULL AND c IN ('x', 'y')
+//
+// changes adds the columns _change_type (insert, delete, update_preimage,
+// update_postimage), _commit_version and _commit_timestamp.
 //
 // # Exit status
 //
@@ -194,7 +215,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageErrorf(cmd, "%v", err)
 	})
-	root.AddCommand(newDescribeCmd(), newHistoryCmd(), newFilesCmd())
+	root.AddCommand(newDescribeCmd(), newHistoryCmd(), newFilesCmd(), newScanCmd(), newChangesCmd())
 	return root
 }
 
@@ -259,24 +280,30 @@ func (s *selector) register(fs *pflag.FlagSet) {
 // snapshot checks the flags, then opens the table named by uri and loads the
 // version they select: the latest when neither is set.
 func (s *selector) snapshot(cmd *cobra.Command, uri string) (*delta.Snapshot, error) {
+	_, snap, err := s.open(cmd, uri)
+	return snap, err
+}
+
+// open is snapshot, also returning the table.
+func (s *selector) open(cmd *cobra.Command, uri string) (*delta.Table, *delta.Snapshot, error) {
 	byVersion := cmd.Flags().Changed("version")
 	byTime := cmd.Flags().Changed("timestamp")
 	var ts time.Time
 	switch {
 	case byVersion && byTime:
-		return nil, usageErrorf(cmd, "--version and --timestamp are mutually exclusive")
+		return nil, nil, usageErrorf(cmd, "--version and --timestamp are mutually exclusive")
 	case byVersion && s.version < 0:
-		return nil, usageErrorf(cmd, "invalid --version %d: must not be negative", s.version)
+		return nil, nil, usageErrorf(cmd, "invalid --version %d: must not be negative", s.version)
 	case byTime:
 		var err error
 		if ts, err = parseTimestamp(s.timestamp); err != nil {
-			return nil, usageErrorf(cmd, "invalid --timestamp: %v", err)
+			return nil, nil, usageErrorf(cmd, "invalid --timestamp: %v", err)
 		}
 	}
 	ctx := cmd.Context()
 	t, err := delta.Open(ctx, uri)
 	if err != nil {
-		return nil, failure(err)
+		return nil, nil, failure(err)
 	}
 	var snap *delta.Snapshot
 	switch {
@@ -287,7 +314,7 @@ func (s *selector) snapshot(cmd *cobra.Command, uri string) (*delta.Snapshot, er
 	default:
 		snap, err = t.Snapshot(ctx)
 	}
-	return snap, failure(err)
+	return t, snap, failure(err)
 }
 
 // output returns a buffered writer on the command's standard output and a

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"iter"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/godelta/delta"
+	"github.com/godelta/delta/schema"
+)
+
+// rowFormat holds the flags that shape printed rows.
+type rowFormat struct {
+	columns string
+	limit   int64
+	format  string
+}
+
+func (f *rowFormat) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.columns, "columns", "", "comma-separated `COLUMNS` to print (default: all)")
+	fs.Int64Var(&f.limit, "limit", -1, "print at most `N` rows")
+	fs.StringVar(&f.format, "format", "table", "output `FORMAT`: table, csv or jsonl")
+}
+
+func (f *rowFormat) check(cmd *cobra.Command) error {
+	switch f.format {
+	case "table", "csv", "jsonl":
+	default:
+		return usageErrorf(cmd, "invalid --format %q: want table, csv or jsonl", f.format)
+	}
+	return nil
+}
+
+func (f *rowFormat) columnList() []string {
+	if f.columns == "" {
+		return nil
+	}
+	var out []string
+	for c := range strings.SplitSeq(f.columns, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func newScanCmd() *cobra.Command {
+	var sel selector
+	var rf rowFormat
+	var where string
+	var stats bool
+	cmd := &cobra.Command{
+		Use:   "scan TABLE",
+		Short: "Print a table's rows",
+		Long: "scan prints the rows of a table, at its latest version or the one --version or\n" +
+			"--timestamp selects, that satisfy --where (a predicate such as\n" +
+			"\"a = 1 AND ts >= '2026-01-01' AND name IS NOT NULL\"). Files that cannot hold a\n" +
+			"matching row are skipped unread; --stats reports how many on standard error.",
+		Args: tableArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := rf.check(cmd); err != nil {
+				return err
+			}
+			opts := delta.ScanOptions{Columns: rf.columnList()}
+			if where != "" {
+				pred, err := delta.ParsePredicate(where)
+				if err != nil {
+					return usageErrorf(cmd, "invalid --where: %v", err)
+				}
+				opts.Predicate = pred
+			}
+			t, snap, err := sel.open(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			s, err := t.Scan(snap, opts)
+			if err != nil {
+				return failure(err)
+			}
+			w, flush := output(cmd)
+			if err := printRows(w, s.Schema(), s.Rows(cmd.Context()), rf); err != nil {
+				return failure(err)
+			}
+			if err := flush(); err != nil {
+				return err
+			}
+			if stats {
+				m := s.Metrics()
+				fmt.Fprintf(cmd.ErrOrStderr(), "files: %d in snapshot, %d skipped by partition, %d by statistics, %d read; rows: %d read, %d deleted, %d filtered, %d returned\n",
+					m.FilesTotal, m.FilesSkippedPart, m.FilesSkippedStat, m.FilesRead, m.RowsRead, m.RowsDeleted, m.RowsFiltered, m.RowsReturned)
+			}
+			return nil
+		},
+	}
+	sel.register(cmd.Flags())
+	rf.register(cmd)
+	cmd.Flags().StringVar(&where, "where", "", "print only rows satisfying `EXPR`")
+	cmd.Flags().BoolVar(&stats, "stats", false, "report files skipped and rows read on standard error")
+	return cmd
+}
+
+func newChangesCmd() *cobra.Command {
+	var rf rowFormat
+	var from, to int64
+	var since string
+	cmd := &cobra.Command{
+		Use:   "changes TABLE --from V [--to W]",
+		Short: "Print a table's change data feed",
+		Long: "changes prints the rows that commits --from V to --to W (default: the latest)\n" +
+			"inserted, deleted or updated, with _change_type, _commit_version and\n" +
+			"_commit_timestamp. The table must have delta.enableChangeDataFeed set.\n" +
+			"--since T starts at the first commit at or after time T instead of --from.",
+		Args: tableArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := rf.check(cmd); err != nil {
+				return err
+			}
+			byFrom, bySince := cmd.Flags().Changed("from"), cmd.Flags().Changed("since")
+			if byFrom == bySince {
+				return usageErrorf(cmd, "give exactly one of --from and --since")
+			}
+			if !cmd.Flags().Changed("to") {
+				to = -1
+			} else if to < 0 {
+				return usageErrorf(cmd, "invalid --to %d: must not be negative", to)
+			}
+			opts := delta.ChangeOptions{Start: from, End: to, Columns: rf.columnList()}
+			ctx := cmd.Context()
+			t, err := delta.Open(ctx, args[0])
+			if err != nil {
+				return failure(err)
+			}
+			var c *delta.Changes
+			if bySince {
+				ts, err := parseTimestamp(since)
+				if err != nil {
+					return usageErrorf(cmd, "invalid --since: %v", err)
+				}
+				c, err = t.ChangesSince(ctx, ts, opts)
+				if err != nil {
+					return failure(err)
+				}
+			} else if c, err = t.Changes(ctx, opts); err != nil {
+				return failure(err)
+			}
+			w, flush := output(cmd)
+			if err := printRows(w, c.Schema(), c.Rows(ctx), rf); err != nil {
+				return failure(err)
+			}
+			return flush()
+		},
+	}
+	rf.register(cmd)
+	cmd.Flags().Int64Var(&from, "from", 0, "first version `V`")
+	cmd.Flags().Int64Var(&to, "to", 0, "last version `W` (default: the latest)")
+	cmd.Flags().StringVar(&since, "since", "", "start at the first commit at or after time `T`")
+	return cmd
+}
+
+// printRows writes rows in the chosen format, at most rf.limit of them.
+func printRows(w io.Writer, sch *schema.StructType, rows iter.Seq2[delta.Row, error], rf rowFormat) error {
+	limited := func(yield func(delta.Row, error) bool) {
+		n := int64(0)
+		for r, err := range rows {
+			if err != nil {
+				yield(r, err)
+				return
+			}
+			if rf.limit >= 0 && n >= rf.limit {
+				return
+			}
+			n++
+			if !yield(r, nil) {
+				return
+			}
+		}
+	}
+	switch rf.format {
+	case "jsonl":
+		var buf []byte
+		for r, err := range limited {
+			if err != nil {
+				return err
+			}
+			buf = appendRowJSON(buf[:0], sch, r.Values())
+			buf = append(buf, '\n')
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "csv":
+		cw := csv.NewWriter(w)
+		header := make([]string, len(sch.Fields))
+		for i, f := range sch.Fields {
+			header[i] = f.Name
+		}
+		if err := cw.Write(header); err != nil {
+			return err
+		}
+		rec := make([]string, len(sch.Fields))
+		for r, err := range limited {
+			if err != nil {
+				return err
+			}
+			for i, v := range r.Values() {
+				rec[i] = cell(v, "")
+			}
+			if err := cw.Write(rec); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	// table: aligned columns; needs every row before printing.
+	cells := [][]string{make([]string, len(sch.Fields))}
+	for i, f := range sch.Fields {
+		cells[0][i] = f.Name
+	}
+	for r, err := range limited {
+		if err != nil {
+			return err
+		}
+		row := make([]string, len(sch.Fields))
+		for i, v := range r.Values() {
+			row[i] = cell(v, "NULL")
+		}
+		cells = append(cells, row)
+	}
+	widths := make([]int, len(sch.Fields))
+	for _, row := range cells {
+		for i, c := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	var sb strings.Builder
+	for k, row := range cells {
+		sb.Reset()
+		for i, c := range row {
+			if i > 0 {
+				sb.WriteString("  ")
+			}
+			sb.WriteString(c)
+			if i < len(row)-1 {
+				sb.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)))
+			}
+		}
+		sb.WriteByte('\n')
+		if _, err := io.WriteString(w, sb.String()); err != nil {
+			return err
+		}
+		if k == 0 {
+			continue
+		}
+	}
+	_, err := fmt.Fprintf(w, "(%d rows)\n", len(cells)-1)
+	return err
+}
+
+// cell is the text of a value in table and CSV output.
+func cell(v schema.Value, null string) string {
+	if v.IsNull() {
+		return null
+	}
+	return v.String()
+}
+
+// appendRowJSON appends a row as one JSON object keyed by logical column
+// names.
+func appendRowJSON(b []byte, sch *schema.StructType, vals []schema.Value) []byte {
+	return schema.AppendValueJSON(b, schema.StructValue(vals), sch)
+}
