@@ -3,6 +3,7 @@ module github.com/godelta/delta
 go 1.26.0
 
 require (
+	github.com/google/uuid v1.6.0
 	github.com/parquet-go/parquet-go v0.32.1
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
@@ -10,7 +11,6 @@ require (
 
 require (
 	github.com/andybalholm/brotli v1.3.0 // indirect
-	github.com/google/uuid v1.6.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/parquet-go/bitpack v1.0.3 // indirect
