@@ -172,7 +172,7 @@ func (b *binder) bind(want schema.DataType, n *pnode, path []string, asElement b
 
 func (b *binder) newLeaf(n *pnode, path []string, conv convFunc) *leaf {
 	l := &leaf{node: n, name: strings.Join(path, "."), conv: conv,
-		maxDef: byte(n.defLevel), maxRep: byte(n.repLevel)}
+		maxDef: byte(n.defLevel), maxRep: byte(n.repLevel), vals: getVals()}
 	b.leaves = append(b.leaves, l)
 	return l
 }

@@ -332,10 +332,16 @@ func convString(dst []schema.Value, d encoding.Values, n int) []schema.Value {
 	return dst
 }
 
+// convBinary is convString for binary values: one copy of the page's
+// bytes, shared by its values.
 func convBinary(dst []schema.Value, d encoding.Values, n int) []schema.Value {
 	data, offs := byteArrays(d, n)
+	if n == 0 {
+		return dst
+	}
+	text := string(data[:offs[n]])
 	for j := range n {
-		dst = append(dst, schema.BinaryValue(data[offs[j]:offs[j+1]]))
+		dst = append(dst, schema.BinaryValueString(text[offs[j]:offs[j+1]]))
 	}
 	return dst
 }
@@ -388,7 +394,13 @@ func decimalConverter(n *pnode, dt schema.DecimalType, path []string) (convFunc,
 		if dt.Scale != fileScale {
 			u.Mul(u, mul)
 		}
-		v, err := schema.DecimalValue(u, dt.Precision, dt.Scale)
+		var v schema.Value
+		var err error
+		if u.IsInt64() {
+			v, err = schema.DecimalValueInt64(u.Int64(), dt.Precision, dt.Scale) // no allocation
+		} else {
+			v, err = schema.DecimalValue(u, dt.Precision, dt.Scale)
+		}
 		if err != nil {
 			failf("column value %s does not fit %s", u, dt)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/schema"
@@ -23,12 +24,19 @@ type ReadOptions struct {
 	ByFieldID bool
 	// BatchSize is the most rows in one batch; 0 means DefaultBatchSize.
 	BatchSize int
+	// Fresh gives every batch newly allocated Columns that the reader
+	// never touches again, so the callback may keep them without copying.
+	Fresh bool
+	// Alloc, with Fresh, provides the memory of each fresh batch: a slice
+	// of at least n values, which the reader overwrites (a caller may
+	// recycle batches it is done with this way). Nil means make.
+	Alloc func(n int) []schema.Value
 }
 
 // Batch is a run of consecutive rows of the file, column by column.
 //
 // Columns and its slices are reused for the next batch once the callback
-// returns: copy what must outlive it. The Values themselves may be kept:
+// returns, unless ReadOptions.Fresh is set: copy what must outlive it. The Values themselves may be kept:
 // strings and the element slices of nested values are never reused.
 type Batch struct {
 	// Len is the number of rows.
@@ -72,7 +80,7 @@ func (f *File) Read(ctx context.Context, want *schema.StructType, opts ReadOptio
 	}
 	r := &reader{cols: cols, leaves: b.leaves}
 	defer r.close()
-	if err := f.read(ctx, r, bs, fn); err != nil {
+	if err := f.read(ctx, r, bs, opts, fn); err != nil {
 		if ioErr := f.r.failed(); ioErr != nil && errors.Is(err, deltaerr.ErrCorrupt) {
 			return fmt.Errorf("datafile: reading: %w", ioErr)
 		}
@@ -82,7 +90,7 @@ func (f *File) Read(ctx context.Context, want *schema.StructType, opts ReadOptio
 }
 
 // read is Read once the schema is bound.
-func (f *File) read(ctx context.Context, r *reader, bs int, fn func(b *Batch) error) error {
+func (f *File) read(ctx context.Context, r *reader, bs int, opts ReadOptions, fn func(b *Batch) error) error {
 	cols := r.cols
 
 	batch := &Batch{Columns: make([][]schema.Value, len(cols))}
@@ -110,6 +118,18 @@ func (f *File) read(ctx context.Context, r *reader, bs int, fn func(b *Batch) er
 			batch.Len, batch.FirstRow = k, first+done
 			if err := guard(func() error {
 				r.slab = slab{} // values handed out before are the caller's
+				if opts.Fresh {
+					var all []schema.Value
+					if opts.Alloc != nil {
+						all = opts.Alloc(k * len(cols))[:k*len(cols)]
+					} else {
+						all = make([]schema.Value, k*len(cols))
+					}
+					batch = &Batch{Len: k, FirstRow: batch.FirstRow, Columns: make([][]schema.Value, len(cols))}
+					for j := range cols {
+						batch.Columns[j] = all[j*k : j*k : (j+1)*k]
+					}
+				}
 				for j, c := range cols {
 					if cap(batch.Columns[j]) < k {
 						batch.Columns[j] = make([]schema.Value, bs)
@@ -152,6 +172,27 @@ type reader struct {
 func (r *reader) close() {
 	for _, l := range r.leaves {
 		l.close()
+		putVals(l.vals)
+		l.vals = nil
+	}
+}
+
+// valsPool recycles the page-sized buffers of converted values between
+// reads: one read's leaves hand theirs to the next file's. Values left in
+// a pooled buffer are only overwritten, never read.
+var valsPool sync.Pool
+
+func getVals() []schema.Value {
+	if p, ok := valsPool.Get().(*[]schema.Value); ok {
+		return (*p)[:0]
+	}
+	return nil
+}
+
+func putVals(v []schema.Value) {
+	if cap(v) > 0 {
+		v = v[:0]
+		valsPool.Put(&v)
 	}
 }
 

@@ -9,12 +9,34 @@ import (
 )
 
 // Batch is a run of rows held column-wise: Columns[j][i] is the value of
-// column j (in Schema order) in row i. A batch the scan yields is the
-// caller's: nothing else refers to it.
+// column j (in Schema order) in row i.
+//
+// A batch that Batches yields is valid until the loop body that received
+// it returns: its memory is then reused for later batches (that is what
+// keeps a scan's allocations flat). Clone a batch to keep it; the Values
+// themselves, and rows from Row, may be kept.
 type Batch struct {
 	Len     int
 	Columns [][]schema.Value
 	schema  *schema.StructType
+	backing [][]schema.Value // pooled memory of Columns, see recycle
+}
+
+// Clone returns a copy of b that stays valid.
+func (b *Batch) Clone() *Batch {
+	all := make([]schema.Value, b.Len*len(b.Columns))
+	cols := make([][]schema.Value, len(b.Columns))
+	for j, c := range b.Columns {
+		cols[j] = all[j*b.Len : (j+1)*b.Len : (j+1)*b.Len]
+		copy(cols[j], c)
+	}
+	return &Batch{Len: b.Len, Columns: cols, schema: b.schema}
+}
+
+// release returns the batch's memory to the pool.
+func (b *Batch) release() {
+	recycle(b.backing...)
+	b.backing, b.Columns, b.Len = nil, nil, 0
 }
 
 // Schema returns the logical schema of the batch's columns.

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/datafile"
@@ -124,7 +125,16 @@ func (r *fileRead) run(ctx context.Context, emit func(*Batch) error) error {
 	if err != nil {
 		return fmt.Errorf("scan: data file %s: %w", r.path, missing(err))
 	}
-	opts := datafile.ReadOptions{ByFieldID: s.byID, BatchSize: s.opts.BatchSize}
+	// Fresh batches: when every row of a batch is kept, its columns become
+	// the output's without a copy.
+	// Each batch's memory comes from the pool; lastAlloc is the memory of
+	// the batch being handed to the callback below.
+	var lastAlloc []schema.Value
+	alloc := func(n int) []schema.Value {
+		lastAlloc = allocValues(n)[:n]
+		return lastAlloc
+	}
+	opts := datafile.ReadOptions{ByFieldID: s.byID, BatchSize: s.opts.BatchSize, Fresh: true, Alloc: alloc}
 	sel := make([]int, 0, 1024)
 	row := rowLookup{plan: r.plan, pv: r.pv}
 	err = readBatches(ctx, f, r.plan.read, opts, func(b *datafile.Batch) error {
@@ -150,9 +160,10 @@ func (r *fileRead) run(ctx context.Context, emit func(*Batch) error) error {
 			sel = append(sel, i)
 		}
 		if len(sel) == 0 {
+			recycle(lastAlloc)
 			return nil
 		}
-		return emit(r.project(b, sel))
+		return emit(r.project(b, sel, lastAlloc))
 	})
 	if err != nil {
 		return fmt.Errorf("scan: data file %s: %w", r.path, missing(err))
@@ -192,14 +203,42 @@ func missing(err error) error {
 	return err
 }
 
-// project builds the output batch from the selected rows of b.
-func (r *fileRead) project(b *datafile.Batch, sel []int) *Batch {
+// project builds the output batch from the selected rows of b, whose
+// columns are fresh (see ReadOptions.Fresh) and live in mem: a column of
+// which every row is kept is taken as it is, and the output batch then owns
+// mem; otherwise mem is recycled once copied from.
+func (r *fileRead) project(b *datafile.Batch, sel []int, mem []schema.Value) *Batch {
 	n := len(sel)
 	cols := make([][]schema.Value, len(r.plan.out)+len(r.extra))
-	// One allocation for every output column.
-	all := make([]schema.Value, n*len(cols))
+	// One allocation for every output column that needs one.
+	need := len(r.extra)
+	for _, oc := range r.plan.out {
+		if oc.read < 0 || n != b.Len {
+			need++
+		}
+	}
+	var all []schema.Value
+	out := &Batch{Len: n, Columns: cols, schema: r.out}
+	if need > 0 {
+		all = allocValues(n * need)[:n*need]
+		out.backing = append(out.backing, all)
+	}
+	if n == b.Len {
+		out.backing = append(out.backing, mem) // taken over, zero copy
+	} else {
+		defer recycle(mem) // copied out of
+	}
+	next := func() []schema.Value {
+		col := all[:n:n]
+		all = all[n:]
+		return col
+	}
 	for j, oc := range r.plan.out {
-		col := all[j*n : (j+1)*n : (j+1)*n]
+		if oc.read >= 0 && n == b.Len {
+			cols[j] = b.Columns[oc.read][:n:n]
+			continue
+		}
+		col := next()
 		if oc.read < 0 {
 			v := r.pv[oc.name]
 			for k := range col {
@@ -207,25 +246,48 @@ func (r *fileRead) project(b *datafile.Batch, sel []int) *Batch {
 			}
 		} else {
 			src := b.Columns[oc.read]
-			if n == b.Len {
-				copy(col, src[:n])
-			} else {
-				for k, i := range sel {
-					col[k] = src[i]
-				}
+			for k, i := range sel {
+				col[k] = src[i]
 			}
 		}
 		cols[j] = col
 	}
 	for e, v := range r.extra {
 		j := len(r.plan.out) + e
-		col := all[j*n : (j+1)*n : (j+1)*n]
+		col := next()
 		for k := range col {
 			col[k] = v
 		}
 		cols[j] = col
 	}
-	return &Batch{Len: n, Columns: cols, schema: r.out}
+	return out
+}
+
+// Batch memory is recycled: the scan hands a batch to its caller, and once
+// the caller's loop body returns, the batch's values go back to this pool
+// for the next file read. Pooled slices hold len 0 and their capacity.
+var valuePool sync.Pool
+
+// allocValues returns a slice with room for at least n values.
+func allocValues(n int) []schema.Value {
+	if p, ok := valuePool.Get().(*[]schema.Value); ok && cap(*p) >= n {
+		return (*p)[:0]
+	} else if ok {
+		valuePool.Put(p)
+	}
+	return make([]schema.Value, 0, n)
+}
+
+// recycle returns allocations made by allocValues to the pool. Nothing
+// may refer to them afterwards.
+func recycle(mems ...[]schema.Value) {
+	for _, m := range mems {
+		if cap(m) == 0 {
+			continue
+		}
+		m = m[:0]
+		valuePool.Put(&m)
+	}
 }
 
 // rowLookup gives the predicate the values of one row of a read batch.

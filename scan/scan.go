@@ -330,9 +330,9 @@ func (s *Scan) mightMatch(add *actions.Add, pv map[string]schema.Value) bool {
 	return true
 }
 
-// Batches yields the scan's rows in column-wise batches. Each batch is
-// freshly allocated and the caller may keep it. Iteration stops at the
-// first error, which is yielded with a nil batch.
+// Batches yields the scan's rows in column-wise batches. A batch is valid
+// until the loop body returns (see Batch; Clone keeps one). Iteration stops
+// at the first error, which is yielded with a nil batch.
 func (s *Scan) Batches(ctx context.Context) iter.Seq2[*Batch, error] {
 	return s.run(ctx, func(yield func(*fileRead, error) bool) {
 		for f, err := range s.Files() {
@@ -366,7 +366,9 @@ func (s *Scan) run(ctx context.Context, tasks iter.Seq2[*fileRead, error]) iter.
 				return
 			}
 			s.m.rowsReturned.Add(int64(b.Len))
-			if !yield(b, nil) {
+			more := yield(b, nil)
+			b.release()
+			if !more {
 				return
 			}
 		}

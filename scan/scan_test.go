@@ -274,3 +274,37 @@ func TestPathsEscapingTheRoot(t *testing.T) {
 		}
 	}
 }
+
+// Batches recycle their memory once the loop body returns; Clone keeps a
+// batch intact across later batches.
+func TestBatchLifetime(t *testing.T) {
+	store := disjointTable(t, 6)
+	snap, err := snapshot.Load(context.Background(), store, deltalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scan.New(snap, scan.Options{Columns: []string{"id"}, Concurrency: 2, BatchSize: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []*scan.Batch
+	var want []int64
+	for b, err := range s.Batches(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, b.Clone())
+		for _, v := range b.Columns[0] {
+			want = append(want, v.Int64())
+		}
+	}
+	var got []int64
+	for _, b := range kept {
+		for _, v := range b.Columns[0] {
+			got = append(got, v.Int64())
+		}
+	}
+	if !slices.Equal(got, want) || len(got) != 600 {
+		t.Fatalf("kept batches changed: %d ids, first %v", len(got), got[:min(5, len(got))])
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // Kind is the kind of a Value: null, or one of the primitive types a value
@@ -80,17 +81,51 @@ func (k Kind) String() string {
 // (microseconds since 1970-01-01 00:00:00, UTC for timestamp, wall clock
 // for timestamp_ntz) are read with Int64; float and double with Float64.
 // Accessors return the zero value for a value of another kind.
+//
+// The layout is 40 bytes, so that column-wise batches of values stay
+// compact and a primitive costs no allocation:
+//
+//   - num holds booleans (0 or 1), integers, dates, timestamps, the bits of
+//     a float or double, the unscaled value of a decimal that fits in 64
+//     bits (ptr nil), and the length of a nested value's list;
+//   - str holds a string's text or a binary's bytes;
+//   - ptr is a *big.Int for a decimal too large for num, or the first of
+//     a nested value's list of values: a struct's fields in order, an
+//     array's elements, or a map's entries as key, value, key, value.
+//
+// Nothing ptr points to is ever modified.
 type Value struct {
-	kind  Kind
-	num   int64    // boolean (0 or 1), integers, dates, timestamps
-	float float64  // float, double
-	str   string   // string; binary bytes
-	dec   *big.Int // decimal unscaled value; never modified
-	// list holds a struct's fields in order, an array's elements, or a
-	// map's entries as key, value, key, value. Never modified.
-	list []Value
+	kind Kind
 	// precision and scale of a decimal.
 	precision, scale uint8
+	num              int64
+	str              string
+	ptr              unsafe.Pointer
+}
+
+func (v Value) float() float64 { return math.Float64frombits(uint64(v.num)) }
+
+// list returns the values of a nested value.
+func (v Value) list() []Value {
+	if v.ptr == nil {
+		return nil
+	}
+	return unsafe.Slice((*Value)(v.ptr), v.num)
+}
+
+func listValue(k Kind, vals []Value) Value {
+	if len(vals) == 0 {
+		return Value{kind: k}
+	}
+	return Value{kind: k, num: int64(len(vals)), ptr: unsafe.Pointer(&vals[0])}
+}
+
+// dec returns a decimal's unscaled value; the caller must not change it.
+func (v Value) dec() *big.Int {
+	if v.ptr != nil {
+		return (*big.Int)(v.ptr)
+	}
+	return big.NewInt(v.num)
 }
 
 // BooleanValue returns a boolean value.
@@ -115,13 +150,19 @@ func IntegerValue(i int32) Value { return Value{kind: KindInteger, num: int64(i)
 func LongValue(i int64) Value { return Value{kind: KindLong, num: i} }
 
 // FloatValue returns a float (32-bit) value.
-func FloatValue(f float32) Value { return Value{kind: KindFloat, float: float64(f)} }
+func FloatValue(f float32) Value {
+	return Value{kind: KindFloat, num: int64(math.Float64bits(float64(f)))}
+}
 
 // DoubleValue returns a double (64-bit float) value.
-func DoubleValue(f float64) Value { return Value{kind: KindDouble, float: f} }
+func DoubleValue(f float64) Value { return Value{kind: KindDouble, num: int64(math.Float64bits(f))} }
 
 // StringValue returns a string value.
 func StringValue(s string) Value { return Value{kind: KindString, str: s} }
+
+// BinaryValueString returns a binary value holding the bytes of s, without
+// copying them.
+func BinaryValueString(s string) Value { return Value{kind: KindBinary, str: s} }
 
 // BinaryValue returns a binary value holding a copy of b.
 func BinaryValue(b []byte) Value { return Value{kind: KindBinary, str: string(b)} }
@@ -151,24 +192,58 @@ func DecimalValue(unscaled *big.Int, precision, scale int) (Value, error) {
 	return decimalValue(new(big.Int).Set(unscaled), t), nil
 }
 
+// DecimalValueInt64 is DecimalValue for an unscaled value that fits in 64
+// bits; it allocates nothing.
+func DecimalValueInt64(unscaled int64, precision, scale int) (Value, error) {
+	t := DecimalType{Precision: precision, Scale: scale}
+	if !t.valid() {
+		return Value{}, badArgument(ErrInvalidValue, nil, "decimal parameters out of range: "+t.String())
+	}
+	if precision < len(pow10) {
+		if abs := unscaled; abs == math.MinInt64 || max(abs, -abs) >= pow10[precision] {
+			return Value{}, badArgument(ErrInvalidValue, nil, "unscaled value does not fit "+t.String())
+		}
+	}
+	return Value{kind: KindDecimal, num: unscaled, precision: uint8(precision), scale: uint8(scale)}, nil
+}
+
+// pow10[i] is 10^i, for the precisions whose limit fits in an int64.
+var pow10 = func() (p [19]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
 // decimalValue makes a decimal value from checked parts, taking unscaled.
 func decimalValue(unscaled *big.Int, t DecimalType) Value {
-	return Value{kind: KindDecimal, dec: unscaled, precision: uint8(t.Precision), scale: uint8(t.Scale)}
+	v := Value{kind: KindDecimal, precision: uint8(t.Precision), scale: uint8(t.Scale)}
+	if unscaled.IsInt64() {
+		v.num = unscaled.Int64()
+	} else {
+		v.ptr = unsafe.Pointer(unscaled)
+	}
+	return v
 }
 
 // fitsPrecision reports whether |u| has at most precision digits.
 func fitsPrecision(u *big.Int, precision int) bool {
+	if u.IsInt64() && precision < len(pow10) {
+		n := u.Int64()
+		return n != math.MinInt64 && max(n, -n) < pow10[precision]
+	}
 	limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(precision)), nil)
 	return new(big.Int).Abs(u).Cmp(limit) < 0
 }
 
 // StructValue returns a struct whose fields, in schema order, are fields.
 // The slice is kept, not copied: the caller must not change it afterwards.
-func StructValue(fields []Value) Value { return Value{kind: KindStruct, list: fields} }
+func StructValue(fields []Value) Value { return listValue(KindStruct, fields) }
 
 // ArrayValue returns an array of elems (null elements allowed). The slice is
 // kept, not copied: the caller must not change it afterwards.
-func ArrayValue(elems []Value) Value { return Value{kind: KindArray, list: elems} }
+func ArrayValue(elems []Value) Value { return listValue(KindArray, elems) }
 
 // MapValue returns a map whose entries are given as key, value, key, value
 // in kv (keys are never null). The slice is kept, not copied: the caller
@@ -178,14 +253,14 @@ func MapValue(kv []Value) Value {
 	if len(kv)%2 != 0 {
 		panic("schema.MapValue: odd number of keys and values")
 	}
-	return Value{kind: KindMap, list: kv}
+	return listValue(KindMap, kv)
 }
 
 // Fields returns the fields of a struct value, in schema order; nil for
 // other kinds. The caller must not change the slice.
 func (v Value) Fields() []Value {
 	if v.kind == KindStruct {
-		return v.list
+		return v.list()
 	}
 	return nil
 }
@@ -194,7 +269,7 @@ func (v Value) Fields() []Value {
 // The caller must not change the slice.
 func (v Value) Elements() []Value {
 	if v.kind == KindArray {
-		return v.list
+		return v.list()
 	}
 	return nil
 }
@@ -202,14 +277,17 @@ func (v Value) Elements() []Value {
 // MapLen returns the number of entries of a map value.
 func (v Value) MapLen() int {
 	if v.kind == KindMap {
-		return len(v.list) / 2
+		return int(v.num) / 2
 	}
 	return 0
 }
 
 // MapEntry returns the key and value of the i-th entry of a map value, in
 // the order they were stored.
-func (v Value) MapEntry(i int) (key, value Value) { return v.list[2*i], v.list[2*i+1] }
+func (v Value) MapEntry(i int) (key, value Value) {
+	l := v.list()
+	return l[2*i], l[2*i+1]
+}
 
 // Kind returns the kind of v.
 func (v Value) Kind() Kind { return v.kind }
@@ -245,7 +323,7 @@ func (v Value) Int64() int64 {
 // Float64 returns the value of a float or double.
 func (v Value) Float64() float64 {
 	if v.kind == KindFloat || v.kind == KindDouble {
-		return v.float
+		return v.float()
 	}
 	return 0
 }
@@ -264,7 +342,10 @@ func (v Value) Decimal() (unscaled *big.Int, precision, scale int) {
 	if v.kind != KindDecimal {
 		return nil, 0, 0
 	}
-	return new(big.Int).Set(v.dec), int(v.precision), int(v.scale)
+	if v.ptr == nil {
+		return big.NewInt(v.num), int(v.precision), int(v.scale)
+	}
+	return new(big.Int).Set(v.dec()), int(v.precision), int(v.scale)
 }
 
 // String returns the text of a string value itself, and for other kinds a
@@ -287,9 +368,9 @@ func (v Value) String() string {
 	case KindByte, KindShort, KindInteger, KindLong:
 		return strconv.FormatInt(v.num, 10)
 	case KindFloat:
-		return formatFloat(v.float, 32)
+		return formatFloat(v.float(), 32)
 	case KindDouble:
-		return formatFloat(v.float, 64)
+		return formatFloat(v.float(), 64)
 	case KindString:
 		return v.str
 	case KindBinary:
@@ -301,7 +382,7 @@ func (v Value) String() string {
 	case KindTimestampNTZ:
 		return string(appendFraction(appendDateTime(nil, v.num, 'T'), v.num, fractionMillisOrMicros))
 	case KindDecimal:
-		return formatDecimal(v.dec, int(v.scale))
+		return formatDecimal(v.dec(), int(v.scale))
 	case KindStruct, KindArray, KindMap:
 		return string(v.appendNested(nil))
 	}
@@ -320,14 +401,15 @@ func (v Value) appendNested(b []byte) []byte {
 	if v.kind == KindMap {
 		step = 2
 	}
-	for i := 0; i < len(v.list); i += step {
+	list := v.list()
+	for i := 0; i < len(list); i += step {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = append(b, v.list[i].String()...)
+		b = append(b, list[i].String()...)
 		if step == 2 {
 			b = append(b, ": "...)
-			b = append(b, v.list[i+1].String()...)
+			b = append(b, list[i+1].String()...)
 		}
 	}
 	return append(b, close)

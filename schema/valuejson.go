@@ -30,14 +30,14 @@ func AppendValueJSON(b []byte, v Value, t DataType) []byte {
 	case KindByte, KindShort, KindInteger, KindLong:
 		return strconv.AppendInt(b, v.num, 10)
 	case KindFloat, KindDouble:
-		if math.IsNaN(v.float) || math.IsInf(v.float, 0) {
+		if math.IsNaN(v.float()) || math.IsInf(v.float(), 0) {
 			return appendString(b, v.String())
 		}
 		bits := 64
 		if v.kind == KindFloat {
 			bits = 32
 		}
-		return strconv.AppendFloat(b, v.float, 'g', -1, bits)
+		return strconv.AppendFloat(b, v.float(), 'g', -1, bits)
 	case KindDecimal:
 		return append(b, v.String()...)
 	case KindString:
@@ -49,7 +49,7 @@ func AppendValueJSON(b []byte, v Value, t DataType) []byte {
 	case KindStruct:
 		st, _ := t.(*StructType)
 		b = append(b, '{')
-		for i, f := range v.list {
+		for i, f := range v.list() {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -71,7 +71,7 @@ func AppendValueJSON(b []byte, v Value, t DataType) []byte {
 			et = at.ElementType
 		}
 		b = append(b, '[')
-		for i, e := range v.list {
+		for i, e := range v.list() {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -85,25 +85,27 @@ func AppendValueJSON(b []byte, v Value, t DataType) []byte {
 		}
 		if kt == String {
 			b = append(b, '{')
-			for i := 0; i < len(v.list); i += 2 {
+			list := v.list()
+			for i := 0; i < len(list); i += 2 {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = appendString(b, v.list[i].str)
+				b = appendString(b, list[i].str)
 				b = append(b, ':')
-				b = AppendValueJSON(b, v.list[i+1], vt)
+				b = AppendValueJSON(b, list[i+1], vt)
 			}
 			return append(b, '}')
 		}
 		b = append(b, '[')
-		for i := 0; i < len(v.list); i += 2 {
+		list := v.list()
+		for i := 0; i < len(list); i += 2 {
 			if i > 0 {
 				b = append(b, ',')
 			}
 			b = append(b, `{"key":`...)
-			b = AppendValueJSON(b, v.list[i], kt)
+			b = AppendValueJSON(b, list[i], kt)
 			b = append(b, `,"value":`...)
-			b = AppendValueJSON(b, v.list[i+1], vt)
+			b = AppendValueJSON(b, list[i+1], vt)
 			b = append(b, '}')
 		}
 		return append(b, ']')
