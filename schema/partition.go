@@ -50,7 +50,10 @@ func ParsePartitionValue(t DataType, s string) (Value, error) {
 func parsePartitionValue(t DataType, s string) (Value, bool) {
 	if d, ok := t.(DecimalType); ok {
 		u, ok := parseDecimal(s, d)
-		return decimalValue(u, d), ok
+		if !ok {
+			return Value{}, false
+		}
+		return decimalValue(u, d), true
 	}
 	p, _ := t.(PrimitiveType)
 	switch p {
