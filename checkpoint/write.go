@@ -1,0 +1,809 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/schema"
+)
+
+// State is the reconciled state of a table at one version, which Write
+// turns into a checkpoint. *snapshot.Snapshot implements it (package
+// snapshot reads checkpoints, so this package cannot name it).
+type State interface {
+	Version() int64
+	Protocol() actions.Protocol
+	Metadata() actions.Metadata
+	Schema() *schema.StructType
+	// Files yields the live add actions.
+	Files() iter.Seq[*actions.Add]
+	// Tombstones yields the remove actions of the state, expired or not.
+	Tombstones() iter.Seq[*actions.Remove]
+	// Txns yields the newest txn of every application, expired or not.
+	Txns() iter.Seq[actions.Txn]
+	// Domains yields the domains present (not removed).
+	Domains() iter.Seq[actions.DomainMetadata]
+}
+
+// WriteOptions tune Write. The zero value writes what the table's
+// properties ask for, with the time taken from time.Now.
+type WriteOptions struct {
+	// Now is the clock by which tombstones and txns expire; nil means
+	// time.Now.
+	Now func() time.Time
+
+	// V2Format is the format of a UUID-named V2 checkpoint: "parquet" (the
+	// default) or "json". Ignored for V1 checkpoints.
+	V2Format string
+	// SidecarMinActions, when positive, puts the add and remove actions of
+	// a V2 checkpoint into sidecar files once there are at least this many
+	// of them; otherwise they are kept in the checkpoint itself.
+	SidecarMinActions int
+	// SidecarMaxActions, when positive, is the most add and remove actions
+	// one sidecar file holds; otherwise all go into one sidecar.
+	SidecarMaxActions int
+
+	// WriteStatsAsJSON and WriteStatsAsStruct override the table
+	// properties delta.checkpoint.writeStatsAsJson (default true) and
+	// delta.checkpoint.writeStatsAsStruct (default false) when not nil.
+	WriteStatsAsJSON   *bool
+	WriteStatsAsStruct *bool
+
+	// RowGroupRows is the most rows of one Parquet row group; zero means
+	// 1<<17.
+	RowGroupRows int
+}
+
+// Table properties Write honours. Their names are part of the on-disk
+// format: never change them.
+const (
+	propWriteStatsAsJSON      = "delta.checkpoint.writeStatsAsJson"
+	propWriteStatsAsStruct    = "delta.checkpoint.writeStatsAsStruct"
+	propDeletedFileRetention  = "delta.deletedFileRetentionDuration"
+	propSetTxnRetention       = "delta.setTransactionRetentionDuration"
+	propColumnMappingMode     = "delta.columnMapping.mode"
+	defaultDeletedFileRetains = 7 * 24 * time.Hour
+	defaultRowGroupRows       = 1 << 17
+)
+
+// Keys of the tags of a checkpointMetadata action (PROTOCOL.md
+// "Checkpoint Metadata Tags"). Part of the on-disk format.
+const (
+	tagSidecarNumActions  = "sidecarNumActions"
+	tagSidecarSizeInBytes = "sidecarSizeInBytes"
+	tagNumOfAddFiles      = "numOfAddFiles"
+)
+
+// Write writes the checkpoint of st's version to store, then points
+// _delta_log/_last_checkpoint at it, and returns what it wrote there.
+//
+// # Kind and layout
+//
+// A table without the v2Checkpoint feature gets a classic V1 checkpoint,
+// _delta_log/<v>.checkpoint.parquet. A table with it gets a UUID-named V2
+// checkpoint, _delta_log/<v>.checkpoint.<uuid>.parquet (or .json, see
+// WriteOptions.V2Format), whose first action is checkpointMetadata; its add
+// and remove actions are either all in the checkpoint or all in sidecar
+// files _delta_log/_sidecars/<uuid>.parquet, which it names in sidecar
+// actions (see WriteOptions.SidecarMinActions). Multi-part checkpoints,
+// deprecated by the protocol, are never written.
+//
+// The checkpoint holds the protocol, the metaData, every txn (but those
+// older than delta.setTransactionRetentionDuration, when it is set), the
+// domains that are not removed, the live files, and the tombstones whose
+// deletionTimestamp is within delta.deletedFileRetentionDuration (default
+// one week) of Now; a tombstone without one has expired. The Parquet
+// schema is Spark's (see write_schema.go): add carries stats as a JSON
+// string unless delta.checkpoint.writeStatsAsJson is false, and
+// stats_parsed and (for a partitioned table) partitionValues_parsed, typed
+// by the table's physical schema, when delta.checkpoint.writeStatsAsStruct
+// is true. remove carries no stats and no tags.
+//
+// # Order and atomicity
+//
+// Sidecars are written first, then the checkpoint, each with one Put: a
+// checkpoint is not a commit, and writing the same classic checkpoint
+// again is harmless because its content is the same. Only once the
+// checkpoint is complete is _last_checkpoint replaced, and not when it
+// already names a newer checkpoint. A failure before that leaves at worst
+// files no reader looks at (an orphan sidecar or V2 checkpoint is found
+// only through a listing, and is then complete) and which metadata cleanup
+// deletes later.
+//
+// Errors: deltaerr.ErrInvalidArgument for bad options or a negative
+// version; the store's errors as they are.
+func Write(ctx context.Context, store logstore.Store, st State, opts WriteOptions) (deltalog.LastCheckpoint, error) {
+	w, err := newWriter(st, opts)
+	if err != nil {
+		return deltalog.LastCheckpoint{}, err
+	}
+	var lc deltalog.LastCheckpoint
+	switch {
+	case !w.v2:
+		lc, err = w.writeV1(ctx, store)
+	default:
+		lc, err = w.writeV2(ctx, store)
+	}
+	if err != nil {
+		return deltalog.LastCheckpoint{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return deltalog.LastCheckpoint{}, err
+	}
+	prev, err := deltalog.ReadLastCheckpoint(ctx, store)
+	if err != nil && !errors.Is(err, deltaerr.ErrCorrupt) {
+		return deltalog.LastCheckpoint{}, err
+	}
+	if prev != nil && prev.Version > lc.Version {
+		return lc, nil // the hint already names a newer checkpoint
+	}
+	if err := deltalog.WriteLastCheckpoint(ctx, store, lc); err != nil {
+		return deltalog.LastCheckpoint{}, err
+	}
+	return lc, nil
+}
+
+// writer holds what one Write decided from the state and the options.
+type writer struct {
+	st       State
+	version  int64
+	protocol actions.Protocol
+	metadata actions.Metadata
+	v2       bool
+	v2JSON   bool
+	opts     WriteOptions
+
+	statsJSON bool
+	addNode   *wnode
+	partCols  []partitionCol
+	statsN    *wnode // stats_parsed, or nil
+	partsN    *wnode // partitionValues_parsed, or nil
+
+	tombstoneCutoff int64 // ms; tombstones deleted before it have expired
+	txnCutoff       int64 // ms; txns last updated before it have expired; 0 for none
+}
+
+func newWriter(st State, opts WriteOptions) (*writer, error) {
+	w := &writer{st: st, version: st.Version(), protocol: st.Protocol(), metadata: st.Metadata(), opts: opts}
+	if w.version < 0 {
+		return nil, fmt.Errorf("checkpoint: version %d: %w", w.version, deltaerr.ErrInvalidArgument)
+	}
+	if opts.SidecarMinActions < 0 || opts.SidecarMaxActions < 0 || opts.RowGroupRows < 0 {
+		return nil, fmt.Errorf("checkpoint: negative sidecar or row group size: %w", deltaerr.ErrInvalidArgument)
+	}
+	switch opts.V2Format {
+	case "", "parquet":
+	case "json":
+		w.v2JSON = true
+	default:
+		return nil, fmt.Errorf("checkpoint: V2 format %q is neither parquet nor json: %w", opts.V2Format, deltaerr.ErrInvalidArgument)
+	}
+	if w.opts.Now == nil {
+		w.opts.Now = time.Now
+	}
+	if w.opts.RowGroupRows == 0 {
+		w.opts.RowGroupRows = defaultRowGroupRows
+	}
+	w.v2 = w.protocol.HasReaderFeature(actions.FeatureV2Checkpoint)
+	conf := w.metadata.Configuration
+
+	now := w.opts.Now()
+	retain := defaultDeletedFileRetains
+	if d, ok := parseInterval(conf[propDeletedFileRetention]); ok {
+		retain = d
+	}
+	w.tombstoneCutoff = now.Add(-retain).UnixMilli()
+	if d, ok := parseInterval(conf[propSetTxnRetention]); ok {
+		w.txnCutoff = now.Add(-d).UnixMilli()
+	}
+
+	w.statsJSON = conf[propWriteStatsAsJSON] != "false"
+	if opts.WriteStatsAsJSON != nil {
+		w.statsJSON = *opts.WriteStatsAsJSON
+	}
+	statsStruct := conf[propWriteStatsAsStruct] == "true"
+	if opts.WriteStatsAsStruct != nil {
+		statsStruct = *opts.WriteStatsAsStruct
+	}
+	if statsStruct {
+		w.typedColumns(st.Schema())
+	}
+	w.addNode = addNode(w.statsJSON, w.partsN, w.statsN)
+	return w, nil
+}
+
+// typedColumns sets the stats_parsed and partitionValues_parsed nodes for
+// the table schema. A schema whose physical form cannot be worked out
+// (column mapping without physical names) gets neither.
+func (w *writer) typedColumns(logical *schema.StructType) {
+	if logical == nil {
+		return
+	}
+	mode, err := schema.ParseColumnMappingMode(w.metadata.Configuration[propColumnMappingMode])
+	if err != nil || !w.protocol.HasReaderFeature(actions.FeatureColumnMapping) {
+		mode = schema.ColumnMappingNone
+	}
+	physical, err := logical.PhysicalSchema(mode)
+	if err != nil {
+		return
+	}
+	var dataCols []schema.StructField
+	for _, name := range w.metadata.PartitionColumns {
+		f, ok := logical.Field(name)
+		if !ok {
+			continue
+		}
+		c := partitionCol{physical: f.PhysicalName(mode), typ: f.Type}
+		if n, ok := typedNode(c.physical, f.Type); ok {
+			c.node = n
+		}
+		w.partCols = append(w.partCols, c)
+	}
+	for i := range logical.Fields {
+		if !slices.Contains(w.metadata.PartitionColumns, logical.Fields[i].Name) {
+			dataCols = append(dataCols, physical.Fields[i])
+		}
+	}
+	if len(w.partCols) > 0 {
+		w.partsN = partitionsNode(w.partCols)
+	}
+	w.statsN = statsNode(&schema.StructType{Fields: dataCols}, w.protocol.HasReaderFeature(actions.FeatureDeletionVectors))
+}
+
+// nonFile returns the actions of the checkpoint other than adds and
+// removes, in the order they are written: protocol, metaData, txns,
+// domains.
+func (w *writer) nonFile() []actions.Action {
+	p, m := w.protocol, w.metadata
+	out := []actions.Action{{Protocol: &p}, {Metadata: &m}}
+	for t := range w.st.Txns() {
+		if w.txnCutoff != 0 && t.LastUpdated != nil && *t.LastUpdated < w.txnCutoff {
+			continue
+		}
+		out = append(out, actions.Action{Txn: &t})
+	}
+	for d := range w.st.Domains() {
+		if d.Removed {
+			continue
+		}
+		out = append(out, actions.Action{DomainMetadata: &d})
+	}
+	return out
+}
+
+// tombstones yields the removes that have not expired.
+func (w *writer) tombstones() iter.Seq[*actions.Remove] {
+	return func(yield func(*actions.Remove) bool) {
+		for r := range w.st.Tombstones() {
+			if r.DeletionTimestamp == nil || *r.DeletionTimestamp <= w.tombstoneCutoff {
+				continue
+			}
+			if !yield(r) {
+				return
+			}
+		}
+	}
+}
+
+// fileCounts counts the adds and the unexpired tombstones.
+func (w *writer) fileCounts() (adds, removes int64) {
+	for range w.st.Files() {
+		adds++
+	}
+	for range w.tombstones() {
+		removes++
+	}
+	return adds, removes
+}
+
+// writeV1 writes a classic V1 checkpoint.
+func (w *writer) writeV1(ctx context.Context, store logstore.Store) (deltalog.LastCheckpoint, error) {
+	pw := w.newParquet(false, true)
+	var adds int64
+	err := guard(func() error {
+		for _, a := range w.nonFile() {
+			if err := pw.action(&a); err != nil {
+				return err
+			}
+		}
+		var err error
+		adds, err = w.fileActions(ctx, pw, nil)
+		return err
+	})
+	if err != nil {
+		return deltalog.LastCheckpoint{}, pw.failed(err)
+	}
+	data, err := pw.close()
+	if err != nil {
+		return deltalog.LastCheckpoint{}, err
+	}
+	key := deltalog.ClassicCheckpointKey(w.version)
+	if err := store.Put(ctx, key, data); err != nil {
+		return deltalog.LastCheckpoint{}, fmt.Errorf("checkpoint: writing %s: %w", key, err)
+	}
+	size := int64(len(data))
+	return deltalog.LastCheckpoint{Version: w.version, Size: pw.rows, SizeInBytes: &size, NumOfAddFiles: &adds}, nil
+}
+
+// fileActions writes the adds and unexpired removes to pw, or, when split
+// is set, to a new writer from split every SidecarMaxActions actions. It
+// returns the number of adds.
+func (w *writer) fileActions(ctx context.Context, pw *parquetWriter, split func() (*parquetWriter, error)) (int64, error) {
+	var adds, n int64
+	next := func() error {
+		n++
+		if split != nil && w.opts.SidecarMaxActions > 0 && n > 1 && (n-1)%int64(w.opts.SidecarMaxActions) == 0 {
+			var err error
+			pw, err = split()
+			return err
+		}
+		return ctx.Err()
+	}
+	for a := range w.st.Files() {
+		if err := next(); err != nil {
+			return 0, err
+		}
+		if err := pw.action(&actions.Action{Add: a}); err != nil {
+			return 0, err
+		}
+		adds++
+	}
+	for r := range w.tombstones() {
+		if err := next(); err != nil {
+			return 0, err
+		}
+		if err := pw.action(&actions.Action{Remove: r}); err != nil {
+			return 0, err
+		}
+	}
+	return adds, nil
+}
+
+// v2LastCheckpoint is the v2Checkpoint object of _last_checkpoint, as
+// Spark writes it (without the optional nonFileActions).
+type v2LastCheckpoint struct {
+	Path             string            `json:"path"`
+	SizeInBytes      int64             `json:"sizeInBytes"`
+	ModificationTime int64             `json:"modificationTime"`
+	SidecarFiles     []actions.Sidecar `json:"sidecarFiles"`
+}
+
+// writeV2 writes a UUID-named V2 checkpoint and its sidecars.
+func (w *writer) writeV2(ctx context.Context, store logstore.Store) (deltalog.LastCheckpoint, error) {
+	nAdds, nRemoves := w.fileCounts()
+	useSidecars := w.opts.SidecarMinActions > 0 && nAdds+nRemoves >= int64(w.opts.SidecarMinActions)
+	cm := actions.CheckpointMetadata{Version: w.version, Tags: map[string]string{tagNumOfAddFiles: strconv.FormatInt(nAdds, 10)}}
+	var sidecars []actions.Sidecar
+	var total, sidecarBytes, sidecarRows int64
+	if useSidecars {
+		var err error
+		sidecars, sidecarRows, err = w.writeSidecars(ctx, store)
+		if err != nil {
+			return deltalog.LastCheckpoint{}, err
+		}
+		for _, s := range sidecars {
+			sidecarBytes += s.SizeInBytes
+		}
+		cm.Tags[tagSidecarNumActions] = strconv.FormatInt(sidecarRows, 10)
+		cm.Tags[tagSidecarSizeInBytes] = strconv.FormatInt(sidecarBytes, 10)
+	}
+
+	head := append([]actions.Action{{CheckpointMetadata: &cm}}, w.nonFile()...)
+	for i := range sidecars {
+		head = append(head, actions.Action{Sidecar: &sidecars[i]})
+	}
+	id, err := newUUID()
+	if err != nil {
+		return deltalog.LastCheckpoint{}, err
+	}
+	var data []byte
+	var rows int64
+	if w.v2JSON {
+		data, rows, err = w.jsonCheckpoint(head, !useSidecars)
+	} else {
+		data, rows, err = w.parquetCheckpoint(ctx, head, !useSidecars)
+	}
+	if err != nil {
+		return deltalog.LastCheckpoint{}, err
+	}
+	ext := "parquet"
+	if w.v2JSON {
+		ext = "json"
+	}
+	key := deltalog.UUIDCheckpointKey(w.version, id, ext)
+	if err := store.Put(ctx, key, data); err != nil {
+		return deltalog.LastCheckpoint{}, fmt.Errorf("checkpoint: writing %s: %w", key, err)
+	}
+	info, err := store.Stat(ctx, key)
+	if err != nil {
+		return deltalog.LastCheckpoint{}, fmt.Errorf("checkpoint: %s: %w", key, err)
+	}
+	if sidecars == nil {
+		sidecars = []actions.Sidecar{}
+	}
+	v2, err := json.Marshal(v2LastCheckpoint{
+		Path:             key[strings.LastIndexByte(key, '/')+1:],
+		SizeInBytes:      int64(len(data)),
+		ModificationTime: info.ModTime.UnixMilli(),
+		SidecarFiles:     sidecars,
+	})
+	if err != nil {
+		return deltalog.LastCheckpoint{}, fmt.Errorf("checkpoint: encoding v2Checkpoint: %w", err)
+	}
+	total = int64(len(data)) + sidecarBytes
+	size := rows + sidecarRows
+	return deltalog.LastCheckpoint{Version: w.version, Size: size, SizeInBytes: &total, NumOfAddFiles: &nAdds, V2Checkpoint: v2}, nil
+}
+
+// writeSidecars writes the file actions into sidecar files and returns
+// their sidecar actions and the number of actions they hold.
+func (w *writer) writeSidecars(ctx context.Context, store logstore.Store) ([]actions.Sidecar, int64, error) {
+	var done []*parquetWriter
+	pw := w.newParquet(true, false)
+	err := guard(func() error {
+		_, err := w.fileActions(ctx, pw, func() (*parquetWriter, error) {
+			done = append(done, pw)
+			pw = w.newParquet(true, false)
+			return pw, nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, 0, pw.failed(err)
+	}
+	done = append(done, pw)
+	var out []actions.Sidecar
+	var rows int64
+	for _, p := range done {
+		data, err := p.close()
+		if err != nil {
+			return nil, 0, err
+		}
+		id, err := newUUID()
+		if err != nil {
+			return nil, 0, err
+		}
+		name := id + ".parquet"
+		key := deltalog.SidecarDir + name
+		if err := store.Put(ctx, key, data); err != nil {
+			return nil, 0, fmt.Errorf("checkpoint: writing %s: %w", key, err)
+		}
+		info, err := store.Stat(ctx, key)
+		if err != nil {
+			return nil, 0, fmt.Errorf("checkpoint: %s: %w", key, err)
+		}
+		out = append(out, actions.Sidecar{Path: name, SizeInBytes: int64(len(data)), ModificationTime: info.ModTime.UnixMilli()})
+		rows += p.rows
+	}
+	return out, rows, nil
+}
+
+// parquetCheckpoint encodes a V2 checkpoint as Parquet: head, then the
+// file actions when inline is set.
+func (w *writer) parquetCheckpoint(ctx context.Context, head []actions.Action, inline bool) ([]byte, int64, error) {
+	pw := w.newParquet(false, true)
+	err := guard(func() error {
+		for i := range head {
+			if err := pw.action(&head[i]); err != nil {
+				return err
+			}
+		}
+		if inline {
+			_, err := w.fileActions(ctx, pw, nil)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, pw.failed(err)
+	}
+	data, err := pw.close()
+	return data, pw.rows, err
+}
+
+// jsonCheckpoint encodes a V2 checkpoint as newline-delimited JSON: head,
+// then the file actions when inline is set. Removes lose their stats and
+// tags, as in Parquet checkpoints.
+func (w *writer) jsonCheckpoint(head []actions.Action, inline bool) ([]byte, int64, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	var rows int64
+	put := func(a *actions.Action) error {
+		rows++
+		if err := enc.Encode(a); err != nil {
+			return fmt.Errorf("checkpoint: encoding an action: %w", err)
+		}
+		return nil
+	}
+	for i := range head {
+		if err := put(&head[i]); err != nil {
+			return nil, 0, err
+		}
+	}
+	if inline {
+		for a := range w.st.Files() {
+			if err := put(&actions.Action{Add: a}); err != nil {
+				return nil, 0, err
+			}
+		}
+		for r := range w.tombstones() {
+			c := *r
+			c.Stats, c.Tags = "", nil
+			if err := put(&actions.Action{Remove: &c}); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
+	return buf.Bytes(), rows, nil
+}
+
+// newUUID returns a random (version 4) UUID in canonical form.
+func newUUID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("checkpoint: random UUID: %w", err)
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], nil
+}
+
+// parquetWriter writes actions as the rows of one Parquet file held in
+// memory.
+type parquetWriter struct {
+	w       *writer
+	buf     bytes.Buffer
+	pw      *parquet.GenericWriter[any]
+	root    *wnode
+	rb      *rowBuilder
+	rows    int64 // rows written
+	pending []parquet.Row
+
+	add, remove, txn, metadata, protocol, domain, cpMeta, sidecar *wnode
+}
+
+// newParquet starts a Parquet file: a sidecar (add and remove only) or a
+// checkpoint, with the V2 columns when w.v2 is set.
+func (w *writer) newParquet(sidecar, nonFile bool) *parquetWriter {
+	p := &parquetWriter{w: w, add: w.addNode, remove: removeNode()}
+	root := wstruct("spark_schema")
+	if !sidecar && nonFile {
+		p.txn = txnNode()
+		root.kids = append(root.kids, p.txn)
+	}
+	root.kids = append(root.kids, p.add, p.remove)
+	if !sidecar && nonFile {
+		p.metadata, p.protocol, p.domain = metadataNode(), protocolNode(), domainMetadataNode()
+		root.kids = append(root.kids, p.metadata, p.protocol, p.domain)
+		if w.v2 {
+			p.cpMeta, p.sidecar = checkpointMetadataNode(), sidecarNode()
+			root.kids = append(root.kids, p.cpMeta, p.sidecar)
+		}
+	}
+	ncols := 0
+	for _, k := range root.kids {
+		ncols = k.layout(ncols, 1)
+	}
+	p.root = root
+	p.rb = newRowBuilder(ncols)
+	g := &orderedGroup{fields: make([]parquet.Field, len(root.kids))}
+	for i, k := range root.kids {
+		g.fields[i] = &namedField{Node: k.parquetNode(), name: k.name}
+	}
+	p.pw = parquet.NewGenericWriter[any](&p.buf, parquet.NewSchema("spark_schema", g),
+		parquet.Compression(&parquet.Snappy),
+		parquet.CreatedBy("godelta", "0", "checkpoint"),
+	)
+	return p
+}
+
+// action adds a as one row.
+func (p *parquetWriter) action(a *actions.Action) error {
+	var col *wnode
+	var v any
+	switch {
+	case a.Add != nil:
+		col, v = p.add, p.w.addValue(a.Add)
+	case a.Remove != nil:
+		col, v = p.remove, removeValue(a.Remove)
+	case a.Txn != nil:
+		col, v = p.txn, []any{a.Txn.AppID, a.Txn.Version, opt(a.Txn.LastUpdated)}
+	case a.Metadata != nil:
+		m := a.Metadata
+		col, v = p.metadata, []any{m.ID, nullIfEmpty(m.Name), nullIfEmpty(m.Description),
+			[]any{m.Format.Provider, m.Format.Options}, m.SchemaString, m.PartitionColumns, m.Configuration, opt(m.CreatedTime)}
+	case a.Protocol != nil:
+		pr := a.Protocol
+		// Feature lists are present exactly when the versions call for them.
+		var rf, wf any
+		if pr.MinReaderVersion >= 3 {
+			rf = orEmpty(pr.ReaderFeatures)
+		}
+		if pr.MinWriterVersion >= 7 {
+			wf = orEmpty(pr.WriterFeatures)
+		}
+		col, v = p.protocol, []any{pr.MinReaderVersion, pr.MinWriterVersion, rf, wf}
+	case a.DomainMetadata != nil:
+		d := a.DomainMetadata
+		col, v = p.domain, []any{d.Domain, d.Configuration, d.Removed}
+	case a.CheckpointMetadata != nil:
+		col, v = p.cpMeta, []any{a.CheckpointMetadata.Version, nilIfEmpty(a.CheckpointMetadata.Tags)}
+	case a.Sidecar != nil:
+		s := a.Sidecar
+		col, v = p.sidecar, []any{s.Path, s.SizeInBytes, s.ModificationTime, nilIfEmpty(s.Tags)}
+	}
+	if col == nil {
+		return fmt.Errorf("checkpoint: internal: no column for action %+v in this file", a)
+	}
+	for _, k := range p.root.kids {
+		if k == col {
+			p.rb.put(k, v)
+		} else {
+			p.rb.put(k, nil)
+		}
+	}
+	p.pending = append(p.pending, p.rb.row(nil))
+	p.rows++
+	if len(p.pending) >= 1024 {
+		if err := p.flushRows(); err != nil {
+			return err
+		}
+	}
+	if p.rows%int64(p.w.opts.RowGroupRows) == 0 {
+		if err := p.flushRows(); err != nil {
+			return err
+		}
+		if err := p.pw.Flush(); err != nil {
+			return fmt.Errorf("checkpoint: encoding Parquet: %w", err)
+		}
+	}
+	return nil
+}
+
+func (p *parquetWriter) flushRows() error {
+	if len(p.pending) == 0 {
+		return nil
+	}
+	if _, err := p.pw.WriteRows(p.pending); err != nil {
+		return fmt.Errorf("checkpoint: encoding Parquet: %w", err)
+	}
+	p.pending = p.pending[:0]
+	return nil
+}
+
+// close finishes the file and returns its bytes.
+func (p *parquetWriter) close() ([]byte, error) {
+	err := guard(func() error {
+		if err := p.flushRows(); err != nil {
+			return err
+		}
+		return p.pw.Close()
+	})
+	if err != nil {
+		return nil, p.failed(err)
+	}
+	return p.buf.Bytes(), nil
+}
+
+// failed reports an error met while encoding: the context's and store's
+// errors as they are, others (parquet-go failures, which are bugs of this
+// package or of parquet-go) wrapped.
+func (p *parquetWriter) failed(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || strings.HasPrefix(err.Error(), "checkpoint:") {
+		return err
+	}
+	return fmt.Errorf("checkpoint: encoding Parquet: %w", err)
+}
+
+// addValue is the add struct of a, in the order of addNode.
+func (w *writer) addValue(a *actions.Add) []any {
+	v := []any{a.Path, a.PartitionValues, a.Size, a.ModificationTime, a.DataChange, nilIfEmpty(a.Tags),
+		dvValue(a.DeletionVector), opt(a.BaseRowID), opt(a.DefaultRowCommitVersion), nullIfEmpty(a.ClusteringProvider)}
+	if w.statsJSON {
+		v = append(v, nullIfEmpty(a.Stats))
+	}
+	if w.partsN != nil {
+		v = append(v, partitionsValue(w.partsN, w.partCols, a.PartitionValues))
+	}
+	if w.statsN != nil {
+		v = append(v, parsedStatsValue(w.statsN, a.Stats))
+	}
+	return v
+}
+
+// removeValue is the remove struct of r, in the order of removeNode.
+func removeValue(r *actions.Remove) []any {
+	return []any{r.Path, opt(r.DeletionTimestamp), r.DataChange, opt(r.ExtendedFileMetadata), r.PartitionValues,
+		opt(r.Size), dvValue(r.DeletionVector), opt(r.BaseRowID), opt(r.DefaultRowCommitVersion)}
+}
+
+func dvValue(dv *actions.DeletionVector) any {
+	if dv == nil {
+		return nil
+	}
+	return []any{dv.StorageType, dv.PathOrInlineDv, opt(dv.Offset), dv.SizeInBytes, dv.Cardinality, opt(dv.MaxRowIndex)}
+}
+
+// opt returns *p, or nil (a null) for a nil pointer.
+func opt[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// nullIfEmpty writes "" as null: the optional string fields of actions
+// decode an absent field as "".
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// nilIfEmpty writes an empty tags map as null, as Spark does.
+func nilIfEmpty(m map[string]string) any {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// parseInterval parses a duration table property as Delta writes them
+// ("interval 7 days", "1 week", "168 hours"); false when absent or not
+// understood. It mirrors snapshot.ParseInterval, which this package cannot
+// import.
+func parseInterval(s string) (time.Duration, bool) {
+	fields := strings.Fields(strings.ToLower(s))
+	if len(fields) > 0 && fields[0] == "interval" {
+		fields = fields[1:]
+	}
+	if len(fields) != 2 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(fields[0], 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	unit, ok := intervalUnits[strings.TrimSuffix(fields[1], "s")]
+	if !ok || n > int64(1<<63-1)/int64(unit) {
+		return 0, false
+	}
+	return time.Duration(n) * unit, true
+}
+
+var intervalUnits = map[string]time.Duration{
+	"nanosecond":  time.Nanosecond,
+	"microsecond": time.Microsecond,
+	"millisecond": time.Millisecond,
+	"second":      time.Second,
+	"minute":      time.Minute,
+	"hour":        time.Hour,
+	"day":         24 * time.Hour,
+	"week":        7 * 24 * time.Hour,
+}

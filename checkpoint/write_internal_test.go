@@ -1,0 +1,92 @@
+package checkpoint
+
+import (
+	"context"
+	"iter"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/logstore/memory"
+	"github.com/godelta/delta/schema"
+)
+
+// fakeState is a State held in slices.
+type fakeState struct {
+	p     actions.Protocol
+	m     actions.Metadata
+	s     *schema.StructType
+	files []*actions.Add
+}
+
+func (f *fakeState) Version() int64                { return 3 }
+func (f *fakeState) Protocol() actions.Protocol    { return f.p }
+func (f *fakeState) Metadata() actions.Metadata    { return f.m }
+func (f *fakeState) Schema() *schema.StructType    { return f.s }
+func (f *fakeState) Files() iter.Seq[*actions.Add] { return slices.Values(f.files) }
+func (f *fakeState) Tombstones() iter.Seq[*actions.Remove] {
+	return func(func(*actions.Remove) bool) {}
+}
+func (f *fakeState) Txns() iter.Seq[actions.Txn] { return func(func(actions.Txn) bool) {} }
+func (f *fakeState) Domains() iter.Seq[actions.DomainMetadata] {
+	return func(func(actions.DomainMetadata) bool) {}
+}
+
+// TestWriteParsedColumns reads partitionValues_parsed and stats_parsed
+// back in preference to the string forms written next to them, under
+// column mapping, and checks they say the same.
+func TestWriteParsedColumns(t *testing.T) {
+	const schemaString = `{"type":"struct","fields":[` +
+		`{"name":"id","type":"long","nullable":true,"metadata":{"delta.columnMapping.id":1,"delta.columnMapping.physicalName":"col-id"}},` +
+		`{"name":"d","type":"date","nullable":true,"metadata":{"delta.columnMapping.id":2,"delta.columnMapping.physicalName":"col-d"}},` +
+		`{"name":"ts","type":"timestamp","nullable":true,"metadata":{"delta.columnMapping.id":3,"delta.columnMapping.physicalName":"col-ts"}},` +
+		`{"name":"dec","type":"decimal(5,2)","nullable":true,"metadata":{"delta.columnMapping.id":4,"delta.columnMapping.physicalName":"col-dec"}},` +
+		`{"name":"b","type":"boolean","nullable":true,"metadata":{"delta.columnMapping.id":5,"delta.columnMapping.physicalName":"col-b"}}]}`
+	sch, err := schema.Parse(schemaString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &fakeState{
+		p: actions.Protocol{MinReaderVersion: 2, MinWriterVersion: 5},
+		m: actions.Metadata{ID: "x", SchemaString: schemaString, PartitionColumns: []string{"d", "ts", "dec", "b"},
+			Configuration: map[string]string{"delta.columnMapping.mode": "name", "delta.checkpoint.writeStatsAsStruct": "true"}},
+		s: sch,
+		files: []*actions.Add{
+			{Path: "a", PartitionValues: map[string]string{"col-d": "2024-02-29", "col-ts": "2024-01-01T10:00:00.000001Z", "col-dec": "-1.50", "col-b": "true"},
+				Stats: `{"numRecords":2,"minValues":{"col-id":-5},"maxValues":{"col-id":9},"nullCount":{"col-id":0}}`},
+			{Path: "b", PartitionValues: map[string]string{"col-d": "", "col-ts": "", "col-dec": "", "col-b": "false"}},
+		},
+	}
+	ctx := context.Background()
+	store := memory.New()
+	if _, err := Write(ctx, store, st, WriteOptions{Now: time.Now}); err != nil {
+		t.Fatal(err)
+	}
+	testPreferParsed = true
+	defer func() { testPreferParsed = false }()
+	var got []*actions.Add
+	err = Read(ctx, store, []string{deltalog.ClassicCheckpointKey(3)}, Add, func(b []actions.Action) error {
+		for _, a := range b {
+			got = append(got, a.Add)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d adds", len(got))
+	}
+	for i, a := range got {
+		w := st.files[i]
+		if !maps.Equal(a.PartitionValues, w.PartitionValues) {
+			t.Errorf("%s: partition values from partitionValues_parsed %v, want %v", a.Path, a.PartitionValues, w.PartitionValues)
+		}
+	}
+	if want := `{"numRecords":2,"minValues":{"col-id":-5},"maxValues":{"col-id":9},"nullCount":{"col-id":0}}`; got[0].Stats != want {
+		t.Errorf("stats from stats_parsed %s, want %s", got[0].Stats, want)
+	}
+}

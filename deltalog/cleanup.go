@@ -1,0 +1,215 @@
+package deltalog
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/logstore"
+)
+
+// DefaultLogRetention is the default of the table property
+// delta.logRetentionDuration: how long log files are kept for time travel.
+const DefaultLogRetention = 30 * 24 * time.Hour
+
+// sidecarGrace is how long an unreferenced sidecar is kept, so that a
+// checkpoint being written does not lose the sidecars it has written but
+// not yet named (PROTOCOL.md "Metadata Cleanup", step 5).
+const sidecarGrace = 24 * time.Hour
+
+// CleanupOptions tune Cleanup.
+type CleanupOptions struct {
+	// Retention is how long log files are kept: the caller reads it from
+	// delta.logRetentionDuration. Zero means DefaultLogRetention; a
+	// negative value is deltaerr.ErrInvalidArgument.
+	Retention time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// SidecarRefs returns the sidecar file names (as their sidecar actions
+	// write them, relative to _delta_log/_sidecars/) that the checkpoint
+	// made of parts references. Package checkpoint's SidecarRefs does
+	// this. When nil, no sidecar file is deleted.
+	SidecarRefs func(ctx context.Context, parts []LogFile) ([]string, error)
+	// DryRun reports what would be deleted and deletes nothing.
+	DryRun bool
+}
+
+// CleanupResult says what Cleanup did.
+type CleanupResult struct {
+	// Cutoff is the cut-off time: midnight UTC of the day Retention ago.
+	Cutoff time.Time
+	// CheckpointVersion is the version of the oldest checkpoint kept, from
+	// which every later version can still be reconstructed; -1 when
+	// nothing was eligible for deletion.
+	CheckpointVersion int64
+	// Deleted lists the keys deleted (or, with DryRun, to delete), oldest
+	// version first, then sidecars.
+	Deleted []string
+}
+
+// Cleanup deletes the log files that no version still within retention
+// needs, following PROTOCOL.md "Metadata Cleanup":
+//
+//  1. The cut-off is midnight UTC of the day Retention before Now. A
+//     commit's time is its file's modification time, made monotonic over
+//     versions (a commit is never older than the one before it), so a
+//     clock skew cannot expire a version before an older one.
+//  2. The cut-off commit is the newest commit not newer than the cut-off,
+//     and the cut-off checkpoint the newest complete checkpoint at or
+//     before it. Without either, nothing is deleted.
+//  3. Commits, checkpoints (of every kind) and .crc files of versions
+//     before the cut-off checkpoint are deleted, and compacted files that
+//     start at or before it. The cut-off checkpoint, its commit, and
+//     everything after them are kept: every version from the cut-off
+//     checkpoint on can still be loaded, and time travel to any version at
+//     or after the cut-off commit works. The newest checkpoint is never
+//     deleted, as the cut-off checkpoint is at most it.
+//  4. A sidecar in _delta_log/_sidecars is deleted when no kept checkpoint
+//     references it and it was last modified more than a day before Now,
+//     so that a checkpoint being written keeps the sidecars it has not
+//     named yet. This needs SidecarRefs. References are read before
+//     anything is deleted; if a kept checkpoint cannot be read, Cleanup
+//     deletes nothing and returns the error.
+//
+// Files are deleted oldest version first, so a Cleanup that stops midway
+// (an error, a crash) leaves a log whose every version from some point on
+// is intact; running it again finishes the job. Deletes may be repeated.
+// Cleanup must not run at the same time as a checkpoint of a version
+// before the cut-off is being written, which no writer does.
+//
+// In-commit timestamps are not consulted: a table that has them and whose
+// files were copied (new modification times) keeps more than it must,
+// never less.
+func Cleanup(ctx context.Context, store logstore.Store, opts CleanupOptions) (CleanupResult, error) {
+	res := CleanupResult{CheckpointVersion: -1}
+	if opts.Retention < 0 {
+		return res, fmt.Errorf("deltalog: log retention %v is negative: %w", opts.Retention, deltaerr.ErrInvalidArgument)
+	}
+	if opts.Retention == 0 {
+		opts.Retention = DefaultLogRetention
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	now := opts.Now()
+	res.Cutoff = now.Add(-opts.Retention).UTC().Truncate(24 * time.Hour)
+
+	files, err := List(ctx, store, 0)
+	if err != nil {
+		return res, err
+	}
+	cutoffCommit, ok := cutoffCommitVersion(files, res.Cutoff.UnixMilli())
+	if !ok {
+		return res, nil
+	}
+	var kept []LogFile // the cut-off checkpoint's parts
+	for _, cp := range completeCheckpoints(files) {
+		if cp[0].Version <= cutoffCommit {
+			kept = cp
+			break
+		}
+	}
+	if kept == nil {
+		return res, nil
+	}
+	cpVersion := kept[0].Version
+	res.CheckpointVersion = cpVersion
+
+	var doomed []string
+	for _, f := range files {
+		switch {
+		case f.Kind == Compacted && f.Version <= cpVersion:
+			doomed = append(doomed, f.Key)
+		case f.Kind != Compacted && f.Kind != Unknown && f.Version < cpVersion:
+			doomed = append(doomed, f.Key)
+		}
+	}
+
+	var sidecars []string
+	if opts.SidecarRefs != nil {
+		if sidecars, err = deadSidecars(ctx, store, files, cpVersion, now.Add(-sidecarGrace), opts.SidecarRefs); err != nil {
+			return res, err
+		}
+	}
+	res.Deleted = append(doomed, sidecars...)
+	if opts.DryRun {
+		return res, nil
+	}
+	for i, key := range res.Deleted {
+		if err := store.Delete(ctx, key); err != nil {
+			res.Deleted = res.Deleted[:i]
+			return res, fmt.Errorf("deltalog: cleanup: deleting %s: %w", key, err)
+		}
+	}
+	return res, nil
+}
+
+// cutoffCommitVersion returns the newest commit whose (monotonic) time is
+// at or before cutoff (milliseconds).
+func cutoffCommitVersion(files []LogFile, cutoff int64) (int64, bool) {
+	var commits []LogFile
+	for _, f := range files {
+		if f.Kind == Commit {
+			commits = append(commits, f)
+		}
+	}
+	slices.SortFunc(commits, func(a, b LogFile) int { return cmp.Compare(a.Version, b.Version) })
+	best, found := int64(-1), false
+	prev := int64(-1 << 62)
+	for _, c := range commits {
+		ts := max(c.ModTime, prev+1)
+		prev = ts
+		if ts > cutoff {
+			break
+		}
+		best, found = c.Version, true
+	}
+	return best, found
+}
+
+// deadSidecars returns the sidecar keys that no checkpoint at or after
+// version from references and that were modified before olderThan.
+func deadSidecars(ctx context.Context, store logstore.Store, files []LogFile, from int64, olderThan time.Time,
+	refs func(context.Context, []LogFile) ([]string, error)) ([]string, error) {
+	live := map[string]bool{}
+	for _, cp := range allCheckpoints(files) {
+		if cp[0].Version < from {
+			continue
+		}
+		names, err := refs(ctx, cp)
+		if err != nil {
+			return nil, fmt.Errorf("deltalog: cleanup: reading the sidecars of %s: %w", cp[0].Key, err)
+		}
+		for _, n := range names {
+			live[n] = true
+		}
+	}
+	var out []string
+	for obj, err := range store.List(ctx, SidecarDir, "") {
+		if err != nil {
+			return nil, fmt.Errorf("deltalog: listing %s: %w", SidecarDir, err)
+		}
+		name := obj.Key[len(SidecarDir):]
+		if live[name] || !obj.ModTime.Before(olderThan) {
+			continue
+		}
+		out = append(out, obj.Key)
+	}
+	return out, nil
+}
+
+// allCheckpoints returns every checkpoint of the listing that can hold
+// sidecar references: each UUID-named and classic checkpoint on its own.
+// Multi-part checkpoints follow the V1 spec, which has no sidecars.
+func allCheckpoints(files []LogFile) [][]LogFile {
+	var out [][]LogFile
+	for _, f := range files {
+		if f.Kind == UUIDCheckpoint || f.Kind == ClassicCheckpoint {
+			out = append(out, []LogFile{f})
+		}
+	}
+	return out
+}

@@ -1,0 +1,325 @@
+package deltalog_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/checkpoint"
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/logstore/local"
+	"github.com/godelta/delta/logstore/memory"
+	"github.com/godelta/delta/snapshot"
+)
+
+func TestLastCheckpointChecksum(t *testing.T) {
+	tests := []struct {
+		name, json, want string
+		wantErr          bool
+	}{
+		{"spec vector", `{"k0":"'v 0'", "checksum": "adsaskfljadfkjadfkj", "k1":{"k2": 2, "k3": ["v3", [1, 2], {"k4": "v4", "k5": ["v5", "v6", "v7"]}]}}`,
+			"6a92d155a59bf2eecbd4b4ec7fd1f875", false},
+		{"checksum ignored", `{"k0":"'v 0'", "k1":{"k2": 2, "k3": ["v3", [1, 2], {"k4": "v4", "k5": ["v5", "v6", "v7"]}]}}`,
+			"6a92d155a59bf2eecbd4b4ec7fd1f875", false},
+		{"key order ignored", `{"k1":{"k3": ["v3", [1, 2], {"k5": ["v5", "v6", "v7"], "k4": "v4"}], "k2": 2}, "k0":"'v 0'"}`,
+			"6a92d155a59bf2eecbd4b4ec7fd1f875", false},
+		{"duplicate key", `{"a":1,"a":2}`, "", true},
+		{"not an object", `[1,2]`, "", true},
+		{"trailing data", `{"a":1} x`, "", true},
+	}
+	for _, tc := range tests {
+		got, err := deltalog.LastCheckpointChecksum([]byte(tc.json))
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("%s: %q, %v; want %q, error %v", tc.name, got, err, tc.want, tc.wantErr)
+		}
+		if err != nil && !errors.Is(err, deltaerr.ErrCorrupt) {
+			t.Errorf("%s: error %v is not ErrCorrupt", tc.name, err)
+		}
+	}
+}
+
+func corpus(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("GODELTA_TESTDATA")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "testdata")
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("corpus missing at %s", dir)
+		}
+		t.Skipf("corpus missing at %s", dir)
+	}
+	return dir
+}
+
+// TestLastCheckpointChecksumCorpus checks every checksum Spark and others
+// wrote in the corpus, and that a changed byte breaks it.
+func TestLastCheckpointChecksumCorpus(t *testing.T) {
+	checked := 0
+	filepath.WalkDir(corpus(t), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.Name() != "_last_checkpoint" {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(data), `"checksum"`) {
+			return nil
+		}
+		checked++
+		if err := deltalog.VerifyLastCheckpoint(data); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+		bad := strings.Replace(string(data), `"version":`, `"version":1`, 1)
+		if err := deltalog.VerifyLastCheckpoint([]byte(bad)); !errors.Is(err, deltaerr.ErrCorrupt) {
+			t.Errorf("%s changed: %v, want ErrCorrupt", p, err)
+		}
+		return nil
+	})
+	if checked == 0 {
+		t.Error("no _last_checkpoint with a checksum in the corpus")
+	}
+	t.Logf("%d checksums verified", checked)
+}
+
+func TestWriteLastCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	store := memory.New()
+	size := int64(1234)
+	lc := deltalog.LastCheckpoint{Version: 7, Size: 12, SizeInBytes: &size, Checksum: "stale"}
+	if err := deltalog.WriteLastCheckpoint(ctx, store, lc); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := store.Get(ctx, deltalog.LastCheckpointKey)
+	if !strings.HasPrefix(string(data), `{"version":7,"size":12,`) {
+		t.Errorf("written %s: want version and size first", data)
+	}
+	if err := deltalog.VerifyLastCheckpoint(data); err != nil {
+		t.Error(err)
+	}
+	got, err := deltalog.ReadLastCheckpoint(ctx, store)
+	if err != nil || got.Version != 7 || got.Size != 12 || *got.SizeInBytes != 1234 || got.Checksum == "stale" || got.Checksum == "" {
+		t.Errorf("read back %+v, %v", got, err)
+	}
+	if err := deltalog.WriteLastCheckpoint(ctx, store, deltalog.LastCheckpoint{Version: -1}); !errors.Is(err, deltaerr.ErrInvalidArgument) {
+		t.Errorf("negative version: %v", err)
+	}
+}
+
+// ---- cleanup ----
+
+var day = 24 * time.Hour
+
+// logTable builds, in a local store, a table of n commits, commit v
+// written at base + v days, with checkpoints at the versions in cps (V2
+// with sidecars when v2 is set), and returns the store.
+func logTable(t *testing.T, n int, cps []int64, v2 bool, base time.Time) (*local.Store, string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, err := local.New(dir, local.WithoutSync())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proto := actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+	if v2 {
+		proto = actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+			ReaderFeatures: []string{actions.FeatureV2Checkpoint}, WriterFeatures: []string{actions.FeatureV2Checkpoint}}
+	}
+	at := func(v int64) time.Time { return base.Add(time.Duration(v) * day) }
+	for v := int64(0); v < int64(n); v++ {
+		acts := []actions.Action{{Add: &actions.Add{Path: "f" + string(rune('a'+v)) + ".parquet", PartitionValues: map[string]string{}, Size: v, DataChange: true}}}
+		if v == 0 {
+			acts = append([]actions.Action{{Protocol: &proto}, {Metadata: &actions.Metadata{ID: "x", SchemaString: `{"type":"struct","fields":[]}`,
+				Format: actions.Format{Provider: "parquet"}}}}, acts...)
+		}
+		data, _ := actions.EncodeCommit(acts)
+		if err := store.PutIfAbsent(ctx, deltalog.CommitKey(v), data); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Put(ctx, deltalog.CRCKey(v), []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{deltalog.CommitKey(v), deltalog.CRCKey(v)} {
+			os.Chtimes(filepath.Join(dir, filepath.FromSlash(k)), at(v), at(v))
+		}
+		if !slices.Contains(cps, v) {
+			continue
+		}
+		snap, err := snapshot.Load(ctx, store, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := checkpoint.Write(ctx, store, snap, checkpoint.WriteOptions{SidecarMinActions: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every checkpoint gets the time of its version's commit, sidecars
+	// that of the first.
+	files, _ := deltalog.List(ctx, store, 0)
+	for _, f := range files {
+		if f.Kind.IsCheckpoint() {
+			os.Chtimes(filepath.Join(dir, filepath.FromSlash(f.Key)), at(f.Version), at(f.Version))
+		}
+	}
+	for _, k := range keys(t, store, deltalog.SidecarDir) {
+		os.Chtimes(filepath.Join(dir, "_delta_log", filepath.FromSlash(k)), base, base)
+	}
+	return store, dir
+}
+
+func keys(t *testing.T, store logstore.Store, dir string) []string {
+	var out []string
+	for obj, err := range store.List(context.Background(), dir, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, strings.TrimPrefix(obj.Key, deltalog.LogDir))
+	}
+	return out
+}
+
+func TestCleanup(t *testing.T) {
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC) // commit v at base + v days
+	tests := []struct {
+		name      string
+		commits   int
+		cps       []int64
+		v2        bool
+		now       time.Time
+		retention time.Duration
+		wantCP    int64 // oldest checkpoint kept; -1 for no cleanup
+	}{
+		// Cut-off 2024-01-06: commit 5 is the cut-off commit, checkpoint 4 kept.
+		{"classic", 10, []int64{2, 4, 7}, false, base.Add(35*day + 3*time.Hour), 30 * day, 4},
+		// A checkpoint exactly at the cut-off commit.
+		{"checkpoint at cutoff", 10, []int64{2, 5, 7}, false, base.Add(35 * day), 30 * day, 5},
+		// Nothing is old enough.
+		{"young log", 10, []int64{2, 4}, false, base.Add(10 * day), 30 * day, -1},
+		// Old commits but no checkpoint at or before the cut-off commit.
+		{"no old checkpoint", 10, []int64{8}, false, base.Add(35 * day), 30 * day, -1},
+		// Everything is old: the latest checkpoint is kept, with all after it.
+		{"all expired", 10, []int64{3, 6}, false, base.Add(400 * day), 30 * day, 6},
+		// V2 with sidecars: those of deleted checkpoints go, the kept ones stay.
+		{"v2 sidecars", 10, []int64{2, 4, 7}, true, base.Add(35*day + 3*time.Hour), 30 * day, 4},
+		{"default retention", 10, []int64{2, 4, 7}, false, base.Add(35*day + 3*time.Hour), 0, 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			store, _ := logTable(t, tc.commits, tc.cps, tc.v2, base)
+			beforeSidecars := keys(t, store, deltalog.SidecarDir)
+			res, err := deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{
+				Retention:   tc.retention,
+				Now:         func() time.Time { return tc.now },
+				SidecarRefs: checkpoint.SidecarRefs(store),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.CheckpointVersion != tc.wantCP {
+				t.Fatalf("kept checkpoint %d, want %d (deleted %v)", res.CheckpointVersion, tc.wantCP, res.Deleted)
+			}
+			files, _ := deltalog.List(ctx, store, 0)
+			earliest := int64(0)
+			if tc.wantCP >= 0 {
+				earliest = tc.wantCP
+			}
+			for _, f := range files {
+				if f.Version < earliest {
+					t.Errorf("%s survived, before the kept checkpoint %d", f.Key, earliest)
+				}
+			}
+			// Everything from the kept checkpoint on is intact.
+			for v := earliest; v < int64(tc.commits); v++ {
+				if _, err := store.Stat(ctx, deltalog.CommitKey(v)); err != nil {
+					t.Errorf("commit %d: %v", v, err)
+				}
+				s, err := snapshot.Load(ctx, store, v)
+				if err != nil {
+					t.Errorf("load %d: %v", v, err)
+					continue
+				}
+				if s.NumFiles() != v+1 {
+					t.Errorf("version %d has %d files, want %d", v, s.NumFiles(), v+1)
+				}
+			}
+			for v := int64(0); v < earliest; v++ {
+				if _, err := snapshot.Load(ctx, store, v); !errors.Is(err, deltaerr.ErrVersionNotFound) {
+					t.Errorf("load %d after cleanup: %v, want ErrVersionNotFound", v, err)
+				}
+			}
+			// Sidecars: exactly those the remaining checkpoints name are left.
+			var want []string
+			for _, f := range files {
+				if f.Kind.IsCheckpoint() {
+					names, err := checkpoint.SidecarRefs(store)(ctx, []deltalog.LogFile{f})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, n := range names {
+						want = append(want, "_sidecars/"+n)
+					}
+				}
+			}
+			slices.Sort(want)
+			got := keys(t, store, deltalog.SidecarDir)
+			if tc.wantCP < 0 {
+				want = beforeSidecars
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("sidecars left %v, want %v", got, want)
+			}
+			if tc.v2 && len(got) == 0 {
+				t.Error("no sidecars left")
+			}
+		})
+	}
+}
+
+func TestCleanupKeepsYoungOrphanSidecars(t *testing.T) {
+	ctx := context.Background()
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	store, dir := logTable(t, 6, []int64{2, 4}, true, base)
+	now := base.Add(40 * day)
+	young, old := deltalog.SidecarDir+"young.parquet", deltalog.SidecarDir+"old.parquet"
+	for _, k := range []string{young, old} {
+		if err := store.Put(ctx, k, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chtimes(filepath.Join(dir, filepath.FromSlash(young)), now.Add(-time.Hour), now.Add(-time.Hour))
+	os.Chtimes(filepath.Join(dir, filepath.FromSlash(old)), now.Add(-3*day), now.Add(-3*day))
+	res, err := deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Now: func() time.Time { return now }, SidecarRefs: checkpoint.SidecarRefs(store)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(res.Deleted, old) || slices.Contains(res.Deleted, young) {
+		t.Errorf("deleted %v: want %s deleted and %s kept", res.Deleted, old, young)
+	}
+	// Without SidecarRefs no sidecar is touched; DryRun deletes nothing.
+	store, _ = logTable(t, 6, []int64{2, 4}, true, base)
+	before := keys(t, store, deltalog.LogDir)
+	res, err = deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Now: func() time.Time { return now }, DryRun: true})
+	if err != nil || len(res.Deleted) == 0 {
+		t.Fatalf("dry run: %+v, %v", res, err)
+	}
+	for _, k := range res.Deleted {
+		if strings.HasPrefix(k, deltalog.SidecarDir) {
+			t.Errorf("%s planned for deletion without SidecarRefs", k)
+		}
+	}
+	if after := keys(t, store, deltalog.LogDir); !slices.Equal(before, after) {
+		t.Errorf("dry run changed the log: %v -> %v", before, after)
+	}
+	if _, err := deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Retention: -day}); !errors.Is(err, deltaerr.ErrInvalidArgument) {
+		t.Errorf("negative retention: %v", err)
+	}
+}
