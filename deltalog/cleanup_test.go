@@ -1,6 +1,7 @@
 package deltalog_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -321,5 +322,33 @@ func TestCleanupKeepsYoungOrphanSidecars(t *testing.T) {
 	}
 	if _, err := deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Retention: -day}); !errors.Is(err, deltaerr.ErrInvalidArgument) {
 		t.Errorf("negative retention: %v", err)
+	}
+}
+
+// A _last_checkpoint whose checksum does not match its content is refused
+// as corrupt, so that readers fall back to listing.
+func TestReadLastCheckpointChecksum(t *testing.T) {
+	ctx := context.Background()
+	store := memory.New()
+	lc := deltalog.LastCheckpoint{Version: 10, Size: 3}
+	data, err := deltalog.EncodeLastCheckpoint(lc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Put(ctx, deltalog.LastCheckpointKey, data); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := deltalog.ReadLastCheckpoint(ctx, store); err != nil || got.Version != 10 {
+		t.Fatalf("good hint: %+v, %v", got, err)
+	}
+	bad := bytes.Replace(data, []byte(`"version":10`), []byte(`"version":11`), 1)
+	if bytes.Equal(bad, data) {
+		t.Fatalf("test setup: no version in %s", data)
+	}
+	if err := store.Put(ctx, deltalog.LastCheckpointKey, bad); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := deltalog.ReadLastCheckpoint(ctx, store); !errors.Is(err, deltaerr.ErrCorrupt) {
+		t.Fatalf("edited hint: %v, want ErrCorrupt", err)
 	}
 }

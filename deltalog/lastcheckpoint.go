@@ -28,7 +28,8 @@ type LastCheckpoint struct {
 
 // ReadLastCheckpoint reads and decodes the _last_checkpoint hint. It returns
 // (nil, nil) when the file is absent, and a *deltaerr.CorruptError when it
-// cannot be decoded; callers fall back to a full listing in both cases.
+// cannot be decoded or its checksum does not match; callers fall back to a
+// full listing in both cases.
 func ReadLastCheckpoint(ctx context.Context, store logstore.Store) (*LastCheckpoint, error) {
 	data, err := store.Get(ctx, LastCheckpointKey)
 	if errors.Is(err, logstore.ErrNotFound) {
@@ -43,6 +44,10 @@ func ReadLastCheckpoint(ctx context.Context, store logstore.Store) (*LastCheckpo
 	}
 	if lc.Version < 0 || (lc.Parts != nil && *lc.Parts < 1) {
 		return nil, deltaerr.Corruptf(LastCheckpointKey, "version %d, parts %v are not valid", lc.Version, lc.Parts)
+	}
+	// A checksum that does not match means a torn or edited hint.
+	if err := VerifyLastCheckpoint(data); err != nil {
+		return nil, err
 	}
 	return &lc, nil
 }
