@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/checkpoint"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
@@ -43,7 +45,54 @@ type attemptState struct {
 // cannot write, deltaerr.ErrInvalidArgument for staged actions that break
 // the protocol's rules, or a storage error. A Transaction commits at most
 // once: a second call returns ErrDone.
+//
+// After a commit whose version is a multiple of the table property
+// delta.checkpointInterval (default 10), Commit writes a checkpoint of that
+// version, unless Options.NoCheckpoint is set. A checkpoint that fails is
+// logged as a warning: the commit stands, and readers use the commits.
 func (t *Transaction) Commit(ctx context.Context) (int64, error) {
+	v, err := t.commit(ctx)
+	if err == nil {
+		t.checkpointAfter(ctx, v)
+	}
+	return v, err
+}
+
+// checkpointAfter writes the checkpoint a commit at version v is due.
+func (t *Transaction) checkpointAfter(ctx context.Context, v int64) {
+	if t.opts.NoCheckpoint {
+		return
+	}
+	conf := t.snap.Properties()
+	if t.metadata != nil {
+		conf = t.metadata.Configuration
+	}
+	interval := int64(DefaultCheckpointInterval)
+	if s, ok := conf["delta.checkpointInterval"]; ok {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n <= 0 {
+			t.log.WarnContext(ctx, "txn: ignoring an invalid delta.checkpointInterval", "value", s)
+		} else {
+			interval = n
+		}
+	}
+	if v%interval != 0 {
+		return
+	}
+	snap, err := snapshot.Load(ctx, t.snap.Store(), v)
+	if err == nil {
+		_, err = checkpoint.Write(ctx, t.snap.Store(), snap, checkpoint.WriteOptions{})
+	}
+	if err != nil {
+		t.log.WarnContext(ctx, "txn: the checkpoint after the commit failed; the commit stands", "version", v, "err", err)
+	}
+}
+
+// DefaultCheckpointInterval is how many commits apart checkpoints are
+// written when the table does not set delta.checkpointInterval.
+const DefaultCheckpointInterval = 10
+
+func (t *Transaction) commit(ctx context.Context) (int64, error) {
 	if t.done {
 		return 0, ErrDone
 	}

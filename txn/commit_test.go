@@ -3,6 +3,10 @@ package txn_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"github.com/godelta/delta/logstore/memory"
+	"github.com/godelta/delta/snapshot"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -527,5 +531,59 @@ func TestCommitKey(t *testing.T) {
 	}
 	if n := load(t, store).NumFiles(); n != 3 {
 		t.Fatalf("%d files, want 3", n)
+	}
+}
+
+// Every delta.checkpointInterval commits a checkpoint is written, and the
+// table loads from it.
+func TestCheckpointInterval(t *testing.T) {
+	ctx := context.Background()
+	store := memory.New()
+	acts := []actions.Action{
+		{Protocol: &actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}},
+		{Metadata: &actions.Metadata{ID: "t", Format: actions.Format{Provider: "parquet"},
+			SchemaString:  `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}`,
+			Configuration: map[string]string{"delta.checkpointInterval": "3"}}},
+	}
+	data, err := actions.EncodeCommit(acts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.PutIfAbsent(ctx, deltalog.CommitKey(0), data); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 7 {
+		snap, err := snapshot.Load(ctx, store, deltalog.Latest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx := txn.Begin(snap, txn.Options{})
+		tx.Add(actions.Add{Path: fmt.Sprintf("f%d.parquet", i), Size: 1, DataChange: true})
+		if _, err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var cps []int64
+	for obj, err := range store.List(ctx, deltalog.LogDir, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f, ok := deltalog.ParseName(obj.Key); ok && f.Kind.IsCheckpoint() {
+			cps = append(cps, f.Version)
+		}
+	}
+	if !slices.Equal(cps, []int64{3, 6}) {
+		t.Fatalf("checkpoints at %v, want [3 6]", cps)
+	}
+	lc, err := deltalog.ReadLastCheckpoint(ctx, store)
+	if err != nil || lc == nil || lc.Version != 6 {
+		t.Fatalf("_last_checkpoint %+v, %v", lc, err)
+	}
+	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
+	if err != nil || snap.NumFiles() != 7 {
+		t.Fatalf("latest: %v files, %v", snap.NumFiles(), err)
+	}
+	if v, ok := snap.Segment().CheckpointVersion(); !ok || v != 6 {
+		t.Fatalf("loaded from checkpoint %d (%v), want 6", v, ok)
 	}
 }

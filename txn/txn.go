@@ -60,6 +60,9 @@ type Options struct {
 	// Logger receives debug records of retries and conflicts; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// NoCheckpoint turns off the checkpoint Commit writes every
+	// delta.checkpointInterval versions.
+	NoCheckpoint bool
 }
 
 // Errors of Commit, besides *ConflictError.
