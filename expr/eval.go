@@ -35,7 +35,12 @@ func (t Tri) not() Tri {
 // wherever it depends on the column).
 type Lookup func(column string) (schema.DataType, schema.Value, bool)
 
-// Eval evaluates predicate e with column values from lookup.
+// Eval evaluates predicate e with column values from lookup. Value
+// expressions inside it (Arith, Call, Cast, Neg) are computed by EvalValue;
+// where that fails (a missing column, overflow) the result is Unknown, so
+// that pruning keeps the file. To check a row against a constraint, use
+// Violates, which reports those errors and reads text compared with dates
+// and timestamps as Spark does.
 func Eval(e Expr, lookup Lookup) Tri {
 	switch e := e.(type) {
 	case And:
@@ -104,36 +109,86 @@ func Eval(e Expr, lookup Lookup) Tri {
 			}
 			return False
 		}
+	case Arith, Neg, Call, Cast:
+		// A value expression used as a predicate (isnull(x), if(...)):
+		// True or False by its boolean value; an evaluation error, like a
+		// missing column, is Unknown.
+		v, err := EvalValue(e, lookup)
+		if err == nil {
+			return valueTri(v)
+		}
 	}
 	return Unknown
 }
 
 // operand resolves e to a value. A text literal compared with a column of
-// type hint is read as that type (dates, timestamps, numbers).
+// type hint is read as that type (dates, timestamps, numbers). A value
+// expression (Arith, Call, ...) is computed by EvalValue; when that fails
+// the operand is unresolved, like a column lookup has no value for.
 func operand(e Expr, hint schema.DataType, lookup Lookup) (schema.DataType, schema.Value, bool) {
 	switch e := e.(type) {
 	case Column:
 		return lookup(e.Name)
 	case Literal:
 		if e.IsText && hint != nil {
-			if v, err := schema.ParsePartitionValue(hint, e.Text); err == nil {
-				return hint, v, true
-			}
+			v := textAs(e, hint)
+			return v.Type(), v, true
 		}
 		return e.Value.Type(), e.Value, true
 	}
-	return nil, schema.Value{}, false
+	v, err := EvalValue(e, lookup)
+	if err != nil {
+		return nil, schema.Value{}, false
+	}
+	return v.Type(), v, true
+}
+
+// textAs reads a text literal compared with a value of type hint: as a
+// partition value of that type when it is one; for dates and timestamps
+// also as Spark casts text ('2026-01-01' against a timestamp is midnight
+// UTC, '2024-01-01T10:00:00Z' against a date is that day); else as the
+// string it is, which compares with nothing but strings (Unknown, so
+// pruning keeps the file).
+func textAs(l Literal, hint schema.DataType) schema.Value {
+	if hint == nil {
+		return l.Value
+	}
+	if v, err := schema.ParsePartitionValue(hint, l.Text); err == nil {
+		return v
+	}
+	switch hint {
+	case schema.Date, schema.Timestamp, schema.TimestampNTZ:
+		if v, err := castValue(l.Value, hint); err == nil && !v.IsNull() {
+			return v
+		}
+	}
+	return l.Value
+}
+
+func isTextLiteral(e Expr) bool {
+	l, ok := e.(Literal)
+	return ok && l.IsText
 }
 
 func compare(op Op, l, r Expr, lookup Lookup) Tri {
-	lt, _, lok := operand(l, nil, lookup)
-	rt, _, rok := operand(r, nil, lookup)
+	lt, lv, lok := operand(l, nil, lookup)
+	rt, rv, rok := operand(r, nil, lookup)
 	if !lok || !rok {
 		return Unknown
 	}
-	// Resolve each side again with the other's type, for text literals.
-	_, lv, _ := operand(l, rt, lookup)
-	_, rv, _ := operand(r, lt, lookup)
+	// Resolve a text literal again with the other side's type.
+	if isTextLiteral(l) {
+		_, lv, _ = operand(l, rt, lookup)
+	}
+	if isTextLiteral(r) {
+		_, rv, _ = operand(r, lt, lookup)
+	}
+	return compareTri(op, lv, rv)
+}
+
+// compareTri compares two resolved operands: Unknown when either is null
+// or their kinds do not compare.
+func compareTri(op Op, lv, rv schema.Value) Tri {
 	if lv.IsNull() || rv.IsNull() {
 		return Unknown
 	}

@@ -1,6 +1,10 @@
-// Package expr is a small predicate language over table columns: column
+// Package expr is a small expression language over table columns: column
 // references, literals, comparisons, IN, IS NULL, and AND/OR/NOT, with a
 // parser for a SQL-like text form and an evaluator over partition values.
+// Value expressions (arithmetic, unary minus, function calls and CAST, in
+// value.go and funcs.go) compute values with Spark SQL semantics through
+// EvalValue, for CHECK constraints, invariants and generated columns; they
+// may appear inside predicates too.
 //
 // Evaluation is three-valued, as in SQL: a predicate is True, False or
 // Unknown (a null operand, or a column the evaluator has no value for).
@@ -27,9 +31,12 @@ type Column struct{ Name string }
 
 // Literal is a constant. Text literals keep their source text, so that a
 // comparison with a date or timestamp column can read them as that type.
+// Number literals from Parse keep theirs too, so that EvalValue types them
+// as Spark does (1 is an INT, 1.5 a DECIMAL(2,1)); Value holds them as a
+// long or a double.
 type Literal struct {
 	Value schema.Value
-	// Text is set for quoted string literals.
+	// Text is the source text: of a quoted string literal, or of a number.
 	Text   string
 	IsText bool
 }
@@ -92,6 +99,9 @@ func (l Literal) String() string {
 	if l.Value.IsNull() {
 		return "NULL"
 	}
+	if l.Text != "" {
+		return l.Text // a number as written, which reads back the same
+	}
 	return l.Value.String()
 }
 func (c Compare) String() string {
@@ -152,6 +162,17 @@ func Columns(e Expr) []string {
 			}
 		case Or:
 			for _, x := range e.Terms {
+				walk(x)
+			}
+		case Arith:
+			walk(e.Left)
+			walk(e.Right)
+		case Neg:
+			walk(e.Value)
+		case Cast:
+			walk(e.Value)
+		case Call:
+			for _, x := range e.Args {
 				walk(x)
 			}
 		}

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,16 +10,27 @@ import (
 	"github.com/godelta/delta/schema"
 )
 
-// Parse reads a predicate in SQL-like text:
+// Parse reads a predicate or a value expression in SQL-like text:
 //
 //	a = 1 AND ts >= '2026-01-01' AND name IS NOT NULL
 //	x IN (1, 2, 3) OR NOT (y < 10.5)
+//	length(name) < 10 AND price * qty <= 1000
+//	CAST(ts AS DATE), date_format(ts, 'yyyy-MM'), -(a + b) % 7
 //
-// Columns are bare names (letters, digits, '_' and '.') or `back-quoted`.
+// Columns are bare names (letters, digits, '_' and '.') or `back-quoted`
+// (a back-quoted name is always a column, never a keyword or a function).
 // Literals are integers, decimals, 'quoted strings' (” escapes a quote),
 // TRUE, FALSE and NULL; DATE '...', TIMESTAMP '...' and TIMESTAMP_NTZ '...'
-// are read as text and take the type of the column they are compared with.
-// Keywords are case-insensitive. Precedence: NOT, then AND, then OR.
+// are read as text and take the type of the value they are compared with.
+// A minus before a number is part of the literal. name(args) calls one of
+// Functions; CAST(x AS type) takes Spark's type names (TINYINT or BYTE,
+// SMALLINT or SHORT, INT or INTEGER, BIGINT or LONG, FLOAT or REAL, DOUBLE,
+// DECIMAL[(p[,s])], STRING, BINARY, BOOLEAN, DATE, TIMESTAMP,
+// TIMESTAMP_NTZ). Keywords and function names are case-insensitive.
+//
+// Precedence, tightest first: unary minus; * / %; + -; comparisons, IS
+// [NOT] NULL and [NOT] IN; NOT; AND; OR. An unknown function is
+// ErrUnknownFunction; every other error is ErrSyntax.
 func Parse(text string) (Expr, error) {
 	toks, err := lex(text)
 	if err != nil {
@@ -43,6 +55,8 @@ const (
 	tString
 	tOp
 	tPunct
+	tArith  // + - * / %
+	tQuoted // a `back-quoted` name
 )
 
 type token struct {
@@ -113,9 +127,12 @@ func lex(s string) ([]token, error) {
 				b.WriteByte(s[j])
 				j++
 			}
-			out = append(out, token{tIdent, b.String(), i})
+			out = append(out, token{tQuoted, b.String(), i})
 			i = j + 1
-		case c == '-' || c == '+' || c == '.' || (c >= '0' && c <= '9'):
+		case c == '-' || c == '+' || c == '*' || c == '/' || c == '%':
+			out = append(out, token{tArith, string(c), i})
+			i++
+		case c == '.' || (c >= '0' && c <= '9'):
 			j := i + 1
 			for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '.' || s[j] == 'e' || s[j] == 'E' ||
 				((s[j] == '-' || s[j] == '+') && (s[j-1] == 'e' || s[j-1] == 'E'))) {
@@ -219,18 +236,10 @@ func (p *parser) not() (Expr, error) {
 	return p.predicate()
 }
 
+// predicate is a value, optionally followed by a comparison, IS [NOT]
+// NULL or [NOT] IN; a value alone is a predicate when it is a boolean.
 func (p *parser) predicate() (Expr, error) {
-	if p.punct("(") {
-		e, err := p.or()
-		if err != nil {
-			return nil, err
-		}
-		if !p.punct(")") {
-			return nil, p.errorf("missing ')'")
-		}
-		return e, nil
-	}
-	left, err := p.operand()
+	left, err := p.additive()
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +260,7 @@ func (p *parser) predicate() (Expr, error) {
 		}
 		var list []Expr
 		for {
-			e, err := p.operand()
+			e, err := p.additive()
 			if err != nil {
 				return nil, err
 			}
@@ -266,36 +275,115 @@ func (p *parser) predicate() (Expr, error) {
 		return In{Value: left, List: list, Negate: neg}, nil
 	}
 	if p.pos >= len(p.toks) || p.toks[p.pos].kind != tOp {
-		return nil, p.errorf("want a comparison operator")
+		return left, nil
 	}
 	op := Op(p.toks[p.pos].text)
 	p.pos++
-	right, err := p.operand()
+	right, err := p.additive()
 	if err != nil {
 		return nil, err
 	}
 	return Compare{Op: op, Left: left, Right: right}, nil
 }
 
-func (p *parser) operand() (Expr, error) {
+// arithOp consumes one of the operators in ops.
+func (p *parser) arithOp(ops string) (ArithOp, bool) {
+	if p.pos < len(p.toks) && p.toks[p.pos].kind == tArith && strings.Contains(ops, p.toks[p.pos].text) {
+		p.pos++
+		return ArithOp(p.toks[p.pos-1].text), true
+	}
+	return "", false
+}
+
+func (p *parser) additive() (Expr, error) {
+	left, err := p.multiplicative()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		op, ok := p.arithOp("+-")
+		if !ok {
+			return left, nil
+		}
+		right, err := p.multiplicative()
+		if err != nil {
+			return nil, err
+		}
+		left = Arith{Op: op, Left: left, Right: right}
+	}
+}
+
+func (p *parser) multiplicative() (Expr, error) {
+	left, err := p.unary()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		op, ok := p.arithOp("*/%")
+		if !ok {
+			return left, nil
+		}
+		right, err := p.unary()
+		if err != nil {
+			return nil, err
+		}
+		left = Arith{Op: op, Left: left, Right: right}
+	}
+}
+
+func (p *parser) unary() (Expr, error) {
+	op, ok := p.arithOp("+-")
+	if !ok {
+		return p.primary()
+	}
+	if op == Sub && p.pos < len(p.toks) && p.toks[p.pos].kind == tNumber {
+		p.pos++
+		return p.number("-"+p.toks[p.pos-1].text, p.pos-1)
+	}
+	e, err := p.unary()
+	if err != nil || op == Add {
+		return e, err
+	}
+	return Neg{Value: e}, nil
+}
+
+func (p *parser) number(text string, at int) (Expr, error) {
+	if i, err := strconv.ParseInt(text, 10, 64); err == nil {
+		return Literal{Value: schema.LongValue(i), Text: text}, nil
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		p.pos = at
+		return nil, p.errorf("bad number %q", text)
+	}
+	return Literal{Value: schema.DoubleValue(f), Text: text}, nil
+}
+
+func (p *parser) primary() (Expr, error) {
 	if p.pos >= len(p.toks) {
 		return nil, p.errorf("want a column or literal")
 	}
 	t := p.toks[p.pos]
 	p.pos++
 	switch t.kind {
+	case tPunct:
+		if t.text != "(" {
+			break
+		}
+		e, err := p.or()
+		if err != nil {
+			return nil, err
+		}
+		if !p.punct(")") {
+			return nil, p.errorf("missing ')'")
+		}
+		return e, nil
+	case tQuoted:
+		return Column{Name: t.text}, nil
 	case tString:
 		return Literal{Value: schema.StringValue(t.text), Text: t.text, IsText: true}, nil
 	case tNumber:
-		if i, err := strconv.ParseInt(t.text, 10, 64); err == nil {
-			return Literal{Value: schema.LongValue(i)}, nil
-		}
-		f, err := strconv.ParseFloat(t.text, 64)
-		if err != nil {
-			p.pos--
-			return nil, p.errorf("bad number %q", t.text)
-		}
-		return Literal{Value: schema.DoubleValue(f), Text: t.text}, nil
+		return p.number(t.text, p.pos-1)
 	case tIdent:
 		switch strings.ToUpper(t.text) {
 		case "TRUE":
@@ -310,9 +398,123 @@ func (p *parser) operand() (Expr, error) {
 				p.pos++
 				return Literal{Value: schema.StringValue(s), Text: s, IsText: true}, nil
 			}
+		case "CAST":
+			if p.punct("(") {
+				return p.cast()
+			}
+		}
+		if p.punct("(") {
+			return p.call(t)
 		}
 		return Column{Name: t.text}, nil
 	}
 	p.pos--
 	return nil, p.errorf("unexpected %q", t.text)
+}
+
+// call reads the arguments of a function call, after the '('.
+func (p *parser) call(name token) (Expr, error) {
+	var args []Expr
+	if !p.punct(")") {
+		for {
+			e, err := p.or()
+			if err != nil {
+				return nil, err
+			}
+			args = append(args, e)
+			if p.punct(")") {
+				break
+			}
+			if !p.punct(",") {
+				return nil, p.errorf("want ',' or ')' in the arguments of %s", name.text)
+			}
+		}
+	}
+	if _, err := lookupFunction(name.text, len(args)); err != nil {
+		if errors.Is(err, ErrUnknownFunction) {
+			return nil, fmt.Errorf("%w (at %d)", err, name.pos)
+		}
+		return nil, fmt.Errorf("%w at %d: %s", ErrSyntax, name.pos, strings.TrimPrefix(err.Error(), ErrEval.Error()+": "))
+	}
+	return Call{Name: strings.ToLower(name.text), Args: args}, nil
+}
+
+// cast reads the rest of CAST(x AS type), after the '('.
+func (p *parser) cast() (Expr, error) {
+	e, err := p.or()
+	if err != nil {
+		return nil, err
+	}
+	if !p.keyword("AS") {
+		return nil, p.errorf("want AS in CAST")
+	}
+	if p.pos >= len(p.toks) || p.toks[p.pos].kind != tIdent {
+		return nil, p.errorf("want a type name")
+	}
+	name := strings.ToUpper(p.toks[p.pos].text)
+	p.pos++
+	var to schema.DataType
+	switch name {
+	case "TINYINT", "BYTE":
+		to = schema.Byte
+	case "SMALLINT", "SHORT":
+		to = schema.Short
+	case "INT", "INTEGER":
+		to = schema.Integer
+	case "BIGINT", "LONG":
+		to = schema.Long
+	case "FLOAT", "REAL":
+		to = schema.Float
+	case "DOUBLE":
+		to = schema.Double
+	case "STRING":
+		to = schema.String
+	case "BINARY":
+		to = schema.Binary
+	case "BOOLEAN":
+		to = schema.Boolean
+	case "DATE":
+		to = schema.Date
+	case "TIMESTAMP":
+		to = schema.Timestamp
+	case "TIMESTAMP_NTZ":
+		to = schema.TimestampNTZ
+	case "DECIMAL", "DEC", "NUMERIC":
+		d := schema.DecimalType{Precision: 10}
+		if p.punct("(") {
+			var err error
+			if d.Precision, err = p.typeParam(); err != nil {
+				return nil, err
+			}
+			if p.punct(",") {
+				if d.Scale, err = p.typeParam(); err != nil {
+					return nil, err
+				}
+			}
+			if !p.punct(")") {
+				return nil, p.errorf("want ')' after DECIMAL parameters")
+			}
+		}
+		if d.Precision < 1 || d.Precision > schema.MaxDecimalPrecision || d.Scale < 0 || d.Scale > d.Precision {
+			return nil, p.errorf("bad decimal type %s", sqlTypeName(d))
+		}
+		to = d
+	default:
+		p.pos--
+		return nil, p.errorf("unknown type %q", p.toks[p.pos].text)
+	}
+	if !p.punct(")") {
+		return nil, p.errorf("want ')' after CAST")
+	}
+	return Cast{Value: e, To: to}, nil
+}
+
+func (p *parser) typeParam() (int, error) {
+	if p.pos < len(p.toks) && p.toks[p.pos].kind == tNumber {
+		if n, err := strconv.Atoi(p.toks[p.pos].text); err == nil {
+			p.pos++
+			return n, nil
+		}
+	}
+	return 0, p.errorf("want a number")
 }

@@ -269,9 +269,9 @@ func TestMightMatch(t *testing.T) {
 		{"i = 15.5", true}, {"i > 20.5", false}, {"i < 9.99", false}, {"i = '15'", true}, {"i > '20'", false},
 		{"i > '20.5'", false}, {"l > 20", false},
 		{"dec > 3.5", false}, {"dec >= 3.5", true}, {"dec < 1.25", false}, {"dec = 1.249", false}, {"dec = '2'", true},
-		// Dates; a timestamp text does not read as a date (Eval: Unknown), so no skipping on it.
+		// Dates; a timestamp text reads as its date, as Spark casts it.
 		{"dt > '2024-01-20'", false}, {"dt >= DATE '2024-01-20'", true}, {"dt < '2024-01-10'", false},
-		{"dt > '2024-01-21T00:00:00Z'", true},
+		{"dt > '2024-01-21T00:00:00Z'", false}, {"dt >= '2024-01-20T23:00:00Z'", true}, {"dt > 'not a date'", true},
 		// Timestamps: the max is widened by 999µs.
 		{"ts > '2024-01-02T00:00:00.000999Z'", false}, {"ts > '2024-01-02T00:00:00.000998Z'", true},
 		{"ts >= '2024-01-02T00:00:00.000999Z'", true}, {"ts < '2024-01-01T00:00:00Z'", false},
