@@ -1,0 +1,49 @@
+package delta
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/godelta/delta/checkpoint"
+	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/snapshot"
+)
+
+// CleanupResult says what CleanupLog deleted.
+type CleanupResult = deltalog.CleanupResult
+
+// Checkpoint writes a checkpoint of the table's latest version (classic,
+// or V2 when the table has the v2Checkpoint feature) and then updates
+// _last_checkpoint. It returns the version checkpointed.
+func (t *Table) Checkpoint(ctx context.Context) (int64, error) {
+	snap, err := t.Snapshot(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := checkpoint.Write(ctx, t.store, snap, checkpoint.WriteOptions{}); err != nil {
+		return 0, err
+	}
+	return snap.Version(), nil
+}
+
+// CleanupLog deletes the log files older than the table's
+// delta.logRetentionDuration (default 30 days) that no retained version
+// needs: time travel to any version committed after the cut-off keeps
+// working. With dryRun it only reports what it would delete.
+func (t *Table) CleanupLog(ctx context.Context, dryRun bool) (CleanupResult, error) {
+	snap, err := t.Snapshot(ctx)
+	if err != nil {
+		return CleanupResult{}, err
+	}
+	var retention = deltalog.DefaultLogRetention
+	if s, ok := snap.Properties()["delta.logRetentionDuration"]; ok {
+		if retention, err = snapshot.ParseInterval(s); err != nil {
+			return CleanupResult{}, fmt.Errorf("delta: table property delta.logRetentionDuration %q: %w", s, err)
+		}
+	}
+	return deltalog.Cleanup(ctx, t.store, deltalog.CleanupOptions{
+		Retention:   retention,
+		SidecarRefs: checkpoint.SidecarRefs(t.store),
+		DryRun:      dryRun,
+	})
+}
