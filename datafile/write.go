@@ -647,7 +647,6 @@ type wleaf struct {
 	// decimals
 	dec, flen   int
 	prec, scale int
-	fixed       []byte // scratch for fixed-length decimals; parquet-go copies
 }
 
 // shred appends the entries of value v of node n to its leaves. The first
@@ -979,10 +978,9 @@ func (l *wleaf) decimal(w *Writer, v schema.Value) parquet.Value {
 	case decInt64:
 		return parquet.Int64Value(u.Int64())
 	}
-	if cap(l.fixed) < l.flen {
-		l.fixed = make([]byte, l.flen)
-	}
-	b := l.fixed[:l.flen]
+	// A fresh slice per value: parquet-go keeps the bytes of buffered
+	// values without copying them.
+	b := make([]byte, l.flen)
 	putTwosComplement(b, u)
 	return parquet.FixedLenByteArrayValue(b)
 }

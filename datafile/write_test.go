@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -726,5 +728,49 @@ func BenchmarkWrite(b *testing.B) {
 			}
 			b.SetBytes(int64(buf.Len()))
 		})
+	}
+}
+
+// Values of a batch never share bytes: decimals stored as fixed-length
+// byte arrays each keep their own (parquet-go buffers values uncopied).
+func TestWriteDistinctWideDecimals(t *testing.T) {
+	sch := &schema.StructType{Fields: []schema.StructField{{Name: "d", Type: schema.DecimalType{Precision: 38, Scale: 18}, Nullable: true}}}
+	var in []schema.Value
+	for i := range 3 {
+		u, _ := new(big.Int).SetString(fmt.Sprintf("1234567890123456789000000000000000000%d", i), 10)
+		v, err := schema.DecimalValue(u, 38, 18)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in = append(in, v)
+	}
+	var buf bytes.Buffer
+	w, err := datafile.NewWriter(&buf, sch, datafile.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write([][]schema.Value{in}, len(in)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := datafile.Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := f.Read(context.Background(), sch, datafile.ReadOptions{}, func(b *datafile.Batch) error {
+		for _, v := range b.Columns[0] {
+			got = append(got, v.String())
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range in {
+		if i >= len(got) || got[i] != v.String() {
+			t.Fatalf("read %v, wrote %v", got, in)
+		}
 	}
 }

@@ -587,3 +587,34 @@ func TestCheckpointInterval(t *testing.T) {
 		t.Fatalf("loaded from checkpoint %d (%v), want 6", v, ok)
 	}
 }
+
+// A table that uses CHECK constraints is refused by a plain transaction,
+// which cannot see rows, and accepted from a writer that checked them.
+func TestRowsChecked(t *testing.T) {
+	ctx := context.Background()
+	store := memory.New()
+	acts := []actions.Action{
+		{Protocol: &actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 3}},
+		{Metadata: &actions.Metadata{ID: "t", Format: actions.Format{Provider: "parquet"},
+			SchemaString:  `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}`,
+			Configuration: map[string]string{"delta.constraints.pos": "id > 0"}}},
+	}
+	data, _ := actions.EncodeCommit(acts)
+	if err := store.PutIfAbsent(ctx, deltalog.CommitKey(0), data); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := txn.Begin(snap, txn.Options{})
+	tx.Add(actions.Add{Path: "a.parquet", Size: 1, DataChange: true})
+	if _, err := tx.Commit(ctx); !errors.Is(err, deltaerr.ErrUnsupportedFeature) {
+		t.Fatalf("unchecked commit: %v, want ErrUnsupportedFeature", err)
+	}
+	tx = txn.Begin(snap, txn.Options{RowsChecked: true})
+	tx.Add(actions.Add{Path: "a.parquet", Size: 1, DataChange: true})
+	if v, err := tx.Commit(ctx); err != nil || v != 1 {
+		t.Fatalf("checked commit: %d, %v", v, err)
+	}
+}

@@ -16,10 +16,14 @@ const (
 	// honoured: a commit built here meets the feature's writer
 	// requirements, or the feature sets none on commits.
 	honoured writeSupport = iota + 1
-	// refusedWhenActive: the feature constrains the rows written (checked
-	// by the writer of data files, which does not exist yet). A table that
-	// supports the feature but does not use it (a legacy writer version
-	// that implies it) is writable; one that uses it is refused.
+	// checkedRows: the feature constrains the rows written, which a commit
+	// cannot see. A table that supports the feature but does not use it
+	// (a legacy writer version that implies it) is writable; one that uses
+	// it is writable only by a writer that checks every row itself
+	// (package write, through Options.RowsChecked).
+	checkedRows
+	// refusedWhenActive: as checkedRows, but no writer here checks the
+	// rows yet (identity columns, column defaults).
 	refusedWhenActive
 )
 
@@ -39,8 +43,9 @@ const (
 //     previews): types of the data files, nothing to do in the log.
 //   - v2Checkpoint, vacuumProtocolCheck, checkpointProtection: rules for
 //     checkpoints, VACUUM and log cleanup, not for commits.
-//   - invariants, checkConstraints, generatedColumns, identityColumns,
-//     allowColumnDefaults: refused when active (see refusedWhenActive).
+//   - invariants, checkConstraints, generatedColumns: writable when active
+//     only with rows checked by the writer (see checkedRows).
+//   - identityColumns, allowColumnDefaults: refused when active.
 //
 // Refused, because a commit built here would break them: catalogManaged and
 // catalogOwned-preview (commits go through the catalog),
@@ -67,9 +72,9 @@ var writerFeatures = map[string]writeSupport{
 	actions.FeatureV2Checkpoint:            honoured,
 	actions.FeatureVacuumProtocolCheck:     honoured,
 	actions.FeatureCheckpointProtection:    honoured,
-	actions.FeatureInvariants:              refusedWhenActive,
-	actions.FeatureCheckConstraints:        refusedWhenActive,
-	actions.FeatureGeneratedColumns:        refusedWhenActive,
+	actions.FeatureInvariants:              checkedRows,
+	actions.FeatureCheckConstraints:        checkedRows,
+	actions.FeatureGeneratedColumns:        checkedRows,
 	actions.FeatureIdentityColumns:         refusedWhenActive,
 	actions.FeatureAllowColumnDefaults:     refusedWhenActive,
 }
@@ -87,6 +92,18 @@ var legacyWriterFeatures = []string{
 // version that stops it. See writerFeatures in features.go for the list
 // and the reason behind each entry.
 func WriteSupported(p *actions.Protocol, m *actions.Metadata) error {
+	return writeSupported(p, m, false)
+}
+
+// WriteSupportedChecked is WriteSupported for a writer that checks every
+// row it writes against the table's invariants, CHECK constraints and
+// generated columns (package write does), so tables that use them are
+// writable too.
+func WriteSupportedChecked(p *actions.Protocol, m *actions.Metadata) error {
+	return writeSupported(p, m, true)
+}
+
+func writeSupported(p *actions.Protocol, m *actions.Metadata, rowsChecked bool) error {
 	if p.MinWriterVersion < 1 {
 		return &deltaerr.CorruptError{Path: "protocol", Reason: fmt.Sprintf("minWriterVersion %d is not a valid version", p.MinWriterVersion)}
 	}
@@ -108,10 +125,14 @@ func WriteSupported(p *actions.Protocol, m *actions.Metadata) error {
 	}
 	var sch *schema.StructType
 	for _, name := range names {
-		switch writerFeatures[name] {
+		support := writerFeatures[name]
+		if support == checkedRows && rowsChecked {
+			support = honoured
+		}
+		switch support {
 		case honoured:
 			continue
-		case refusedWhenActive:
+		case checkedRows, refusedWhenActive:
 			if sch == nil {
 				s, err := schema.Parse(m.SchemaString)
 				if err != nil {

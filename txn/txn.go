@@ -63,6 +63,11 @@ type Options struct {
 	// NoCheckpoint turns off the checkpoint Commit writes every
 	// delta.checkpointInterval versions.
 	NoCheckpoint bool
+	// RowsChecked declares that every row of the staged data files was
+	// checked against the table's invariants, CHECK constraints and
+	// generated columns (package write sets it). Without it, Commit refuses
+	// tables that use those features, since it cannot see rows.
+	RowsChecked bool
 }
 
 // Errors of Commit, besides *ConflictError.
@@ -211,7 +216,7 @@ func (t *Transaction) validate() error {
 		return fmt.Errorf("txn: isolation level %q: %w", t.opts.Isolation, deltaerr.ErrInvalidArgument)
 	}
 	p, m := t.snap.Protocol(), t.snap.Metadata()
-	if err := WriteSupported(&p, &m); err != nil {
+	if err := writeSupported(&p, &m, t.opts.RowsChecked); err != nil {
 		return err
 	}
 	if t.protocol != nil || t.metadata != nil {
@@ -222,7 +227,7 @@ func (t *Transaction) validate() error {
 		if t.metadata != nil {
 			nm = *t.metadata
 		}
-		if err := WriteSupported(&np, &nm); err != nil {
+		if err := writeSupported(&np, &nm, t.opts.RowsChecked); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,263 @@
+package write
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/schema"
+)
+
+// rowCheck is one predicate every row must satisfy.
+type rowCheck struct {
+	kind, name, text string
+	e                expr.Expr
+}
+
+// generated is a generated column: its index in the schema and the
+// expression, cast to the column's type.
+type generated struct {
+	idx  int
+	name string
+	text string
+	e    expr.Expr
+}
+
+// checks are the constraints of a table, compiled once per call.
+type checks struct {
+	sch       *schema.StructType
+	generated []generated
+	preds     []rowCheck
+}
+
+// compileChecks reads the constraints of a table: generated columns and
+// invariants from the schema's metadata, CHECK constraints from the
+// properties (in name order), and the required predicate, if any.
+func compileChecks(sch *schema.StructType, props map[string]string, require expr.Expr) (*checks, error) {
+	c := &checks{sch: sch}
+	for i := range sch.Fields {
+		f := &sch.Fields[i]
+		if raw, ok := f.Metadata.Get(MetaGenerationExpression); ok {
+			e, err := parseGeneration(raw)
+			if err != nil {
+				return nil, fmt.Errorf("write: generated column %s: %w", f.Name, err)
+			}
+			c.generated = append(c.generated, generated{idx: i, name: f.Name, text: e.String(), e: expr.Cast{Value: e, To: f.Type}})
+		}
+	}
+	var inv func(st *schema.StructType, prefix string) error
+	inv = func(st *schema.StructType, prefix string) error {
+		for i := range st.Fields {
+			f := &st.Fields[i]
+			if raw, ok := f.Metadata.Get(MetaInvariants); ok {
+				e, err := parseInvariant(raw)
+				if err != nil {
+					return fmt.Errorf("write: invariant of column %s: %w", prefix+f.Name, err)
+				}
+				c.preds = append(c.preds, rowCheck{kind: KindInvariant, name: prefix + f.Name, text: e.String(), e: e})
+			}
+			if sub, ok := f.Type.(*schema.StructType); ok {
+				if err := inv(sub, prefix+f.Name+"."); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := inv(sch, ""); err != nil {
+		return nil, err
+	}
+	var names []string
+	for k := range props {
+		if strings.HasPrefix(k, PropConstraintPrefix) {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		e, err := expr.Parse(props[k])
+		if err != nil {
+			return nil, fmt.Errorf("write: CHECK constraint %s: %w", strings.TrimPrefix(k, PropConstraintPrefix), err)
+		}
+		c.preds = append(c.preds, rowCheck{kind: KindCheck, name: strings.TrimPrefix(k, PropConstraintPrefix), text: props[k], e: e})
+	}
+	if require != nil {
+		c.preds = append(c.preds, rowCheck{kind: KindPredicate, name: "replaceWhere", text: require.String(), e: require})
+	}
+	return c, nil
+}
+
+// rowLookup resolves column names, dotted for nested struct fields and
+// matched ignoring case, to the values of one row.
+type rowLookup struct {
+	sch  *schema.StructType
+	vals []schema.Value
+}
+
+func (l *rowLookup) lookup(name string) (schema.DataType, schema.Value, bool) {
+	st := l.sch
+	vals := l.vals
+	parts := strings.Split(name, ".")
+	for i, p := range parts {
+		idx := fieldIndex(st, p)
+		if idx < 0 {
+			return nil, schema.Value{}, false
+		}
+		f := &st.Fields[idx]
+		var v schema.Value // a field of a null struct is null
+		if vals != nil && idx < len(vals) {
+			v = vals[idx]
+		}
+		if i == len(parts)-1 {
+			return f.Type, v, true
+		}
+		sub, ok := f.Type.(*schema.StructType)
+		if !ok {
+			return nil, schema.Value{}, false
+		}
+		st, vals = sub, nil
+		if !v.IsNull() {
+			vals = v.Fields()
+		}
+	}
+	return nil, schema.Value{}, false
+}
+
+// fieldIndex finds a field by name, exactly first, then ignoring case.
+func fieldIndex(st *schema.StructType, name string) int {
+	if i := slices.IndexFunc(st.Fields, func(f schema.StructField) bool { return f.Name == name }); i >= 0 {
+		return i
+	}
+	return slices.IndexFunc(st.Fields, func(f schema.StructField) bool { return strings.EqualFold(f.Name, name) })
+}
+
+// apply fills the generated columns of vals and checks every constraint;
+// row is the row's number for errors.
+func (c *checks) apply(vals []schema.Value, row int64) error {
+	l := &rowLookup{sch: c.sch, vals: vals}
+	for _, g := range c.generated {
+		v, err := expr.EvalValue(g.e, l.lookup)
+		if err != nil {
+			return &ConstraintError{Kind: KindGenerated, Name: g.name, Expression: g.text, Row: row, Values: showRow(c.sch, vals), Err: err}
+		}
+		given := vals[g.idx]
+		if given.IsNull() {
+			vals[g.idx] = v
+			continue
+		}
+		if !sameValue(given, v) {
+			return &ConstraintError{Kind: KindGenerated, Name: g.name, Expression: g.text, Row: row,
+				Values: fmt.Sprintf("%s (given %s, computed %s)", showRow(c.sch, vals), given, v)}
+		}
+	}
+	for i := range c.sch.Fields {
+		f := &c.sch.Fields[i]
+		if path, bad := nullViolation(vals[i], f.Type, f.Nullable, f.Name); bad {
+			return &ConstraintError{Kind: KindNotNull, Name: path, Row: row, Values: showRow(c.sch, vals)}
+		}
+	}
+	for _, p := range c.preds {
+		v, err := expr.EvalValue(p.e, l.lookup)
+		if err != nil {
+			return &ConstraintError{Kind: p.kind, Name: p.name, Expression: p.text, Row: row, Values: showRow(c.sch, vals), Err: err}
+		}
+		if violates(p.kind, v) {
+			return &ConstraintError{Kind: p.kind, Name: p.name, Expression: p.text, Row: row, Values: showRow(c.sch, vals)}
+		}
+	}
+	return nil
+}
+
+// violates reports whether a predicate's value breaks a constraint of
+// kind: false does for every kind, as in Spark; NULL (Unknown) passes a
+// CHECK constraint or an invariant, as in Spark, but not a replaceWhere
+// predicate, which a row must satisfy to be written into the range it
+// replaces.
+func violates(kind string, v schema.Value) bool {
+	if v.IsNull() {
+		return kind == KindPredicate
+	}
+	return v.Kind() != schema.KindBoolean || !v.Bool()
+}
+
+// sameValue reports whether two values of one column are equal: numbers,
+// strings, dates and timestamps by expr.Order, nested values by their
+// display form.
+func sameValue(a, b schema.Value) bool {
+	if a.IsNull() || b.IsNull() {
+		return a.IsNull() == b.IsNull()
+	}
+	if c, ok := expr.Order(a, b); ok {
+		return c == 0
+	}
+	return a.Kind() == b.Kind() && a.String() == b.String()
+}
+
+// nullViolation finds a null where the schema allows none: in a
+// non-nullable field at any depth, an array element without containsNull,
+// a map key, or a map value without valueContainsNull. It returns the
+// path of the first one.
+func nullViolation(v schema.Value, t schema.DataType, nullable bool, path string) (string, bool) {
+	if v.IsNull() {
+		return path, !nullable
+	}
+	switch t := t.(type) {
+	case *schema.StructType:
+		fs := v.Fields()
+		for i := range t.Fields {
+			if i >= len(fs) {
+				break // a shape error, reported by the data file writer
+			}
+			f := &t.Fields[i]
+			if p, bad := nullViolation(fs[i], f.Type, f.Nullable, path+"."+f.Name); bad {
+				return p, true
+			}
+		}
+	case *schema.ArrayType:
+		for _, e := range v.Elements() {
+			if p, bad := nullViolation(e, t.ElementType, t.ContainsNull, path+".element"); bad {
+				return p, true
+			}
+		}
+	case *schema.MapType:
+		for i := range v.MapLen() {
+			k, val := v.MapEntry(i)
+			if p, bad := nullViolation(k, t.KeyType, false, path+".key"); bad {
+				return p, true
+			}
+			if p, bad := nullViolation(val, t.ValueType, t.ValueContainsNull, path+".value"); bad {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// showRow formats a row for an error message, cut to a readable length.
+func showRow(sch *schema.StructType, vals []schema.Value) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, v := range vals {
+		if i >= len(sch.Fields) {
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(sch.Fields[i].Name)
+		b.WriteString(": ")
+		s := v.String()
+		if len(s) > 64 {
+			s = s[:61] + "..."
+		}
+		b.WriteString(s)
+		if b.Len() > 512 {
+			b.WriteString(", ...")
+			break
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
+}

@@ -1,0 +1,57 @@
+// Package write creates Delta tables and writes rows into them as Parquet
+// data files, returning the add actions a transaction (package txn) then
+// commits. It never writes to the log itself, except for the first commit
+// of a new table (see package delta's Create, built on NewTable).
+//
+// # Creating a table
+//
+// NewTable turns a TableSpec (schema, partition columns, properties) into
+// the protocol and metaData actions of version 0. The protocol is the
+// smallest that supports every feature the table uses:
+//
+//   - nothing special: legacy (1,2), the default of Delta Spark;
+//   - only features with a legacy version: that version, following the
+//     protocol's ladder: delta.appendOnly and delta.invariants writer 2,
+//     CHECK constraints (delta.constraints.*) 3, change data feed and
+//     generated columns 4, column mapping reader 2 and writer 5;
+//   - any feature without one (timestampNtz, deletionVectors, rowTracking,
+//     domainMetadata, inCommitTimestamp, v2Checkpoint, vacuumProtocolCheck,
+//     variantType): writer 7, listing every feature in use, legacy ones
+//     included, in writerFeatures; and reader 3 listing the reader-writer
+//     features in readerFeatures when there is one (else reader 1, which
+//     the protocol allows for writer-only features; reader 2 when column
+//     mapping is the only reader-writer feature is not used: it is listed
+//     explicitly under reader 3 instead).
+//
+// A feature may also be asked for with the Spark property
+// delta.feature.<name> = supported (or enabled); such properties are
+// consumed, not stored. Column mapping in name or id mode gives every field,
+// nested ones included, a delta.columnMapping.id and a physical name
+// "col-<uuid>" (fields that already carry them keep them) and sets
+// delta.columnMapping.maxColumnId. Row tracking sets the materialized
+// column name properties as Spark does. Identity columns and column
+// defaults are refused: the write path cannot honour them.
+//
+// # Writing rows
+//
+// Rows takes batches of logical rows (column-major, in table schema order)
+// and, row by row and before any byte of the row is written: fills
+// generated columns (a null is taken as "not given"; a given value must
+// equal the computed one), checks NOT NULL at every nesting level, column
+// invariants and CHECK constraints, and an optional required predicate
+// (replaceWhere). A row that fails is a *ConstraintError naming the
+// constraint and the row; the files already written by the call are then
+// deleted (best effort) and no add is returned.
+//
+// Rows are split by partition values into Hive-style directories
+// col=value/ (the physical name under column mapping; the value serialized
+// as the protocol's partition value rules say, then escaped as Hive and
+// Spark escape path names; null and the empty string as
+// __HIVE_DEFAULT_PARTITION__), written with package datafile without the
+// partition columns, and rolled to a new file at Options.TargetFileSize.
+// Each add's path is the file's key relative to the table root,
+// percent-encoded as a URI.
+//
+// Nothing here is safe for concurrent use on one call, but independent
+// calls may run at once: file names are random UUIDs.
+package write

@@ -1,0 +1,89 @@
+package write
+
+import (
+	"fmt"
+
+	"github.com/godelta/delta/deltaerr"
+)
+
+// Error kinds of this package, matched with errors.Is.
+var (
+	// ErrTableExists is returned when creating a table where a Delta log
+	// already is. It matches deltaerr.ErrInvalidArgument.
+	ErrTableExists = fmt.Errorf("write: table already exists: %w", deltaerr.ErrInvalidArgument)
+
+	// ErrConstraint is matched by every *ConstraintError: a row that breaks
+	// a NOT NULL column, an invariant, a CHECK constraint, a generated
+	// column's expression, or a required predicate. It matches
+	// deltaerr.ErrInvalidArgument.
+	ErrConstraint = fmt.Errorf("write: constraint violated: %w", deltaerr.ErrInvalidArgument)
+
+	// ErrAppendOnly is returned for an operation that would remove rows
+	// from a table with delta.appendOnly=true. It matches
+	// deltaerr.ErrInvalidArgument.
+	ErrAppendOnly = fmt.Errorf("write: table is append-only (delta.appendOnly=true): %w", deltaerr.ErrInvalidArgument)
+
+	// ErrInvalidSpec is returned by NewTable for a table specification that
+	// breaks a rule: a partition column missing or of a type that cannot be
+	// partitioned, duplicate names, a bad property value, an expression
+	// that does not parse. It matches deltaerr.ErrInvalidArgument.
+	ErrInvalidSpec = fmt.Errorf("write: invalid table specification: %w", deltaerr.ErrInvalidArgument)
+
+	// ErrBatch is returned by Rows for a batch whose shape does not match
+	// the table schema. It matches deltaerr.ErrInvalidArgument.
+	ErrBatch = fmt.Errorf("write: malformed batch: %w", deltaerr.ErrInvalidArgument)
+)
+
+// Constraint kinds, as ConstraintError.Kind gives them.
+const (
+	KindNotNull   = "NOT NULL"
+	KindInvariant = "invariant"
+	KindCheck     = "CHECK constraint"
+	KindGenerated = "generated column"
+	KindPredicate = "replaceWhere predicate"
+)
+
+// ConstraintError says which constraint a row broke. errors.Is(err,
+// ErrConstraint) reports true for it.
+type ConstraintError struct {
+	// Kind is one of the Kind* constants.
+	Kind string
+	// Name is the constraint's name (CHECK), or the column it is on.
+	Name string
+	// Expression is the constraint's text, when it has one.
+	Expression string
+	// Row is the row's index among all rows given to the call, from 0.
+	Row int64
+	// Values shows the row's values, for the message.
+	Values string
+	// Err is the evaluation error, when the constraint could not be
+	// evaluated.
+	Err error
+}
+
+func (e *ConstraintError) Error() string {
+	msg := fmt.Sprintf("write: %s %s", e.Kind, e.Name)
+	if e.Expression != "" {
+		msg += " (" + e.Expression + ")"
+	}
+	msg += fmt.Sprintf(" violated by row %d", e.Row)
+	if e.Values != "" {
+		msg += " " + e.Values
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is reports whether target is ErrConstraint or deltaerr.ErrInvalidArgument.
+func (e *ConstraintError) Is(target error) bool {
+	return target == ErrConstraint || target == deltaerr.ErrInvalidArgument
+}
+
+// Unwrap returns the evaluation error, if any.
+func (e *ConstraintError) Unwrap() error { return e.Err }
+
+func specErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidSpec, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,189 @@
+package write
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"time"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/scan"
+	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/snapshot"
+)
+
+// Replacement is what an overwrite removes from a table, and what it
+// writes back of the rows it keeps.
+type Replacement struct {
+	// Removes are the remove actions (dataChange true) of the files that
+	// held rows the predicate matches.
+	Removes []actions.Remove
+	// Adds are the files written with the rows of the removed files that
+	// the predicate does not match; empty when the predicate names
+	// partition columns only.
+	Adds []actions.Add
+	// Read are the paths of the files read to decide, for the
+	// transaction's ReadFiles.
+	Read []string
+}
+
+// Replace plans the removal of the rows of snap that pred matches (TRUE),
+// the first half of an overwrite; nil pred matches every row. Files whose
+// rows all match are removed. When pred names a data column, the files
+// that may hold a matching row (after partition and statistics skipping)
+// are read: those with at least one matching row are removed and their
+// other rows written again with Rows, under opts (whose Require is
+// ignored). Replace commits nothing; on error it deletes the files it
+// wrote. A table with delta.appendOnly=true is ErrAppendOnly.
+func Replace(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts Options) (Replacement, error) {
+	var r Replacement
+	if isTrue(snap.Properties()[PropAppendOnly]) {
+		return r, ErrAppendOnly
+	}
+	now := time.Now().UnixMilli()
+	if opts.Now != nil {
+		now = opts.Now().UnixMilli()
+	}
+	remove := func(a *actions.Add) {
+		size := a.Size
+		ext := true
+		r.Removes = append(r.Removes, actions.Remove{
+			Path: a.Path, DeletionTimestamp: &now, DataChange: true, ExtendedFileMetadata: &ext,
+			PartitionValues: a.PartitionValues, Size: &size, Stats: a.Stats, Tags: a.Tags,
+			DeletionVector: a.DeletionVector, BaseRowID: a.BaseRowID, DefaultRowCommitVersion: a.DefaultRowCommitVersion,
+		})
+	}
+	if pred == nil {
+		for a := range snap.Files() {
+			remove(a)
+		}
+		return r, nil
+	}
+	sch := snap.Schema()
+	parts := snap.Metadata().PartitionColumns
+	partOnly := true
+	for _, c := range expr.Columns(pred) {
+		l := &rowLookup{sch: sch}
+		if _, _, ok := l.lookup(c); !ok {
+			return r, fmt.Errorf("write: replaceWhere column %q is not in the table: %w", c, deltaerr.ErrInvalidArgument)
+		}
+		top := splitColumn(c)[0]
+		if i := fieldIndex(sch, top); i < 0 || !slices.Contains(parts, sch.Fields[i].Name) {
+			partOnly = false
+		}
+	}
+	s, err := scan.New(snap, scan.Options{Predicate: pred})
+	if err != nil {
+		return r, err
+	}
+	var cands []*actions.Add
+	for f, err := range s.Files() {
+		if err != nil {
+			return r, err
+		}
+		if partOnly {
+			vals := make([]schema.Value, len(sch.Fields))
+			for i := range sch.Fields {
+				vals[i] = f.PartitionValues[sch.Fields[i].Name]
+			}
+			m, err := matches(pred, sch, vals)
+			if err != nil {
+				return r, err
+			}
+			if m {
+				remove(f.Add)
+				r.Read = append(r.Read, f.Add.Path)
+			}
+			continue
+		}
+		cands = append(cands, f.Add)
+	}
+	if partOnly {
+		return r, nil
+	}
+	var rewrite []*actions.Add
+	for _, a := range cands {
+		r.Read = append(r.Read, a.Path)
+		hit := false
+		for b, err := range FileRows(ctx, snap, a) {
+			if err != nil {
+				return r, err
+			}
+			for i := range b.Len {
+				if hit, err = matches(pred, sch, rowOf(b, i)); err != nil {
+					return r, err
+				}
+				if hit {
+					break
+				}
+			}
+			if hit {
+				break
+			}
+		}
+		if hit {
+			remove(a)
+			rewrite = append(rewrite, a)
+		}
+	}
+	if len(rewrite) == 0 {
+		return r, nil
+	}
+	keep := func(yield func(Batch, error) bool) {
+		for _, a := range rewrite {
+			for b, err := range FileRows(ctx, snap, a) {
+				if err != nil {
+					yield(Batch{}, err)
+					return
+				}
+				out := Batch{Columns: make([][]schema.Value, len(b.Columns))}
+				for i := range b.Len {
+					row := rowOf(b, i)
+					m, err := matches(pred, sch, row)
+					if err != nil {
+						yield(Batch{}, err)
+						return
+					}
+					if m {
+						continue
+					}
+					for j := range row {
+						out.Columns[j] = append(out.Columns[j], row[j])
+					}
+					out.Len++
+				}
+				if out.Len > 0 && !yield(out, nil) {
+					return
+				}
+			}
+		}
+	}
+	opts.Require = nil
+	adds, err := Rows(ctx, snap, iter.Seq2[Batch, error](keep), opts)
+	if err != nil {
+		return r, err
+	}
+	r.Adds = adds
+	return r, nil
+}
+
+func rowOf(b Batch, i int) []schema.Value {
+	row := make([]schema.Value, len(b.Columns))
+	for j := range b.Columns {
+		row[j] = b.Columns[j][i]
+	}
+	return row
+}
+
+// matches reports whether pred is TRUE on a row.
+func matches(pred expr.Expr, sch *schema.StructType, row []schema.Value) (bool, error) {
+	l := &rowLookup{sch: sch, vals: row}
+	v, err := expr.EvalValue(pred, l.lookup)
+	if err != nil {
+		return false, fmt.Errorf("write: replaceWhere %s: %w", pred, err)
+	}
+	return v.Kind() == schema.KindBoolean && v.Bool(), nil
+}

@@ -1,0 +1,404 @@
+package write
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/datafile"
+	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/snapshot"
+)
+
+// DefaultTargetFileSize is the size at which Rows starts a new data file
+// when Options.TargetFileSize is 0: 128 MiB, as Spark's default Parquet
+// block size and delta-rs's target file size.
+const DefaultTargetFileSize = 128 << 20
+
+// Batch is a run of logical rows, column by column: Columns holds one
+// slice per field of the table schema, in schema order, partition columns
+// included, each at least Len long. Nested values are schema.Values of
+// kind struct, array or map. Rows does not modify the slices.
+type Batch struct {
+	Len     int
+	Columns [][]schema.Value
+}
+
+// Options tune Rows. The zero value is usable.
+type Options struct {
+	// TargetFileSize is the size in bytes at which a data file is closed
+	// and the next one begun; 0 means DefaultTargetFileSize. A file may
+	// exceed it by up to one batch's share.
+	TargetFileSize int64
+	// Compression is the Parquet codec, as datafile.WriteOptions takes it;
+	// empty means snappy.
+	Compression string
+	// RowGroupSize is datafile.WriteOptions.RowGroupSize.
+	RowGroupSize int64
+	// Require is a predicate every row must satisfy (TRUE; FALSE or NULL
+	// is a *ConstraintError of kind KindPredicate): the replaceWhere of an
+	// overwrite.
+	Require expr.Expr
+	// Now gives the files' modificationTime; nil means time.Now.
+	Now func() time.Time
+}
+
+// Rows writes the rows of batches as data files of the table snap shows,
+// under its root in snap.Store(), and returns their add actions
+// (dataChange true, stats set), for a transaction to commit. See the
+// package doc for the checks and the layout. It writes no log entry: until
+// a commit names them, the files are invisible.
+//
+// On any error (a constraint, a malformed batch, an error yielded by
+// batches, storage) Rows deletes, best effort, the files it wrote, and
+// returns the error with no adds. Constraint violations are
+// *ConstraintError; a batch whose shape does not fit the schema, or a
+// partition value whose type is not its column's, is ErrBatch.
+func Rows(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts Options) ([]actions.Add, error) {
+	w, err := newRowWriter(snap, opts)
+	if err != nil {
+		return nil, err
+	}
+	adds, err := w.run(ctx, batches)
+	if err != nil {
+		w.cleanup()
+		return nil, err
+	}
+	return adds, nil
+}
+
+// rowWriter is the state of one Rows call.
+type rowWriter struct {
+	store    logstore.Store
+	sch      *schema.StructType
+	checks   *checks
+	partIdx  []int    // schema indexes of the partition columns
+	partPhys []string // their physical names
+	dataIdx  []int    // schema indexes of the data columns
+	physical *schema.StructType
+	wopts    datafile.WriteOptions
+	target   int64
+	now      func() time.Time
+	ext      string
+
+	open    map[string]*openFile // by partition directory
+	order   []string             // directories in first-seen order
+	adds    []actions.Add
+	written []string // keys put, for cleanup
+	fileNo  int
+	row     int64
+}
+
+// openFile is the data file being written for one partition, and the rows
+// staged for it from the current batch.
+type openFile struct {
+	dir   string
+	pv    map[string]string
+	buf   bytes.Buffer
+	w     *datafile.Writer
+	stage [][]schema.Value
+	n     int
+}
+
+func newRowWriter(snap *snapshot.Snapshot, opts Options) (*rowWriter, error) {
+	sch := snap.Schema()
+	m := snap.Metadata()
+	p := snap.Protocol()
+	mode := schema.ColumnMappingNone
+	if p.HasReaderFeature(actions.FeatureColumnMapping) || p.HasWriterFeature(actions.FeatureColumnMapping) {
+		var err error
+		if mode, err = schema.ParseColumnMappingMode(m.Configuration[schema.PropertyColumnMappingMode]); err != nil {
+			return nil, err
+		}
+	}
+	c, err := compileChecks(sch, m.Configuration, opts.Require)
+	if err != nil {
+		return nil, err
+	}
+	w := &rowWriter{store: snap.Store(), sch: sch, checks: c, target: opts.TargetFileSize, now: opts.Now, open: map[string]*openFile{}}
+	if w.target <= 0 {
+		w.target = DefaultTargetFileSize
+	}
+	if w.now == nil {
+		w.now = time.Now
+	}
+	data := &schema.StructType{}
+	for i := range sch.Fields {
+		f := &sch.Fields[i]
+		if slices.Contains(m.PartitionColumns, f.Name) {
+			w.partIdx = append(w.partIdx, i)
+			w.partPhys = append(w.partPhys, f.PhysicalName(mode))
+			continue
+		}
+		w.dataIdx = append(w.dataIdx, i)
+		data.Fields = append(data.Fields, *f)
+	}
+	if len(w.partIdx) != len(m.PartitionColumns) {
+		return nil, fmt.Errorf("write: partition columns %v are not all in the schema: %w", m.PartitionColumns, ErrInvalidSpec)
+	}
+	if w.physical, err = data.PhysicalSchema(mode); err != nil {
+		return nil, err
+	}
+	w.wopts = datafile.WriteOptions{
+		ByFieldID:    mode != schema.ColumnMappingNone,
+		Compression:  opts.Compression,
+		RowGroupSize: opts.RowGroupSize,
+		Stats:        statsOptions(data, mode, m.Configuration),
+	}
+	switch strings.ToLower(opts.Compression) {
+	case "", "snappy":
+		w.ext = ".snappy.parquet"
+	case "none", "uncompressed":
+		w.ext = ".parquet"
+	default:
+		w.ext = "." + strings.ToLower(opts.Compression) + ".parquet"
+	}
+	return w, nil
+}
+
+// statsOptions reads delta.dataSkippingNumIndexedCols and
+// delta.dataSkippingStatsColumns (logical names, mapped to physical ones).
+func statsOptions(data *schema.StructType, mode schema.ColumnMappingMode, props map[string]string) datafile.StatsOptions {
+	var so datafile.StatsOptions
+	if v, ok := props[PropNumIndexedCols]; ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			switch {
+			case n == 0:
+				so.StatsColumns = []string{}
+			case n < 0:
+				so.NumIndexedCols = -1
+			default:
+				so.NumIndexedCols = n
+			}
+		}
+	}
+	if v, ok := props[PropStatsColumns]; ok {
+		so.StatsColumns = []string{}
+		for name := range strings.SplitSeq(v, ",") {
+			path := splitColumn(strings.TrimSpace(name))
+			if len(path) == 0 {
+				continue
+			}
+			if phys, err := data.PhysicalPath(path, mode); err == nil {
+				so.StatsColumns = append(so.StatsColumns, joinColumn(phys))
+			} else if f, ok := data.FieldFold(path[0]); ok {
+				path[0] = f.Name
+				if phys, err := data.PhysicalPath(path, mode); err == nil {
+					so.StatsColumns = append(so.StatsColumns, joinColumn(phys))
+				}
+			}
+		}
+	}
+	return so
+}
+
+// splitColumn splits a dotted column name; a part in backticks may hold
+// dots.
+func splitColumn(s string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '`':
+			if quoted && i+1 < len(s) && s[i+1] == '`' {
+				cur.WriteByte('`')
+				i++
+				continue
+			}
+			quoted = !quoted
+		case c == '.' && !quoted:
+			out = append(out, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	if s != "" {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// joinColumn joins physical names with dots, quoting those that hold one.
+func joinColumn(path []string) string {
+	parts := make([]string, len(path))
+	for i, p := range path {
+		if strings.ContainsAny(p, ".`") {
+			p = "`" + strings.ReplaceAll(p, "`", "``") + "`"
+		}
+		parts[i] = p
+	}
+	return strings.Join(parts, ".")
+}
+
+func (w *rowWriter) run(ctx context.Context, batches iter.Seq2[Batch, error]) ([]actions.Add, error) {
+	vals := make([]schema.Value, len(w.sch.Fields))
+	for b, err := range batches {
+		if err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := w.checkShape(b); err != nil {
+			return nil, err
+		}
+		for i := range b.Len {
+			for j := range vals {
+				vals[j] = b.Columns[j][i]
+			}
+			if err := w.checks.apply(vals, w.row); err != nil {
+				return nil, err
+			}
+			f, err := w.fileFor(vals)
+			if err != nil {
+				return nil, err
+			}
+			for k, j := range w.dataIdx {
+				f.stage[k] = append(f.stage[k], vals[j])
+			}
+			f.n++
+			w.row++
+		}
+		if err := w.flush(ctx, false); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.flush(ctx, true); err != nil {
+		return nil, err
+	}
+	return w.adds, nil
+}
+
+func (w *rowWriter) checkShape(b Batch) error {
+	if b.Len < 0 || len(b.Columns) != len(w.sch.Fields) {
+		return fmt.Errorf("%w: %d columns for a schema of %d fields (Len %d)", ErrBatch, len(b.Columns), len(w.sch.Fields), b.Len)
+	}
+	for j, c := range b.Columns {
+		if len(c) < b.Len {
+			return fmt.Errorf("%w: column %s has %d values for %d rows", ErrBatch, w.sch.Fields[j].Name, len(c), b.Len)
+		}
+	}
+	return nil
+}
+
+// fileFor returns the open file of the row's partition, creating it.
+func (w *rowWriter) fileFor(vals []schema.Value) (*openFile, error) {
+	var dir strings.Builder
+	var raws []string
+	for k, j := range w.partIdx {
+		v := vals[j]
+		f := &w.sch.Fields[j]
+		if !v.IsNull() && !sameType(v.Type(), f.Type) {
+			return nil, fmt.Errorf("%w: row %d: partition column %s holds a %s, not a %s", ErrBatch, w.row, f.Name, v.Kind(), f.Type)
+		}
+		raw := schema.FormatPartitionValue(v)
+		raws = append(raws, raw)
+		dir.WriteString(partitionDir(w.partPhys[k], raw))
+		dir.WriteByte('/')
+	}
+	key := dir.String()
+	if f, ok := w.open[key]; ok {
+		return f, nil
+	}
+	f := &openFile{dir: key, stage: make([][]schema.Value, len(w.dataIdx))}
+	if len(w.partIdx) > 0 {
+		f.pv = make(map[string]string, len(w.partIdx))
+		for k, raw := range raws {
+			f.pv[w.partPhys[k]] = raw
+		}
+	} else {
+		f.pv = map[string]string{}
+	}
+	w.open[key] = f
+	w.order = append(w.order, key)
+	return f, nil
+}
+
+func sameType(a, b schema.DataType) bool {
+	return a != nil && b != nil && a.String() == b.String()
+}
+
+// flush writes the staged rows of every partition, closing files that
+// reached the target size, or all of them when final.
+func (w *rowWriter) flush(ctx context.Context, final bool) error {
+	for _, key := range w.order {
+		f := w.open[key]
+		if f.n > 0 {
+			if f.w == nil {
+				dw, err := datafile.NewWriter(&f.buf, w.physical, w.wopts)
+				if err != nil {
+					return err
+				}
+				f.w = dw
+			}
+			if err := f.w.Write(f.stage, f.n); err != nil {
+				return fmt.Errorf("write: rows %d to %d: %w", w.row-int64(f.n), w.row-1, err)
+			}
+			for k := range f.stage {
+				clear(f.stage[k])
+				f.stage[k] = f.stage[k][:0]
+			}
+			f.n = 0
+		}
+		if f.w != nil && (final || f.w.Size() >= w.target) {
+			if err := w.finish(ctx, f); err != nil {
+				return err
+			}
+		}
+	}
+	if final {
+		clear(w.open)
+		w.order = w.order[:0]
+	}
+	return nil
+}
+
+// finish closes the data file of f, puts it in the store and records its
+// add; f is then ready for a new file.
+func (w *rowWriter) finish(ctx context.Context, f *openFile) error {
+	stats, err := f.w.Close()
+	f.w = nil
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("part-%05d-%s.c000%s", w.fileNo, uuid.NewString(), w.ext)
+	w.fileNo++
+	key := f.dir + name
+	data := bytes.Clone(f.buf.Bytes())
+	f.buf.Reset()
+	w.written = append(w.written, key)
+	if err := w.store.Put(ctx, key, data); err != nil {
+		return fmt.Errorf("write: data file %s: %w", key, err)
+	}
+	w.adds = append(w.adds, actions.Add{
+		Path:             encodePath(key),
+		PartitionValues:  maps.Clone(f.pv),
+		Size:             int64(len(data)),
+		ModificationTime: w.now().UnixMilli(),
+		DataChange:       true,
+		Stats:            stats.JSON(),
+	})
+	return nil
+}
+
+// cleanup deletes the files written, best effort, on a failed call.
+func (w *rowWriter) cleanup() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, key := range w.written {
+		_ = w.store.Delete(ctx, key)
+	}
+}

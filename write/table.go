@@ -1,0 +1,395 @@
+package write
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/schema"
+)
+
+// Table properties and column metadata keys this package reads or sets.
+// They are part of the on-disk format shared with every Delta writer:
+// never change them.
+const (
+	PropAppendOnly            = "delta.appendOnly"
+	PropEnableChangeDataFeed  = "delta.enableChangeDataFeed"
+	PropEnableDeletionVectors = "delta.enableDeletionVectors"
+	PropEnableRowTracking     = "delta.enableRowTracking"
+	PropEnableICT             = "delta.enableInCommitTimestamps"
+	PropCheckpointPolicy      = "delta.checkpointPolicy"
+	PropNumIndexedCols        = "delta.dataSkippingNumIndexedCols"
+	PropStatsColumns          = "delta.dataSkippingStatsColumns"
+	PropRowIDColumn           = "delta.rowTracking.materializedRowIdColumnName"
+	PropRowCommitVersionCol   = "delta.rowTracking.materializedRowCommitVersionColumnName"
+	// PropConstraintPrefix starts the name of a CHECK constraint property.
+	PropConstraintPrefix = "delta.constraints."
+	// PropFeaturePrefix starts Spark's delta.feature.<name> = supported.
+	PropFeaturePrefix = "delta.feature."
+
+	MetaInvariants           = "delta.invariants"
+	MetaGenerationExpression = "delta.generationExpression"
+	metaIdentityPrefix       = "delta.identity."
+	metaCurrentDefault       = "CURRENT_DEFAULT"
+)
+
+// TableSpec describes a table to create.
+type TableSpec struct {
+	// Schema is the logical schema; it is not modified.
+	Schema *schema.StructType
+	// PartitionColumns are top-level columns of Schema, in order.
+	PartitionColumns []string
+	// Name and Description go to metaData.
+	Name, Description string
+	// Properties are the table properties (metaData.configuration).
+	// Unknown delta.* keys are kept as given.
+	Properties map[string]string
+}
+
+// NewTable returns the protocol and metaData actions of a new table built
+// to spec: the protocol chosen from the features the table uses (see the
+// package doc), the metadata with a fresh id, createdTime now, the schema
+// with column mapping applied when asked for. Errors match ErrInvalidSpec,
+// or deltaerr.ErrUnsupportedFeature for a feature this library cannot
+// write.
+func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
+	var p actions.Protocol
+	var m actions.Metadata
+	if spec.Schema == nil || len(spec.Schema.Fields) == 0 {
+		return p, m, specErr("a table needs at least one column")
+	}
+	raw, err := spec.Schema.MarshalJSON()
+	if err != nil {
+		return p, m, specErr("schema: %v", err)
+	}
+	sch, err := schema.Parse(string(raw)) // a deep copy to annotate
+	if err != nil {
+		return p, m, specErr("schema: %v", err)
+	}
+	props := map[string]string{}
+	feats := map[string]bool{}
+	for k, v := range spec.Properties {
+		if name, ok := strings.CutPrefix(k, PropFeaturePrefix); ok {
+			if lv := strings.ToLower(v); lv != "supported" && lv != "enabled" {
+				return p, m, specErr("property %s = %q: want supported", k, v)
+			}
+			if _, known := actions.LookupFeature(name); !known {
+				return p, m, &deltaerr.FeatureError{Feature: "table feature " + name, Op: "write"}
+			}
+			feats[name] = true
+			continue
+		}
+		props[k] = v
+	}
+	parts, err := checkPartitions(sch, spec.PartitionColumns)
+	if err != nil {
+		return p, m, err
+	}
+	if err := checkProperties(props, feats); err != nil {
+		return p, m, err
+	}
+	if err := checkColumns(sch, feats); err != nil {
+		return p, m, err
+	}
+	mode, _ := schema.ParseColumnMappingMode(props[schema.PropertyColumnMappingMode])
+	if mode != schema.ColumnMappingNone {
+		feats[actions.FeatureColumnMapping] = true
+		maxID := assignColumnMapping(sch, props[schema.PropertyColumnMappingMaxColumnID])
+		props[schema.PropertyColumnMappingMaxColumnID] = strconv.FormatInt(maxID, 10)
+	}
+	if feats[actions.FeatureRowTracking] {
+		feats[actions.FeatureDomainMetadata] = true
+		if isTrue(props[PropEnableRowTracking]) {
+			if props[PropRowIDColumn] == "" {
+				props[PropRowIDColumn] = "_row-id-col-" + uuid.NewString()
+			}
+			if props[PropRowCommitVersionCol] == "" {
+				props[PropRowCommitVersionCol] = "_row-commit-version-col-" + uuid.NewString()
+			}
+		}
+	}
+	p = chooseProtocol(feats)
+	if err := p.ReadSupported(); err != nil {
+		return p, m, err
+	}
+	out, err := sch.MarshalJSON()
+	if err != nil {
+		return p, m, specErr("schema: %v", err)
+	}
+	created := time.Now().UnixMilli()
+	m = actions.Metadata{
+		ID:               uuid.NewString(),
+		Name:             spec.Name,
+		Description:      spec.Description,
+		Format:           actions.Format{Provider: "parquet", Options: map[string]string{}},
+		SchemaString:     string(out),
+		PartitionColumns: parts,
+		CreatedTime:      &created,
+		Configuration:    props,
+	}
+	return p, m, nil
+}
+
+// checkPartitions resolves the partition columns to the schema's names
+// (case-insensitively, as Spark does) and checks their types.
+func checkPartitions(sch *schema.StructType, cols []string) ([]string, error) {
+	out := make([]string, 0, len(cols))
+	for _, c := range cols {
+		f, ok := sch.Field(c)
+		if !ok {
+			f, ok = sch.FieldFold(c)
+		}
+		if !ok {
+			return nil, specErr("partition column %q is not a top-level column of the schema", c)
+		}
+		if slices.Contains(out, f.Name) {
+			return nil, specErr("partition column %q is given twice", c)
+		}
+		if !partitionable(f.Type) {
+			return nil, specErr("partition column %q has type %s, which cannot be partitioned", c, f.Type)
+		}
+		out = append(out, f.Name)
+	}
+	if len(out) > 0 && len(out) == len(sch.Fields) {
+		return nil, specErr("every column is a partition column: a table needs at least one data column")
+	}
+	return out, nil
+}
+
+// partitionable reports whether a partition column can have type t: the
+// primitive types of the protocol's partition value serialization.
+func partitionable(t schema.DataType) bool {
+	if _, ok := t.(schema.DecimalType); ok {
+		return true
+	}
+	switch t {
+	case schema.String, schema.Binary, schema.Boolean, schema.Byte, schema.Short, schema.Integer,
+		schema.Long, schema.Float, schema.Double, schema.Date, schema.Timestamp, schema.TimestampNTZ:
+		return true
+	}
+	return false
+}
+
+// boolProps are the boolean table properties whose true value enables a
+// feature.
+var boolProps = map[string]string{
+	PropAppendOnly:            actions.FeatureAppendOnly,
+	PropEnableChangeDataFeed:  actions.FeatureChangeDataFeed,
+	PropEnableDeletionVectors: actions.FeatureDeletionVectors,
+	PropEnableRowTracking:     actions.FeatureRowTracking,
+	PropEnableICT:             actions.FeatureInCommitTimestamp,
+}
+
+func isTrue(v string) bool { return strings.EqualFold(v, "true") }
+
+// checkProperties validates the values of the properties this package
+// understands and records the features they enable.
+func checkProperties(props map[string]string, feats map[string]bool) error {
+	for k, v := range props {
+		switch {
+		case boolProps[k] != "":
+			if !isTrue(v) && !strings.EqualFold(v, "false") {
+				return specErr("property %s = %q: want true or false", k, v)
+			}
+			if isTrue(v) {
+				feats[boolProps[k]] = true
+			}
+		case k == schema.PropertyColumnMappingMode:
+			if _, err := schema.ParseColumnMappingMode(v); err != nil {
+				return specErr("property %s = %q: want none, id or name", k, v)
+			}
+		case k == PropCheckpointPolicy:
+			switch strings.ToLower(v) {
+			case "v2":
+				feats[actions.FeatureV2Checkpoint] = true
+			case "classic":
+			default:
+				return specErr("property %s = %q: want classic or v2", k, v)
+			}
+		case k == PropNumIndexedCols:
+			if n, err := strconv.Atoi(v); err != nil || n < -1 {
+				return specErr("property %s = %q: want an integer >= -1", k, v)
+			}
+		case strings.HasPrefix(k, PropConstraintPrefix):
+			if _, err := expr.Parse(v); err != nil {
+				return specErr("CHECK constraint %s: %v", strings.TrimPrefix(k, PropConstraintPrefix), err)
+			}
+			feats[actions.FeatureCheckConstraints] = true
+		}
+	}
+	return nil
+}
+
+// checkColumns walks every field, nested ones included, for the features
+// its type and metadata use.
+func checkColumns(sch *schema.StructType, feats map[string]bool) error {
+	var walkType func(t schema.DataType, path string) error
+	walkStruct := func(st *schema.StructType, prefix string) error {
+		for i := range st.Fields {
+			f := &st.Fields[i]
+			path := prefix + f.Name
+			for _, e := range f.Metadata {
+				switch {
+				case e.Key == MetaInvariants:
+					if _, err := parseInvariant(e.Value); err != nil {
+						return specErr("column %s: %v", path, err)
+					}
+					feats[actions.FeatureInvariants] = true
+				case e.Key == MetaGenerationExpression:
+					if _, err := parseGeneration(e.Value); err != nil {
+						return specErr("column %s: %v", path, err)
+					}
+					if prefix != "" {
+						return specErr("column %s: only top-level columns can be generated", path)
+					}
+					feats[actions.FeatureGeneratedColumns] = true
+				case strings.HasPrefix(e.Key, metaIdentityPrefix):
+					return &deltaerr.FeatureError{Feature: "writer feature " + actions.FeatureIdentityColumns + " (column " + path + ")", Op: "write"}
+				case e.Key == metaCurrentDefault:
+					return &deltaerr.FeatureError{Feature: "writer feature " + actions.FeatureAllowColumnDefaults + " (column " + path + ")", Op: "write"}
+				}
+			}
+			if err := walkType(f.Type, path); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	walkType = func(t schema.DataType, path string) error {
+		switch t := t.(type) {
+		case *schema.StructType:
+			return walkStruct(t, path+".")
+		case *schema.ArrayType:
+			return walkType(t.ElementType, path+".element")
+		case *schema.MapType:
+			if err := walkType(t.KeyType, path+".key"); err != nil {
+				return err
+			}
+			return walkType(t.ValueType, path+".value")
+		case schema.PrimitiveType:
+			switch t {
+			case schema.TimestampNTZ:
+				feats[actions.FeatureTimestampNtz] = true
+			case schema.Variant:
+				feats[actions.FeatureVariantType] = true
+			}
+		case schema.GeometryType, schema.GeographyType:
+			return &deltaerr.FeatureError{Feature: "reader feature " + actions.FeatureGeospatial + " (column " + path + ")", Op: "write"}
+		}
+		return nil
+	}
+	return walkStruct(sch, "")
+}
+
+// parseInvariant decodes the delta.invariants metadata value: a JSON
+// string holding {"expression":{"expression":"<SQL>"}}.
+func parseInvariant(raw json.RawMessage) (expr.Expr, error) {
+	var text string
+	if err := json.Unmarshal(raw, &text); err != nil {
+		return nil, specErr("%s is not a JSON string", MetaInvariants)
+	}
+	var inv struct {
+		Expression struct {
+			Expression string `json:"expression"`
+		} `json:"expression"`
+	}
+	if err := json.Unmarshal([]byte(text), &inv); err != nil || inv.Expression.Expression == "" {
+		return nil, specErr("%s is not {\"expression\":{\"expression\":...}}", MetaInvariants)
+	}
+	return expr.Parse(inv.Expression.Expression)
+}
+
+// parseGeneration decodes the delta.generationExpression metadata value, a
+// JSON string of SQL.
+func parseGeneration(raw json.RawMessage) (expr.Expr, error) {
+	var text string
+	if err := json.Unmarshal(raw, &text); err != nil {
+		return nil, specErr("%s is not a JSON string", MetaGenerationExpression)
+	}
+	return expr.Parse(text)
+}
+
+// assignColumnMapping gives every field without them a column id (above
+// the largest id already present and the property's max) and a physical
+// name col-<uuid>, in pre-order (a struct before its fields), and returns
+// the largest id.
+func assignColumnMapping(sch *schema.StructType, maxProp string) int64 {
+	maxID, _ := strconv.ParseInt(maxProp, 10, 64)
+	var visit func(t schema.DataType, fn func(f *schema.StructField))
+	visit = func(t schema.DataType, fn func(f *schema.StructField)) {
+		switch t := t.(type) {
+		case *schema.StructType:
+			for i := range t.Fields {
+				fn(&t.Fields[i])
+				visit(t.Fields[i].Type, fn)
+			}
+		case *schema.ArrayType:
+			visit(t.ElementType, fn)
+		case *schema.MapType:
+			visit(t.KeyType, fn)
+			visit(t.ValueType, fn)
+		}
+	}
+	visit(sch, func(f *schema.StructField) {
+		if id, ok := f.ColumnMappingID(); ok && id > maxID {
+			maxID = id
+		}
+	})
+	visit(sch, func(f *schema.StructField) {
+		if _, ok := f.ColumnMappingID(); !ok {
+			maxID++
+			f.Metadata = setMeta(f.Metadata, schema.MetadataColumnMappingID, json.RawMessage(strconv.FormatInt(maxID, 10)))
+		}
+		if _, ok := f.Metadata.Get(schema.MetadataPhysicalName); !ok {
+			f.Metadata = setMeta(f.Metadata, schema.MetadataPhysicalName, json.RawMessage(strconv.Quote("col-"+uuid.NewString())))
+		}
+	})
+	return maxID
+}
+
+func setMeta(m schema.Metadata, key string, v json.RawMessage) schema.Metadata {
+	out := slices.Clone(m)
+	for i := range out {
+		if out[i].Key == key {
+			out[i].Value = v
+			return out
+		}
+	}
+	return append(out, schema.MetadataEntry{Key: key, Value: v})
+}
+
+// chooseProtocol returns the smallest protocol supporting feats.
+func chooseProtocol(feats map[string]bool) actions.Protocol {
+	p := actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+	legacy := true
+	for name := range feats {
+		info, _ := actions.LookupFeature(name)
+		if info.LegacyWriter == 0 {
+			legacy = false
+			continue
+		}
+		p.MinWriterVersion = max(p.MinWriterVersion, info.LegacyWriter)
+		p.MinReaderVersion = max(p.MinReaderVersion, info.LegacyReader)
+	}
+	if legacy {
+		return p
+	}
+	p = actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7}
+	for name := range feats {
+		p.WriterFeatures = append(p.WriterFeatures, name)
+		if info, _ := actions.LookupFeature(name); info.ReaderWriter {
+			p.MinReaderVersion = 3
+			p.ReaderFeatures = append(p.ReaderFeatures, name)
+		}
+	}
+	slices.Sort(p.WriterFeatures)
+	slices.Sort(p.ReaderFeatures)
+	return p
+}
