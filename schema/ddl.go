@@ -72,7 +72,7 @@ func (p *ddlParser) punct(c byte) bool {
 	return false
 }
 
-// ident reads a name: letters, digits and '_', or `backquoted` with ``
+// ident reads a name: letters, digits and '_', or `backquoted` with “
 // for a backquote.
 func (p *ddlParser) ident() (string, error) {
 	p.space()
