@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -350,5 +351,55 @@ func TestReadLastCheckpointChecksum(t *testing.T) {
 	}
 	if _, err := deltalog.ReadLastCheckpoint(ctx, store); !errors.Is(err, deltaerr.ErrCorrupt) {
 		t.Fatalf("edited hint: %v, want ErrCorrupt", err)
+	}
+}
+
+// hidingStore lists every object but one, as a directory listing that
+// races a writer can.
+type hidingStore struct {
+	logstore.Store
+	hide string
+}
+
+func (h hidingStore) List(ctx context.Context, dir, after string) iter.Seq2[logstore.ObjectInfo, error] {
+	return func(yield func(logstore.ObjectInfo, error) bool) {
+		for o, err := range h.Store.List(ctx, dir, after) {
+			if err == nil && o.Key == h.hide {
+				continue
+			}
+			if !yield(o, err) {
+				return
+			}
+		}
+	}
+}
+
+// A commit missing from a listing between two listed ones is looked up.
+func TestListFillsGaps(t *testing.T) {
+	ctx := context.Background()
+	store := memory.New()
+	for v := range 4 {
+		if err := store.PutIfAbsent(ctx, deltalog.CommitKey(int64(v)), []byte("{}\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := deltalog.List(ctx, hidingStore{store, deltalog.CommitKey(2)}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var versions []int64
+	for _, f := range files {
+		versions = append(versions, f.Version)
+	}
+	if !slices.Equal(versions, []int64{0, 1, 2, 3}) {
+		t.Fatalf("versions %v, want 0..3", versions)
+	}
+	// A commit that is really missing stays missing.
+	if err := store.Delete(ctx, deltalog.CommitKey(2)); err != nil {
+		t.Fatal(err)
+	}
+	files, err = deltalog.List(ctx, store, 0)
+	if err != nil || len(files) != 3 {
+		t.Fatalf("%d files, %v", len(files), err)
 	}
 }

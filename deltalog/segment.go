@@ -3,6 +3,7 @@ package deltalog
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -37,6 +38,41 @@ func List(ctx context.Context, store logstore.Store, from int64) ([]LogFile, err
 		f.Size, f.ModTime = obj.Size, obj.ModTime.UnixMilli()
 		files = append(files, f)
 	}
+	sortFiles(files)
+	return fillGaps(ctx, store, files)
+}
+
+// fillGaps looks up the commits missing between the first and the last
+// commit of a listing. A listing that runs while writers commit may miss
+// a file created during it yet show later ones: the local disk lists a
+// directory in hash order, not name order. Commits are created in version
+// order, so a version missing below a listed one exists by now unless the
+// log is broken; it is looked up directly, and left out (for the segment
+// checks to report) only if it is not there.
+func fillGaps(ctx context.Context, store logstore.Store, files []LogFile) ([]LogFile, error) {
+	var added []LogFile
+	prev := int64(-1)
+	for _, f := range files {
+		if f.Kind != Commit {
+			continue
+		}
+		for v := prev + 1; prev >= 0 && v < f.Version; v++ {
+			key := CommitKey(v)
+			info, err := store.Stat(ctx, key)
+			if errors.Is(err, logstore.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("deltalog: looking up %s: %w", key, err)
+			}
+			added = append(added, LogFile{Key: key, Version: v, Kind: Commit, Size: info.Size, ModTime: info.ModTime.UnixMilli()})
+		}
+		prev = f.Version
+	}
+	if len(added) == 0 {
+		return files, nil
+	}
+	files = append(files, added...)
 	sortFiles(files)
 	return files, nil
 }

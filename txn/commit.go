@@ -110,6 +110,12 @@ func (t *Transaction) commit(ctx context.Context) (int64, error) {
 		maxRetries = DefaultMaxRetries
 	}
 	version := t.snap.Version() + 1
+	// backoff is set after a failed put: storage trouble, worth waiting
+	// out. A race lost to other writers is retried at once, with the
+	// winners checked and rebased on: waiting would only let more writers
+	// pass (Spark and delta-rs retry at once too). After many lost races in
+	// a row, a little jitter breaks lockstep with the other writers.
+	backoff := false
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			if attempt > maxRetries {
@@ -118,9 +124,17 @@ func (t *Transaction) commit(ctx context.Context) (int64, error) {
 				}
 				return 0, fmt.Errorf("%w: %d attempts, last at version %d", ErrRetriesExhausted, attempt, version)
 			}
-			if err := sleep(ctx, attempt); err != nil {
+			var err error
+			switch {
+			case backoff:
+				err = sleep(ctx, attempt)
+			case attempt >= lostRacesBeforeJitter:
+				err = jitter(ctx)
+			}
+			if err != nil {
 				return 0, t.unknownIf(st, version, err)
 			}
+			backoff = false
 		}
 		data, err := t.encode(st, version)
 		if err != nil {
@@ -136,6 +150,7 @@ func (t *Transaction) commit(ctx context.Context) (int64, error) {
 		if !errors.Is(err, logstore.ErrAlreadyExists) {
 			// The put may have landed: read the version back.
 			st.ambiguous = true
+			backoff = true
 			t.log.DebugContext(ctx, "txn: ambiguous put, reading it back", "version", version, "err", err)
 			w, rerr := t.readBack(ctx, store, version)
 			if rerr != nil {
@@ -220,6 +235,24 @@ func (t *Transaction) readBack(ctx context.Context, store logstore.Store, versio
 		}
 	}
 	return nil, err
+}
+
+// lostRacesBeforeJitter is how many races in a row a commit loses before
+// it waits a random moment (up to jitterMax) between attempts.
+const (
+	lostRacesBeforeJitter = 5
+	jitterMax             = 2 * time.Millisecond
+)
+
+func jitter(ctx context.Context) error {
+	timer := time.NewTimer(rand.N(jitterMax) + 1)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
 }
 
 func sleep(ctx context.Context, attempt int) error {
