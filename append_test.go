@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/checkpoint"
@@ -601,6 +602,35 @@ func TestAppendFeatureRichTable(t *testing.T) {
 	hw, ok := snap.DomainMetadata("delta.rowTracking")
 	if !ok || !strings.Contains(hw, `"rowIdHighWaterMark":99`) {
 		t.Errorf("row tracking high-water mark %q (%v), want 99", hw, ok)
+	}
+	for _, f := range []string{"rowTracking", "domainMetadata", "inCommitTimestamp", "deletionVectors", "v2Checkpoint", "columnMapping"} {
+		if p := snap.Protocol(); !p.HasWriterFeature(f) {
+			t.Errorf("protocol %+v lacks %s", p, f)
+		}
+	}
+
+	// Clean the log: commits 0..19 made 40 days ago expire. As in Spark,
+	// the newest checkpoint made before the cut-off (10) and everything
+	// after it stay; the table reads the same.
+	old := time.Now().Add(-40 * 24 * time.Hour)
+	for v := range int64(20) {
+		if err := os.Chtimes(filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.json", v)), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := tbl.CleanupLog(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CheckpointVersion != 10 || len(res.Deleted) < 10 {
+		t.Errorf("cleanup kept from checkpoint %d, deleted %d files: %v", res.CheckpointVersion, len(res.Deleted), res.Deleted)
+	}
+	diffRows(t, scanRows(t, tbl), formatRows(all))
+	if _, err := tbl.SnapshotAt(ctx, 10); err != nil {
+		t.Errorf("time travel to the checkpoint after cleanup: %v", err)
+	}
+	if _, err := tbl.SnapshotAt(ctx, 5); !errors.Is(err, ErrVersionNotFound) {
+		t.Errorf("time travel to a cleaned version: %v, want ErrVersionNotFound", err)
 	}
 }
 

@@ -48,8 +48,11 @@ type attemptState struct {
 //
 // After a commit whose version is a multiple of the table property
 // delta.checkpointInterval (default 10), Commit writes a checkpoint of that
-// version, unless Options.NoCheckpoint is set. A checkpoint that fails is
-// logged as a warning: the commit stands, and readers use the commits.
+// version, unless Options.NoCheckpoint is set, and then deletes the log
+// files older than delta.logRetentionDuration (default 30 days) that no
+// retained version needs, unless delta.enableExpiredLogCleanup is false. A
+// checkpoint or cleanup that fails is logged as a warning: the commit
+// stands, and readers use the commits.
 func (t *Transaction) Commit(ctx context.Context) (int64, error) {
 	v, err := t.commit(ctx)
 	if err == nil {
@@ -79,12 +82,32 @@ func (t *Transaction) checkpointAfter(ctx context.Context, v int64) {
 	if v%interval != 0 {
 		return
 	}
-	snap, err := snapshot.Load(ctx, t.snap.Store(), v)
+	store := t.snap.Store()
+	snap, err := snapshot.Load(ctx, store, v)
 	if err == nil {
-		_, err = checkpoint.Write(ctx, t.snap.Store(), snap, checkpoint.WriteOptions{})
+		_, err = checkpoint.Write(ctx, store, snap, checkpoint.WriteOptions{})
 	}
 	if err != nil {
 		t.log.WarnContext(ctx, "txn: the checkpoint after the commit failed; the commit stands", "version", v, "err", err)
+		return
+	}
+	// Then, as Spark does, the expired log goes, unless the table says no.
+	if conf["delta.enableExpiredLogCleanup"] == "false" {
+		return
+	}
+	retention := deltalog.DefaultLogRetention
+	if s, ok := conf["delta.logRetentionDuration"]; ok {
+		if retention, err = snapshot.ParseInterval(s); err != nil {
+			t.log.WarnContext(ctx, "txn: ignoring an invalid delta.logRetentionDuration; no log cleanup", "value", s)
+			return
+		}
+	}
+	opts := deltalog.CleanupOptions{Retention: retention, SidecarRefs: checkpoint.SidecarRefs(store)}
+	if t.opts.Clock != nil {
+		opts.Now = t.opts.Clock
+	}
+	if _, err := deltalog.Cleanup(ctx, store, opts); err != nil {
+		t.log.WarnContext(ctx, "txn: log cleanup after the checkpoint failed", "version", v, "err", err)
 	}
 }
 
