@@ -43,7 +43,14 @@ func benchAdd(i int) actions.Add {
 // BenchmarkCommit is one blind append of one file through txn: build the
 // commit (commitInfo, txnId) and put it. The snapshot is brought up to date
 // between commits, outside the timing, as a long-running writer would.
+// "commit" leaves out the checkpoint due every 10 commits; "with-checkpoints"
+// includes it (and the log cleanup after it), amortized.
 func BenchmarkCommit(b *testing.B) {
+	b.Run("commit", func(b *testing.B) { benchCommit(b, true) })
+	b.Run("with-checkpoints", func(b *testing.B) { benchCommit(b, false) })
+}
+
+func benchCommit(b *testing.B, noCheckpoint bool) {
 	ctx := context.Background()
 	store := newCommitTable(b)
 	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
@@ -52,7 +59,7 @@ func BenchmarkCommit(b *testing.B) {
 	}
 	i := 0
 	for b.Loop() {
-		tx := txn.Begin(snap, txn.Options{Operation: "WRITE"})
+		tx := txn.Begin(snap, txn.Options{Operation: "WRITE", NoCheckpoint: noCheckpoint})
 		tx.Add(benchAdd(i))
 		if _, err := tx.Commit(ctx); err != nil {
 			b.Fatal(err)
