@@ -31,7 +31,7 @@ var ErrNotInstalled = errors.New("testserver: server not installed; run scripts/
 // Server is a running server process.
 type Server struct {
 	// Addr is host:port on 127.0.0.1.
-	Addr string
+	Addr   string
 	cmd    *exec.Cmd
 	exited chan struct{} // closed once the process has been waited for
 	dir    string
