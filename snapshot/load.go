@@ -125,7 +125,7 @@ func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFil
 		return nil, err
 	}
 
-	base := &baseState{version: -1}
+	base := &baseState{version: -1, files: newFileTable()}
 	if hasCP {
 		base.version = cpVersion
 		err := readCP(checkpoint.Add|checkpoint.Remove|checkpoint.Txn|checkpoint.DomainMetadata, func(batch []actions.Action) error {
@@ -138,6 +138,7 @@ func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFil
 			return nil, err
 		}
 	}
+	base.finish()
 	r.finish(s, base)
 	s.timestamp = commitTimestamp(&s.metadata, seg, r.lastCommitInfo)
 	return s, nil
@@ -291,7 +292,7 @@ func (r *replay) applyCheckpointPM(a *actions.Action) {
 func (r *replay) applyCheckpointAction(base *baseState, a *actions.Action) {
 	switch {
 	case a.Add != nil:
-		base.adds = append(base.adds, *a.Add)
+		base.files.add(a.Add)
 	case a.Remove != nil:
 		base.tombstones = append(base.tombstones, *a.Remove)
 	case a.Txn != nil:
@@ -351,9 +352,28 @@ func (r *replay) finish(s *Snapshot, base *baseState) {
 		s.tailOrder = append(s.tailOrder, e)
 	}
 	slices.SortFunc(s.tailOrder, func(a, b fileEntry) int { return cmp.Compare(a.seq, b.seq) })
-	for a := range s.Files() {
-		s.numFiles++
-		s.sizeInBytes += a.Size
+
+	// Mark the checkpoint files the tail supersedes, and count the live
+	// files, in time proportional to the tail only.
+	files := base.files
+	s.numFiles, s.sizeInBytes = int64(files.len()), base.size
+	if len(s.tail) > 0 && files.len() > 0 {
+		s.dead = make([]uint64, (files.len()+63)/64)
+		for k := range s.tail {
+			files.lookupAll(k, func(i int) {
+				if s.dead[i/64]&(1<<(i%64)) == 0 {
+					s.dead[i/64] |= 1 << (i % 64)
+					s.numFiles--
+					s.sizeInBytes -= files.size(i)
+				}
+			})
+		}
+	}
+	for _, e := range s.tailOrder {
+		if e.add != nil {
+			s.numFiles++
+			s.sizeInBytes += e.add.Size
+		}
 	}
 }
 

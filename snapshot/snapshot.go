@@ -13,9 +13,11 @@
 // "tail": for each file key (path plus deletion-vector id) the newest add or
 // remove, the newest protocol and metaData, the newest txn per application
 // and domainMetadata per domain. The checkpoint is then streamed once; its
-// files stay in a slice, shared by every snapshot built on it, and a file of
-// the checkpoint is live unless the tail holds its key. Memory is thus
-// proportional to the live files, and an Update costs only the new commits.
+// files stay in a compact table (a small row per file, stats packed into
+// shared arenas, each Add built as Files yields it), shared by every
+// snapshot built on it, and a file of the checkpoint is live unless the
+// tail holds its key. Memory is thus proportional to the live files, and
+// an Update costs only the new commits.
 //
 // Protocol and metaData are checked before any file of the checkpoint is
 // decoded: a table this library cannot read is refused with a
@@ -56,6 +58,9 @@ type Snapshot struct {
 	tail map[fileKey]fileEntry
 	// tailOrder is tail's entries in commit order.
 	tailOrder []fileEntry
+	// dead marks the rows of base.files that tail supersedes; nil when
+	// none is.
+	dead []uint64
 
 	txns    map[string]actions.Txn
 	domains map[string]actions.DomainMetadata
@@ -74,8 +79,17 @@ type Snapshot struct {
 // baseState is the file state of a checkpoint.
 type baseState struct {
 	version    int64 // checkpoint version; -1 for none
-	adds       []actions.Add
+	files      *fileTable
+	size       int64 // of all files
 	tombstones []actions.Remove
+}
+
+// finish makes the base ready for use once the checkpoint is read.
+func (b *baseState) finish() {
+	b.files.finish()
+	for i := range b.files.len() {
+		b.size += b.files.size(i)
+	}
 }
 
 // fileKey is the logical identity of a file: its canonical path plus the
@@ -163,16 +177,23 @@ func (s *Snapshot) CommitInfo() (actions.CommitInfo, bool) {
 
 // Files yields the live data files (add actions), checkpoint files first,
 // then those added by later commits in the order they were committed. The
-// yielded pointers are shared by every caller: they must not be changed.
+// yielded actions may share memory (maps, strings) with the snapshot and
+// with each other: they must not be changed.
 func (s *Snapshot) Files() iter.Seq[*actions.Add] {
 	return func(yield func(*actions.Add) bool) {
-		for i := range s.base.adds {
-			a := &s.base.adds[i]
-			if len(s.tail) > 0 {
-				if _, ok := s.tail[keyOf(a.Path, a.DeletionVector)]; ok {
-					continue
-				}
+		files := s.base.files
+		var slab []actions.Add
+		var buf []byte
+		for i := range files.len() {
+			if s.dead != nil && s.dead[i/64]&(1<<(i%64)) != 0 {
+				continue
 			}
+			if len(slab) == 0 {
+				slab = make([]actions.Add, min(256, files.len()-i))
+			}
+			a := &slab[0]
+			slab = slab[1:]
+			buf = files.build(i, a, buf)
 			if !yield(a) {
 				return
 			}

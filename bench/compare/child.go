@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"slices"
+	"time"
+
+	deltago "github.com/rivian/delta-go"
+	"github.com/rivian/delta-go/lock/nillock"
+	"github.com/rivian/delta-go/state/localstate"
+	"github.com/rivian/delta-go/storage"
+	"github.com/rivian/delta-go/storage/filestore"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/bench/synth"
+	"github.com/godelta/delta/checkpoint"
+	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/logstore/local"
+	"github.com/godelta/delta/scan"
+	"github.com/godelta/delta/snapshot"
+)
+
+// oldVersion is the version the open-v5 case opens.
+const oldVersion = 5
+
+// selective is the predicate of the scan-plan case: one partition value
+// and a range of ids that only a few files of that partition hold.
+const selective = "date = '2026-03-03' AND id >= 10000000 AND id < 10500000"
+
+// runChild runs one measurement and prints its result as JSON.
+func runChild(impl string, args []string) {
+	if len(args) != 2 {
+		fatalf("-child IMPL CASE DIR")
+	}
+	name, dir := args[0], args[1]
+	var r result
+	var err error
+	switch impl {
+	case "godelta":
+		r, err = ours(name, dir)
+	case "deltago":
+		r, err = theirs(name, dir)
+	default:
+		err = fmt.Errorf("unknown library %q", impl)
+	}
+	if err != nil {
+		fatalf("%s %s: %v", impl, name, err)
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(r); err != nil {
+		fatalf("%v", err)
+	}
+}
+
+// digest returns the number of paths and a digest of them, sorted.
+func digest(paths []string) (int, string) {
+	slices.Sort(paths)
+	h := sha256.New()
+	for _, p := range paths {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return len(paths), hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func since(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
+
+func ourPaths(files iter.Seq[*actions.Add]) (int, string) {
+	var paths []string
+	for a := range files {
+		paths = append(paths, a.Path)
+	}
+	return digest(paths)
+}
+
+// tableSize reads back the number of checkpoint files the table was built
+// with, from its checkpoint hint.
+func tableSize(dir string) (int, error) {
+	data, err := os.ReadFile(dir + "/_delta_log/_last_checkpoint")
+	if err != nil {
+		return 0, err
+	}
+	var lc deltalog.LastCheckpoint
+	if err := json.Unmarshal(data, &lc); err != nil {
+		return 0, err
+	}
+	return int(lc.Size) - 2, nil
+}
+
+// addCommits writes commits 11..20 to the table in dir.
+func addCommits(dir string) error {
+	n, err := tableSize(dir)
+	if err != nil {
+		return err
+	}
+	store, err := local.New(dir, local.WithoutSync())
+	if err != nil {
+		return err
+	}
+	for v := int64(11); v <= 20; v++ {
+		if err := synth.Commit(context.Background(), store, v, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ours(name, dir string) (result, error) {
+	ctx := context.Background()
+	store, err := local.New(dir)
+	if err != nil {
+		return result{}, err
+	}
+	var r result
+	switch name {
+	case "open-latest", "open-v5":
+		v := deltalog.Latest
+		if name == "open-v5" {
+			v = oldVersion
+		}
+		t := time.Now()
+		s, err := snapshot.Load(ctx, store, v)
+		if err != nil {
+			return r, err
+		}
+		r.Millis = since(t)
+		r.Files, r.Digest = ourPaths(s.Files())
+	case "update-10":
+		s, err := snapshot.Load(ctx, store, deltalog.Latest)
+		if err != nil {
+			return r, err
+		}
+		if err := addCommits(dir); err != nil {
+			return r, err
+		}
+		t := time.Now()
+		s2, err := s.Update(ctx)
+		if err != nil {
+			return r, err
+		}
+		r.Millis = since(t)
+		if s2.Version() != 20 {
+			return r, fmt.Errorf("updated to version %d, want 20", s2.Version())
+		}
+		r.Files, r.Digest = ourPaths(s2.Files())
+		r.Note = "Snapshot.Update"
+	case "scan-plan":
+		pred, err := expr.Parse(selective)
+		if err != nil {
+			return r, err
+		}
+		t := time.Now()
+		s, err := snapshot.Load(ctx, store, deltalog.Latest)
+		if err != nil {
+			return r, err
+		}
+		sc, err := scan.New(s, scan.Options{Predicate: pred})
+		if err != nil {
+			return r, err
+		}
+		var paths []string
+		for f, err := range sc.Files() {
+			if err != nil {
+				return r, err
+			}
+			paths = append(paths, f.Add.Path)
+		}
+		r.Millis = since(t)
+		r.Files, r.Digest = digest(paths)
+		r.Note = "cold open + scan.New + Files: " + selective
+	case "checkpoint":
+		s, err := snapshot.Load(ctx, store, deltalog.Latest)
+		if err != nil {
+			return r, err
+		}
+		t := time.Now()
+		if _, err := checkpoint.Write(ctx, store, s, checkpoint.WriteOptions{}); err != nil {
+			return r, err
+		}
+		r.Millis = since(t)
+		s2, err := snapshot.Load(ctx, store, deltalog.Latest)
+		if err != nil {
+			return r, err
+		}
+		r.Files, r.Digest = ourPaths(s2.Files())
+		r.Note = "write time only; RSS includes the open"
+	default:
+		return r, fmt.Errorf("unknown case %q", name)
+	}
+	return r, nil
+}
+
+func theirPaths(t *deltago.Table) (int, string) {
+	paths := make([]string, 0, len(t.State.Files))
+	for _, a := range t.State.Files {
+		paths = append(paths, a.Path)
+	}
+	return digest(paths)
+}
+
+func theirs(name, dir string) (result, error) {
+	store := filestore.New(storage.NewPath(dir))
+	var r result
+	switch name {
+	case "open-latest", "open-v5":
+		t := time.Now()
+		var tbl *deltago.Table
+		var err error
+		if name == "open-v5" {
+			tbl, err = deltago.OpenTableWithVersion(store, nillock.New(), localstate.New(-1), oldVersion)
+		} else {
+			tbl, err = deltago.OpenTable(store, nillock.New(), localstate.New(-1))
+		}
+		if err = readOnly(tbl, err); err != nil {
+			return r, err
+		}
+		r.Millis = since(t)
+		r.Files, r.Digest = theirPaths(tbl)
+	case "update-10":
+		tbl, err := deltago.OpenTable(store, nillock.New(), localstate.New(-1))
+		if err = readOnly(tbl, err); err != nil {
+			return r, err
+		}
+		if err := addCommits(dir); err != nil {
+			return r, err
+		}
+		t := time.Now()
+		// delta-go has no public incremental update: Load reloads from
+		// the newest checkpoint.
+		if err := tbl.Load(nil); err != nil {
+			return r, err
+		}
+		r.Millis = since(t)
+		r.Files, r.Digest = theirPaths(tbl)
+		r.Note = "Table.Load: a full reload, no incremental API"
+	case "scan-plan":
+		return r, fmt.Errorf("delta-go has no scan planning with statistics")
+	case "checkpoint":
+		tbl, err := deltago.OpenTable(store, nillock.New(), localstate.New(-1))
+		if err = readOnly(tbl, err); err != nil {
+			return r, err
+		}
+		t := time.Now()
+		cfg := deltago.NewCheckpointConfiguration()
+		cfg.DisableCleanup = true
+		cfg.UnsafeIgnoreUnsupportedReaderWriterVersionErrors = true // writer version 2, see readOnly
+		if _, err := deltago.CreateCheckpoint(store, nillock.New(), cfg, tbl.State.Version); err != nil {
+			return r, err
+		}
+		r.Millis = since(t)
+		r.Note = "CreateCheckpoint (reopens the table itself); RSS includes the open"
+		ourStore, err := local.New(dir)
+		if err != nil {
+			return r, err
+		}
+		s2, err := snapshot.Load(context.Background(), ourStore, deltalog.Latest)
+		if err != nil {
+			return r, err
+		}
+		if s2.Segment().Checkpoint == nil || len(s2.Segment().Commits) != 0 {
+			return r, fmt.Errorf("the new checkpoint is not used")
+		}
+		r.Files, r.Digest = ourPaths(s2.Files())
+	default:
+		return r, fmt.Errorf("unknown case %q", name)
+	}
+	return r, nil
+}
+
+// readOnly drops delta-go's error for a table whose writer version (2 for
+// the synthetic tables) is above the one it supports for writing: the
+// table is opened all the same, and these cases only read it.
+func readOnly(tbl *deltago.Table, err error) error {
+	if err != nil && tbl != nil && errors.Is(err, deltago.ErrUnsupportedWriterVersion) && !errors.Is(err, deltago.ErrUnsupportedReaderVersion) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,312 @@
+package snapshot
+
+import (
+	"encoding/binary"
+	"hash/maphash"
+	"strconv"
+	"strings"
+
+	"github.com/godelta/delta/actions"
+)
+
+// fileTable holds the add actions of a checkpoint in a compact form, so
+// that a snapshot of a million files costs a fraction of a million
+// actions.Add structs:
+//
+//   - a row per file of 56 bytes in fixed-size chunks (no slice doubling),
+//     with the path (a substring of the checkpoint decoder's page text),
+//     size, modification time and the partition map, which the decoder
+//     already shares between files with equal values;
+//   - the stats JSON split into a shape, the text with every number and
+//     string value taken out, interned per table, and those values, packed
+//     into an arena of byte blocks (see encodeStats);
+//   - an add with any field the row lacks (tags, a deletion vector, row
+//     tracking, clustering) kept whole, in full by row.
+//
+// Files builds an actions.Add per row as it yields it. A hash index from
+// canonical path to row lets Update find the checkpoint files that new
+// commits supersede without a pass over every row.
+//
+// A fileTable is written only while its checkpoint is read and is then
+// shared, read-only, by every snapshot built on that checkpoint.
+type fileTable struct {
+	chunks [][]fileRow
+	n      int
+	full   map[int]*actions.Add // rows with shape shapeFull
+
+	shapes   []string          // by shape id
+	shapeIDs map[string]uint32 // shape -> id
+	blocks   [][]byte          // arena of encoded stats
+	scratch  []byte
+
+	seed  maphash.Seed
+	index []uint32 // open addressing, row+1 per slot, 0 empty
+}
+
+// fileRow is one add of the checkpoint.
+type fileRow struct {
+	path    string
+	pv      map[string]string
+	size    int64
+	modTime int64
+	stats   statsRef
+}
+
+// statsRef locates a row's encoded stats in the arena.
+type statsRef struct {
+	shape    uint32 // shapeNone, shapeRaw, shapeFull, or an index into shapes; dataChange as the top bit
+	blk, off uint32
+	n        uint32
+}
+
+const (
+	shapeNone  = 1<<31 - 1 // no stats
+	shapeRaw   = 1<<31 - 2 // the arena holds the stats as they are
+	shapeFull  = 1<<31 - 3 // the whole add is in fileTable.full
+	dataChange = 1 << 31
+
+	rowChunk  = 4096
+	blockSize = 1 << 20
+	// maxShapes bounds the interned shapes: past it, stats are kept raw.
+	maxShapes = 1 << 16
+	// hole marks a value taken out of a shape, kept in the values as its
+	// length and text; numHole a run of digits kept as its value. Valid
+	// JSON never holds these raw control bytes, so stats that do are kept
+	// raw.
+	hole    = 0
+	numHole = 1
+	// maxNumDigits is the longest digit run that fits a uint64 surely.
+	maxNumDigits = 19
+)
+
+func newFileTable() *fileTable {
+	return &fileTable{shapeIDs: map[string]uint32{}, seed: maphash.MakeSeed()}
+}
+
+func (t *fileTable) len() int { return t.n }
+
+func (t *fileTable) row(i int) *fileRow { return &t.chunks[i/rowChunk][i%rowChunk] }
+
+// add appends a copy of a.
+func (t *fileTable) add(a *actions.Add) {
+	if t.n%rowChunk == 0 {
+		t.chunks = append(t.chunks, make([]fileRow, rowChunk))
+	}
+	r := t.row(t.n)
+	t.n++
+	r.path, r.size = a.Path, a.Size
+	if len(a.Tags) > 0 || a.DeletionVector != nil || a.BaseRowID != nil || a.DefaultRowCommitVersion != nil || a.ClusteringProvider != "" {
+		c := *a
+		if t.full == nil {
+			t.full = map[int]*actions.Add{}
+		}
+		t.full[t.n-1] = &c
+		r.stats.shape = shapeFull
+		return
+	}
+	r.pv, r.modTime = a.PartitionValues, a.ModificationTime
+	r.stats = t.putStats(a.Stats)
+	if a.DataChange {
+		r.stats.shape |= dataChange
+	}
+}
+
+// putStats stores s in the arena.
+func (t *fileTable) putStats(s string) statsRef {
+	if s == "" {
+		return statsRef{shape: shapeNone}
+	}
+	shape, vals, ok := encodeStats(s, t.scratch[:0])
+	t.scratch = vals[:0]
+	id := uint32(shapeRaw)
+	if ok {
+		if x, found := t.shapeIDs[shape]; found {
+			id = x
+		} else if len(t.shapes) < maxShapes {
+			id = uint32(len(t.shapes))
+			shape = strings.Clone(shape)
+			t.shapes = append(t.shapes, shape)
+			t.shapeIDs[shape] = id
+		}
+	}
+	if id == shapeRaw {
+		vals = append(vals[:0], s...)
+		t.scratch = vals[:0]
+	}
+	if len(vals) > blockSize {
+		b := append([]byte(nil), vals...)
+		t.blocks = append(t.blocks, b)
+		return statsRef{shape: id, blk: uint32(len(t.blocks) - 1), n: uint32(len(b))}
+	}
+	if len(t.blocks) == 0 || len(t.blocks[len(t.blocks)-1])+len(vals) > blockSize {
+		t.blocks = append(t.blocks, make([]byte, 0, blockSize))
+	}
+	k := len(t.blocks) - 1
+	off := len(t.blocks[k])
+	t.blocks[k] = append(t.blocks[k], vals...)
+	return statsRef{shape: id, blk: uint32(k), off: uint32(off), n: uint32(len(vals))}
+}
+
+// stats returns the stats string of a row; buf is scratch space, returned
+// for reuse.
+func (t *fileTable) stats(ref statsRef, buf []byte) (string, []byte) {
+	ref.shape &^= dataChange
+	if ref.shape == shapeNone {
+		return "", buf
+	}
+	vals := t.blocks[ref.blk][ref.off : ref.off+ref.n]
+	if ref.shape == shapeRaw {
+		return string(vals), buf
+	}
+	return decodeStats(t.shapes[ref.shape], vals, buf)
+}
+
+// build fills dst with the add of row i; buf is scratch space, returned
+// for reuse.
+func (t *fileTable) build(i int, dst *actions.Add, buf []byte) []byte {
+	r := t.row(i)
+	if r.stats.shape == shapeFull {
+		*dst = *t.full[i]
+		return buf
+	}
+	*dst = actions.Add{
+		Path:             r.path,
+		PartitionValues:  r.pv,
+		Size:             r.size,
+		ModificationTime: r.modTime,
+		DataChange:       r.stats.shape&dataChange != 0,
+	}
+	dst.Stats, buf = t.stats(r.stats, buf)
+	return buf
+}
+
+// key returns the file key of row i.
+func (t *fileTable) key(i int) fileKey {
+	r := t.row(i)
+	if r.stats.shape == shapeFull {
+		a := t.full[i]
+		return keyOf(a.Path, a.DeletionVector)
+	}
+	return fileKey{path: CanonicalPath(r.path)}
+}
+
+// finish builds the path index once every row is in.
+func (t *fileTable) finish() {
+	if t.n == 0 {
+		return
+	}
+	size := 1
+	for size < 2*t.n {
+		size <<= 1
+	}
+	t.index = make([]uint32, size)
+	mask := uint64(size - 1)
+	for i := 0; i < t.n; i++ {
+		h := maphash.String(t.seed, t.key(i).path) & mask
+		for t.index[h] != 0 {
+			h = (h + 1) & mask
+		}
+		t.index[h] = uint32(i + 1)
+	}
+}
+
+// lookupAll calls fn with every row whose file has key k.
+func (t *fileTable) lookupAll(k fileKey, fn func(row int)) {
+	if len(t.index) == 0 {
+		return
+	}
+	mask := uint64(len(t.index) - 1)
+	for h := maphash.String(t.seed, k.path) & mask; t.index[h] != 0; h = (h + 1) & mask {
+		i := int(t.index[h] - 1)
+		if t.key(i) == k {
+			fn(i)
+		}
+	}
+}
+
+// size returns the size of the file of row i.
+func (t *fileTable) size(i int) int64 {
+	return t.row(i).size
+}
+
+// encodeStats splits stats JSON into its shape and values: every run of
+// digits, and every string that follows a colon (a value, not a key),
+// is replaced in the shape by one hole byte and appended to vals: a digit
+// run without a leading zero as its value (a uvarint), anything else as
+// its length (a uvarint) and its bytes. decodeStats(shape, vals) gives s back exactly.
+// ok is false when s holds a hole byte already.
+func encodeStats(s string, vals []byte) (shape string, out []byte, ok bool) {
+	if strings.IndexByte(s, hole) >= 0 || strings.IndexByte(s, numHole) >= 0 {
+		return "", vals, false
+	}
+	var b strings.Builder
+	b.Grow(len(s) / 2)
+	lit := 0 // start of the pending literal text
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			j := i + 1
+			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+				j++
+			}
+			b.WriteString(s[lit:i])
+			if j-i <= maxNumDigits && (c != '0' || j-i == 1) {
+				var x uint64
+				for _, d := range []byte(s[i:j]) {
+					x = x*10 + uint64(d-'0')
+				}
+				b.WriteByte(numHole)
+				vals = binary.AppendUvarint(vals, x)
+			} else {
+				b.WriteByte(hole)
+				vals = binary.AppendUvarint(vals, uint64(j-i))
+				vals = append(vals, s[i:j]...)
+			}
+			i, lit = j, j
+		case c == '"' && i > 0 && s[i-1] == ':':
+			j := i + 1
+			for j < len(s) && s[j] != '"' {
+				if s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(s) {
+				i = len(s) // unterminated: the rest stays literal
+				continue
+			}
+			b.WriteString(s[lit : i+1])
+			b.WriteByte(hole)
+			vals = binary.AppendUvarint(vals, uint64(j-i-1))
+			vals = append(vals, s[i+1:j]...)
+			i, lit = j, j
+		default:
+			i++
+		}
+	}
+	b.WriteString(s[lit:])
+	return b.String(), vals, true
+}
+
+// decodeStats reverses encodeStats, appending to buf, and returns the
+// result as a new string and buf for reuse.
+func decodeStats(shape string, vals []byte, buf []byte) (string, []byte) {
+	out := buf[:0]
+	for i := 0; i < len(shape); i++ {
+		h := shape[i]
+		if h != hole && h != numHole {
+			out = append(out, h)
+			continue
+		}
+		n, w := binary.Uvarint(vals)
+		vals = vals[w:]
+		if h == numHole {
+			out = strconv.AppendUint(out, n, 10)
+			continue
+		}
+		out = append(out, vals[:n]...)
+		vals = vals[n:]
+	}
+	return string(out), out
+}
