@@ -1,0 +1,458 @@
+package gcs_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/googleapi"
+
+	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/logstore/gcs"
+	"github.com/godelta/delta/logstore/storetest"
+	"github.com/godelta/delta/testutil/testserver"
+)
+
+// One fake-gcs-server for the package, started on first use.
+var (
+	srvOnce sync.Once
+	srv     *testserver.Server
+	srvErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if srv != nil {
+		srv.Stop()
+	}
+	os.Exit(code)
+}
+
+func server(t testing.TB) *testserver.Server {
+	t.Helper()
+	srvOnce.Do(func() { srv, srvErr = testserver.StartGCS() })
+	return testserver.Require(t, srv, srvErr)
+}
+
+var seq atomic.Int64
+
+// newStore returns a store on the package server under a fresh prefix.
+func newStore(t testing.TB, opts gcs.Options) *gcs.Store {
+	t.Helper()
+	s := server(t)
+	opts.Endpoint = s.URL()
+	prefix := fmt.Sprintf("%s-%d/table", strings.ReplaceAll(t.Name(), "/", "_"), seq.Add(1))
+	st, err := gcs.New(t.Context(), testserver.GCSBucket, prefix, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) logstore.Store { return newStore(t, gcs.Options{}) })
+}
+
+// TestConformanceSmallPages runs the suite with listings of 3 names a page.
+func TestConformanceSmallPages(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) logstore.Store { return newStore(t, gcs.Options{PageSize: 3}) })
+}
+
+// TestConformanceBucketRoot runs the suite with no prefix, each subtest on
+// a bucket of its own.
+func TestConformanceBucketRoot(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) logstore.Store {
+		s := server(t)
+		name := fmt.Sprintf("root-%d", seq.Add(1))
+		if err := testserver.CreateGCSBucket(t.Context(), s, name); err != nil {
+			t.Fatal(err)
+		}
+		st, err := gcs.New(t.Context(), name, "", gcs.Options{Endpoint: s.URL()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	})
+}
+
+// TestPutIfAbsentVersions races 16 writers over 100 commit keys, each
+// writer trying every version in order, as committers do.
+func TestPutIfAbsentVersions(t *testing.T) {
+	const writers, versions = 16, 100
+	st := newStore(t, gcs.Options{})
+	ctx := t.Context()
+	key := func(v int) string { return fmt.Sprintf("_delta_log/%020d.json", v) }
+	content := func(w, v int) []byte {
+		return []byte(strings.Repeat(fmt.Sprintf("writer %02d version %03d|", w, v), 1+w))
+	}
+	winners := make([][]int, versions) // writers that got nil, per version
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for w := range writers {
+		wg.Go(func() {
+			<-start
+			for v := range versions {
+				err := st.PutIfAbsent(ctx, key(v), content(w, v))
+				switch {
+				case err == nil:
+					mu.Lock()
+					winners[v] = append(winners[v], w)
+					mu.Unlock()
+				case !errors.Is(err, logstore.ErrAlreadyExists):
+					t.Errorf("writer %d version %d: %v", w, v, err)
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for v, ws := range winners {
+		if len(ws) != 1 {
+			t.Fatalf("version %d: winners %v, want exactly one", v, ws)
+		}
+		got, err := st.Get(ctx, key(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := content(ws[0], v); !bytes.Equal(got, want) {
+			t.Fatalf("version %d holds %.40q..., want the winner's (writer %d) %.40q...", v, got, ws[0], want)
+		}
+	}
+	n := 0
+	for _, err := range st.List(ctx, "_delta_log/", "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != versions {
+		t.Errorf("listed %d commits, want %d", n, versions)
+	}
+}
+
+// TestListPagination lists 50 commits, keys that are prefixes of one
+// another and keys in sub-directories, 7 names a page, from every
+// startAfter position.
+func TestListPagination(t *testing.T) {
+	st := newStore(t, gcs.Options{PageSize: 7})
+	ctx := t.Context()
+	const dir = "_delta_log/"
+	var want []string
+	for v := range 50 {
+		want = append(want, fmt.Sprintf("%s%020d.json", dir, v))
+	}
+	want = append(want,
+		dir+"00000000000000000010.checkpoint.parquet",
+		dir+"0", dir+"00", dir+"000", // prefixes of one another and of the commits
+		dir+"_last_checkpoint",
+		dir+"a", dir+"ab", dir+"abc",
+	)
+	others := []string{
+		dir + "_sidecars/0001.parquet", dir + "_sidecars/0002.parquet", // a sub-directory
+		dir + "00000000000000000005.json/not-a-commit", // a directory named like a sibling object
+		dir + "ab/c", dir + "a/b/c",
+		"_delta_log0", "_delta_log.txt", "part-0.parquet", // siblings of the directory
+	}
+	for _, k := range append(slices.Clone(want), others...) {
+		if err := st.Put(ctx, k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.Sort(want)
+	list := func(startAfter string) []string {
+		var keys []string
+		for info, err := range st.List(ctx, dir, startAfter) {
+			if err != nil {
+				t.Fatalf("List(%q): %v", startAfter, err)
+			}
+			if info.Size != int64(len(info.Key)) || info.ModTime.IsZero() {
+				t.Errorf("List yielded %+v, want size %d and a ModTime", info, len(info.Key))
+			}
+			keys = append(keys, info.Key)
+		}
+		return keys
+	}
+	after := func(startAfter string) []string {
+		i, _ := slices.BinarySearch(want, startAfter)
+		if i < len(want) && want[i] == startAfter {
+			i++
+		}
+		return want[i:]
+	}
+	starts := []string{"", "_", dir, dir + "\x01", "_delta_log0", dir + "~"}
+	for _, k := range want {
+		starts = append(starts, k, k[:len(k)-1], k+"0", k+"/")
+	}
+	for _, sa := range starts {
+		if got, w := list(sa), after(sa); !slices.Equal(got, w) {
+			t.Errorf("List(%q, %q) =\n\t%q\nwant\n\t%q", dir, sa, got, w)
+		}
+	}
+	// Breaking out in the middle of a page, and in the middle of the second.
+	for _, stop := range []int{3, 10} {
+		n := 0
+		for _, err := range st.List(ctx, dir, "") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n++; n == stop {
+				break
+			}
+		}
+		if n != stop {
+			t.Errorf("break after %d: ran %d times", stop, n)
+		}
+	}
+	// The sub-directory lists on its own.
+	var sub []string
+	for info, err := range st.List(ctx, dir+"_sidecars/", "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub = append(sub, info.Key)
+	}
+	if !slices.Equal(sub, others[:2]) {
+		t.Errorf("List(_sidecars/) = %q, want %q", sub, others[:2])
+	}
+}
+
+func TestGetRangeEdges(t *testing.T) {
+	st := newStore(t, gcs.Options{})
+	ctx := t.Context()
+	if err := st.Put(ctx, "obj", []byte("0123456789")); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(ctx, "empty", nil); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		key            string
+		offset, length int64
+		want           string
+	}{
+		{"obj", 0, 10, "0123456789"},
+		{"obj", 0, 11, "0123456789"},
+		{"obj", 9, 1, "9"},
+		{"obj", 9, 5, "9"},
+		{"obj", 10, 1, ""}, // at the end
+		{"obj", 10, 0, ""},
+		{"obj", 11, 5, ""}, // past the end
+		{"obj", 1 << 40, 5, ""},
+		{"obj", 3, 0, ""}, // zero length
+		{"obj", 0, 0, ""},
+		{"obj", 1, math.MaxInt64, "123456789"},
+		{"obj", math.MaxInt64, math.MaxInt64, ""},
+		{"empty", 0, 5, ""},
+		{"empty", 0, 0, ""},
+		{"empty", 3, 5, ""},
+	}
+	for _, tc := range tests {
+		got, err := st.GetRange(ctx, tc.key, tc.offset, tc.length)
+		if err != nil || string(got) != tc.want || got == nil {
+			t.Errorf("GetRange(%q, %d, %d) = %q (nil: %v), %v; want %q", tc.key, tc.offset, tc.length, got, got == nil, err, tc.want)
+		}
+	}
+	for _, r := range [][2]int64{{0, 0}, {0, 4}, {20, 4}} {
+		if _, err := st.GetRange(ctx, "missing", r[0], r[1]); !errors.Is(err, logstore.ErrNotFound) {
+			t.Errorf("GetRange(missing, %d, %d) = %v, want ErrNotFound", r[0], r[1], err)
+		}
+	}
+}
+
+func TestStatDeleteMissing(t *testing.T) {
+	st := newStore(t, gcs.Options{})
+	ctx := t.Context()
+	before := time.Now().Add(-time.Minute)
+	if err := st.PutIfAbsent(ctx, "dir/obj", []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Stat(ctx, "dir/obj")
+	if err != nil || info.Key != "dir/obj" || info.Size != 5 || info.ModTime.Before(before) || info.ModTime.After(time.Now().Add(time.Minute)) {
+		t.Errorf("Stat = %+v, %v", info, err)
+	}
+	for range 3 {
+		if err := st.Delete(ctx, "dir/obj"); err != nil {
+			t.Errorf("Delete: %v", err)
+		}
+	}
+	_, err = st.Get(ctx, "dir/obj")
+	if !errors.Is(err, logstore.ErrNotFound) {
+		t.Fatalf("Get after Delete = %v, want ErrNotFound", err)
+	}
+	if !errors.Is(err, storage.ErrObjectNotExist) {
+		t.Errorf("Get after Delete = %v: the SDK error is not reachable", err)
+	}
+	if _, err := st.Stat(ctx, "dir/obj"); !errors.Is(err, logstore.ErrNotFound) || !errors.Is(err, storage.ErrObjectNotExist) {
+		t.Errorf("Stat after Delete = %v, want ErrNotFound wrapping storage.ErrObjectNotExist", err)
+	}
+	// The 412 of a lost PutIfAbsent is reachable as a *googleapi.Error.
+	if err := st.Put(ctx, "taken", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	err = st.PutIfAbsent(ctx, "taken", []byte("y"))
+	var gerr *googleapi.Error
+	if !errors.Is(err, logstore.ErrAlreadyExists) || !errors.As(err, &gerr) || gerr.Code != 412 {
+		t.Errorf("PutIfAbsent over an object = %v, want ErrAlreadyExists wrapping a 412 *googleapi.Error", err)
+	}
+}
+
+// TestLargeResumable writes objects larger than the chunk size, which go
+// as resumable uploads in chunks.
+func TestLargeResumable(t *testing.T) {
+	st := newStore(t, gcs.Options{ChunkSize: 256 << 10})
+	ctx := t.Context()
+	data := bytes.Repeat([]byte("0123456789abcdef"), (1<<20)/16+3)
+	if err := st.PutIfAbsent(ctx, "big", data); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutIfAbsent(ctx, "big", data[:10]); !errors.Is(err, logstore.ErrAlreadyExists) {
+		t.Fatalf("resumable PutIfAbsent over an object = %v, want ErrAlreadyExists", err)
+	}
+	if err := st.Put(ctx, "big2", data); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"big", "big2"} {
+		got, err := st.Get(ctx, k)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("Get(%q) = %d bytes, %v; want %d", k, len(got), err, len(data))
+		}
+	}
+}
+
+func TestOpen(t *testing.T) {
+	s := server(t)
+	t.Setenv("STORAGE_EMULATOR_HOST", s.Addr)
+	ctx := t.Context()
+	st, err := gcs.Open(ctx, "gs://"+testserver.GCSBucket+"/open/tbl/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if st.Bucket() != testserver.GCSBucket || st.Prefix() != "open/tbl/" || st.URI() != "gs://"+testserver.GCSBucket+"/open/tbl" {
+		t.Errorf("Open: bucket %q, prefix %q, URI %q", st.Bucket(), st.Prefix(), st.URI())
+	}
+	if err := st.Put(ctx, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	// The same object through a store on the whole bucket.
+	root, err := gcs.New(ctx, testserver.GCSBucket, "", gcs.Options{Endpoint: s.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if b, err := root.Get(ctx, "open/tbl/k"); err != nil || string(b) != "v" {
+		t.Errorf("Get through the root store = %q, %v", b, err)
+	}
+	for _, bad := range []string{"s3://b/p", "gs:///p", "gs://b/p?x=1", "gs://b/a/../p", "gs://user@b/p", "b/p"} {
+		if _, err := gcs.Open(ctx, bad); err == nil {
+			t.Errorf("Open(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestMissingBucket(t *testing.T) {
+	s := server(t)
+	ctx := t.Context()
+	_, err := gcs.New(ctx, "no-such-bucket", "p", gcs.Options{Endpoint: s.URL()})
+	if !errors.Is(err, gcs.ErrBucketNotFound) || !errors.Is(err, storage.ErrBucketNotExist) {
+		t.Fatalf("New on a missing bucket = %v, want ErrBucketNotFound wrapping storage.ErrBucketNotExist", err)
+	}
+	if errors.Is(err, logstore.ErrNotFound) {
+		t.Errorf("a missing bucket is ErrNotFound: %v", err)
+	}
+	t.Logf("New on a missing bucket: %v", err)
+
+	// A bucket deleted under a live store.
+	name := fmt.Sprintf("gone-%d", seq.Add(1))
+	if err := testserver.CreateGCSBucket(ctx, s, name); err != nil {
+		t.Fatal(err)
+	}
+	st, err := gcs.New(ctx, name, "", gcs.Options{Endpoint: s.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Client().Bucket(name).Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutIfAbsent(ctx, "k", []byte("x")); !errors.Is(err, gcs.ErrBucketNotFound) || errors.Is(err, logstore.ErrAlreadyExists) {
+		t.Errorf("PutIfAbsent into a deleted bucket = %v, want ErrBucketNotFound", err)
+	}
+	if err := st.Put(ctx, "k", []byte("x")); !errors.Is(err, gcs.ErrBucketNotFound) {
+		t.Errorf("Put into a deleted bucket = %v, want ErrBucketNotFound", err)
+	}
+	for _, err := range st.List(ctx, "", "") {
+		if !errors.Is(err, gcs.ErrBucketNotFound) {
+			t.Errorf("List of a deleted bucket = %v, want ErrBucketNotFound", err)
+		}
+	}
+}
+
+// TestServerStopped stops a server while commits run against it: no commit
+// may report success unless its version holds it, and nothing panics.
+func TestServerStopped(t *testing.T) {
+	s, err := testserver.StartGCS()
+	s = testserver.Require(t, s, err)
+	defer s.Stop()
+	ctx := t.Context()
+	st, err := gcs.New(ctx, testserver.GCSBucket, "stop", gcs.Options{Endpoint: s.URL(), MaxAttempts: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tbl := createTable(t, st)
+
+	var committed atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				_, err := tbl.AppendRows(cctx, rowsFor(w, i), deltaWriteOptions())
+				cancel()
+				if err != nil {
+					errs <- err
+					return
+				}
+				committed.Add(1)
+			}
+		})
+	}
+	for committed.Load() < 10 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.Stop()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err == nil {
+			t.Error("a writer stopped with a nil error")
+		}
+		t.Logf("after the stop: %v", err)
+	}
+	// After the stop, every call fails, fast and typed as neither success
+	// nor ErrAlreadyExists.
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err = st.PutIfAbsent(cctx, "_delta_log/99999999999999999999.json", []byte("{}"))
+	if err == nil || errors.Is(err, logstore.ErrAlreadyExists) {
+		t.Errorf("PutIfAbsent on a stopped server = %v", err)
+	}
+	if _, err := st.Get(cctx, "_delta_log/00000000000000000000.json"); err == nil || errors.Is(err, logstore.ErrNotFound) {
+		t.Errorf("Get on a stopped server = %v, want an error that is not ErrNotFound", err)
+	}
+}
