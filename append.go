@@ -139,7 +139,7 @@ func (t *Table) Overwrite(ctx context.Context, batches iter.Seq2[RowBatch, error
 		return 0, err
 	}
 	if snap.Properties()[write.PropAppendOnly] == "true" {
-		return 0, fmt.Errorf("delta: overwrite of %s: %w", t.uri, ErrAppendOnly)
+		return 0, fmt.Errorf("delta: overwrite of %s: %w", redactURI(t.uri), ErrAppendOnly)
 	}
 	pred := opts.ReplaceWhere
 	adds, err := write.Rows(ctx, snap, batches, t.rowOptions(opts.WriteOptions, pred))

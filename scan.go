@@ -92,5 +92,5 @@ func (t *Table) rootURI() string {
 	if l, ok := t.store.(*local.Store); ok {
 		return "file://" + l.Root()
 	}
-	return t.uri
+	return redactURI(t.uri) // s3://bucket/prefix, without options or credentials
 }

@@ -1,6 +1,7 @@
 package delta
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -8,8 +9,11 @@ import (
 	"sync"
 
 	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/logstore/azblob"
+	"github.com/godelta/delta/logstore/gcs"
 	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/logstore/memory"
+	"github.com/godelta/delta/logstore/s3"
 )
 
 // Resolve returns the store for a table location:
@@ -17,10 +21,20 @@ import (
 //   - a plain path, absolute or relative to the working directory, or a
 //     file:// URI (file:///abs/path or file:/abs/path): the local disk;
 //   - memory://NAME: an in-memory table, shared by every Resolve of the same
-//     NAME in this process, for tests and examples.
+//     NAME in this process, for tests and examples;
+//   - s3://bucket/prefix: Amazon S3 or a compatible service, configured by
+//     the standard AWS chain and the URI's query (see logstore/s3.Open);
+//   - gs://bucket/prefix: Google Cloud Storage (see logstore/gcs.Open);
+//   - az://container/prefix and
+//     abfss://container@account.dfs.core.windows.net/prefix: Azure Blob
+//     Storage (see logstore/azblob.Open).
 //
-// Any other scheme is ErrUnsupportedScheme.
-func Resolve(uri string) (logstore.Store, error) {
+// Any other scheme is ErrUnsupportedScheme. Cloud stores check that their
+// bucket or container exists; that check runs under ctx.
+func Resolve(uri string) (logstore.Store, error) { return ResolveContext(context.Background(), uri) }
+
+// ResolveContext is Resolve under ctx.
+func ResolveContext(ctx context.Context, uri string) (logstore.Store, error) {
 	scheme, rest, ok := strings.Cut(uri, "://")
 	if !ok || strings.ContainsAny(scheme, "/\\") || len(scheme) < 2 {
 		// No scheme: a local path. ("C:" style drive letters have length 1.)
@@ -42,9 +56,26 @@ func Resolve(uri string) (logstore.Store, error) {
 		return local.New(u.Path)
 	case "memory", "mem":
 		return memoryStore(strings.TrimSuffix(rest, "/")), nil
+	case "s3", "s3a":
+		return s3.Open(ctx, "s3://"+rest)
+	case "gs":
+		return gcs.Open(ctx, uri)
+	case "az", "abfs", "abfss":
+		return azblob.Open(ctx, uri)
 	default:
-		return nil, fmt.Errorf("delta: %q: scheme %q (known: file, memory): %w", uri, scheme, ErrUnsupportedScheme)
+		return nil, fmt.Errorf("delta: %q: scheme %q (known: file, memory, s3, gs, az, abfss): %w", redactURI(uri), scheme, ErrUnsupportedScheme)
 	}
+}
+
+// redactURI returns uri without the credentials it may carry (user
+// information and query), for error messages.
+func redactURI(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme == "" {
+		return uri // a local path
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment = nil, "", false, ""
+	return u.String()
 }
 
 var (
