@@ -105,24 +105,35 @@ func (l Literal) String() string {
 	return l.Value.String()
 }
 func (c Compare) String() string {
-	return c.Left.String() + " " + string(c.Op) + " " + c.Right.String()
+	return operandString(c.Left) + " " + string(c.Op) + " " + operandString(c.Right)
 }
 func (i In) String() string {
 	parts := make([]string, len(i.List))
 	for k, e := range i.List {
-		parts[k] = e.String()
+		parts[k] = operandString(e)
 	}
 	not := ""
 	if i.Negate {
 		not = "NOT "
 	}
-	return i.Value.String() + " " + not + "IN (" + strings.Join(parts, ", ") + ")"
+	return operandString(i.Value) + " " + not + "IN (" + strings.Join(parts, ", ") + ")"
 }
 func (n IsNull) String() string {
 	if n.Negate {
-		return n.Value.String() + " IS NOT NULL"
+		return operandString(n.Value) + " IS NOT NULL"
 	}
-	return n.Value.String() + " IS NULL"
+	return operandString(n.Value) + " IS NULL"
+}
+
+// operandString prints an operand of a comparison, IN or IS NULL: a
+// predicate there (a = (b IN (1))) is put in parentheses, so that the
+// text parses back to the same tree.
+func operandString(e Expr) string {
+	switch e.(type) {
+	case Compare, In, IsNull, Not, And, Or:
+		return "(" + e.String() + ")"
+	}
+	return e.String()
 }
 func (n Not) String() string { return "NOT (" + n.Value.String() + ")" }
 func (a And) String() string { return join(a.Terms, " AND ") }
