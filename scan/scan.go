@@ -246,9 +246,35 @@ func (s *Scan) Metrics() Metrics {
 // deltaerr.ErrCorrupt.
 func (s *Scan) Files() iter.Seq2[File, error] {
 	return func(yield func(File, error) bool) {
-		for add := range s.snap.Files() {
-			s.m.filesTotal.Add(1)
+		var perr error
+		var keep func(map[string]string) bool
+		if s.pred != nil && len(s.parts) > 0 {
+			// Prune on the partition values as the log has them, before the
+			// snapshot builds the file's add action.
+			keep = func(raw map[string]string) bool {
+				s.m.filesTotal.Add(1)
+				pv, err := s.partitionValuesOf(raw, "")
+				if err != nil {
+					if perr == nil {
+						perr = err
+					}
+					return true // reported below
+				}
+				if expr.Eval(s.pred, s.partitionLookup(pv)) == expr.False {
+					s.m.skippedPart.Add(1)
+					return false
+				}
+				return true
+			}
+		}
+		for add := range s.snap.FilesMatching(keep) {
+			if keep == nil {
+				s.m.filesTotal.Add(1)
+			}
 			pv, err := s.partitionValues(add)
+			if err == nil {
+				err = perr
+			}
 			if err != nil {
 				yield(File{}, err)
 				return
@@ -260,27 +286,47 @@ func (s *Scan) Files() iter.Seq2[File, error] {
 				return
 			}
 		}
+		if perr != nil {
+			yield(File{}, perr)
+		}
 	}
 }
 
 func (s *Scan) partitionValues(add *actions.Add) (map[string]schema.Value, error) {
+	return s.partitionValuesOf(add.PartitionValues, add.Path)
+}
+
+// partitionValuesOf parses the partition values of a file (raw, as in the
+// log) to their column types, keyed by logical name. path is for errors.
+func (s *Scan) partitionValuesOf(raw map[string]string, path string) (map[string]schema.Value, error) {
 	if len(s.parts) == 0 {
 		return nil, nil
 	}
 	pv := make(map[string]schema.Value, len(s.parts))
 	for name, pc := range s.parts {
-		raw, ok := add.PartitionValues[pc.physical]
+		text, ok := raw[pc.physical]
 		if !ok {
 			pv[name] = schema.Value{} // absent: null
 			continue
 		}
-		v, err := s.parsePartitionValue(pc.typ, raw)
+		v, err := s.parsePartitionValue(pc.typ, text)
 		if err != nil {
-			return nil, fmt.Errorf("scan: file %s: partition column %q: %w", add.Path, name, err)
+			return nil, fmt.Errorf("scan: file %s: partition column %q: %w", path, name, err)
 		}
 		pv[name] = v
 	}
 	return pv, nil
+}
+
+// partitionLookup gives the predicate a file's partition values.
+func (s *Scan) partitionLookup(pv map[string]schema.Value) expr.Lookup {
+	return func(col string) (schema.DataType, schema.Value, bool) {
+		pc, ok := s.parts[col]
+		if !ok {
+			return nil, schema.Value{}, false
+		}
+		return pc.typ, pv[col], true
+	}
 }
 
 // parsePartitionValue is schema.ParsePartitionValue, reading timestamps
@@ -296,23 +342,10 @@ func (s *Scan) parsePartitionValue(t schema.DataType, raw string) (schema.Value,
 	return schema.ParsePartitionValue(t, raw)
 }
 
-// mightMatch decides whether a file can hold a matching row: first on its
-// partition values alone, then on its statistics with the partition values
-// folded in.
+// mightMatch decides, on its statistics with its partition values folded
+// in, whether a file that partition pruning kept can hold a matching row.
 func (s *Scan) mightMatch(add *actions.Add, pv map[string]schema.Value) bool {
-	if len(s.parts) > 0 {
-		lookup := func(col string) (schema.DataType, schema.Value, bool) {
-			pc, ok := s.parts[col]
-			if !ok {
-				return nil, schema.Value{}, false
-			}
-			return pc.typ, pv[col], true
-		}
-		if expr.Eval(s.pred, lookup) == expr.False {
-			s.m.skippedPart.Add(1)
-			return false
-		}
-	}
+	// Partition pruning ran in Files, before the add was built.
 	if s.stats == nil || add.Stats == "" {
 		return true
 	}

@@ -180,6 +180,15 @@ func (t *fileTable) build(i int, dst *actions.Add, buf []byte) []byte {
 	return buf
 }
 
+// partitionValues returns the partition values of row i.
+func (t *fileTable) partitionValues(i int) map[string]string {
+	r := t.row(i)
+	if r.stats.shape == shapeFull {
+		return t.full[i].PartitionValues
+	}
+	return r.pv
+}
+
 // key returns the file key of row i.
 func (t *fileTable) key(i int) fileKey {
 	r := t.row(i)

@@ -179,13 +179,23 @@ func (s *Snapshot) CommitInfo() (actions.CommitInfo, bool) {
 // then those added by later commits in the order they were committed. The
 // yielded actions may share memory (maps, strings) with the snapshot and
 // with each other: they must not be changed.
-func (s *Snapshot) Files() iter.Seq[*actions.Add] {
+func (s *Snapshot) Files() iter.Seq[*actions.Add] { return s.FilesMatching(nil) }
+
+// FilesMatching is Files without the files for which keep, given their
+// partition values as the log has them (keyed by physical column name),
+// returns false; those are left out before their add action is built,
+// which is what makes partition pruning cheap on large tables. A nil keep
+// keeps every file.
+func (s *Snapshot) FilesMatching(keep func(partitionValues map[string]string) bool) iter.Seq[*actions.Add] {
 	return func(yield func(*actions.Add) bool) {
 		files := s.base.files
 		var slab []actions.Add
 		var buf []byte
 		for i := range files.len() {
 			if s.dead != nil && s.dead[i/64]&(1<<(i%64)) != 0 {
+				continue
+			}
+			if keep != nil && !keep(files.partitionValues(i)) {
 				continue
 			}
 			if len(slab) == 0 {
@@ -199,7 +209,10 @@ func (s *Snapshot) Files() iter.Seq[*actions.Add] {
 			}
 		}
 		for _, e := range s.tailOrder {
-			if e.add != nil && !yield(e.add) {
+			if e.add == nil || keep != nil && !keep(e.add.PartitionValues) {
+				continue
+			}
+			if !yield(e.add) {
 				return
 			}
 		}
