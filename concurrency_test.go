@@ -165,6 +165,11 @@ func concWorker(ctx context.Context, dir string, w, ops int) ([]commitRecord, er
 	if err != nil {
 		return nil, err
 	}
+	return concOps(ctx, t, w, ops)
+}
+
+// concOps runs ops operations as writer w on t and returns its commits.
+func concOps(ctx context.Context, t *Table, w, ops int) ([]commitRecord, error) {
 	var recs []commitRecord
 	nextID := int64(w) << 32
 	appVersion := int64(0)
@@ -286,11 +291,15 @@ func compact(ctx context.Context, t *Table, p string) (int64, error) {
 
 // checkConcurrentOutcome checks the table against the writers' records.
 func checkConcurrentOutcome(t *testing.T, dir string, records []commitRecord) {
-	ctx := context.Background()
-	tbl, err := Open(ctx, dir)
+	tbl, err := Open(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkConcurrentTable(t, tbl, records)
+}
+
+func checkConcurrentTable(t *testing.T, tbl *Table, records []commitRecord) {
+	ctx := context.Background()
 	snap, err := tbl.Snapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
