@@ -13,6 +13,40 @@ import (
 	"github.com/godelta/delta/testutil/testserver"
 )
 
+// cloudBackends start each cloud backend's loopback server (once per
+// test, stopped at its end) and return a function that opens a store on
+// it under a key prefix.
+var cloudBackends = []struct {
+	name  string
+	start func(t *testing.T) func(prefix string) (logstore.Store, error)
+}{
+	{"s3", func(t *testing.T) func(string) (logstore.Store, error) {
+		srv, cfg, err := testserver.StartS3()
+		testserver.Require(t, srv, err)
+		t.Cleanup(srv.Stop)
+		return func(prefix string) (logstore.Store, error) {
+			return s3.New(context.Background(), cfg.Bucket, prefix, s3.Options{Endpoint: cfg.Endpoint, Region: cfg.Region,
+				PathStyle: true, AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey})
+		}
+	}},
+	{"gcs", func(t *testing.T) func(string) (logstore.Store, error) {
+		srv, err := testserver.StartGCS()
+		testserver.Require(t, srv, err)
+		t.Cleanup(srv.Stop)
+		return func(prefix string) (logstore.Store, error) {
+			return gcs.New(context.Background(), testserver.GCSBucket, prefix, gcs.Options{Endpoint: srv.URL()})
+		}
+	}},
+	{"azblob", func(t *testing.T) func(string) (logstore.Store, error) {
+		srv, cfg, err := testserver.StartAzurite()
+		testserver.Require(t, srv, err)
+		t.Cleanup(srv.Stop)
+		return func(prefix string) (logstore.Store, error) {
+			return azblob.New(context.Background(), cfg.Container, prefix, azblob.Options{ConnectionString: cfg.ConnectionString})
+		}
+	}},
+}
+
 // The concurrency test's mixed workload (blind appends, app-id appends,
 // Serializable partition overwrites, compactions) against each cloud
 // backend on its loopback server: 8 writers, each with its own Table and
@@ -22,40 +56,11 @@ func TestConcurrentWritersCloud(t *testing.T) {
 	if testing.Short() {
 		ops = 6
 	}
-	backends := []struct {
-		name  string
-		store func(t *testing.T) func() (logstore.Store, error)
-	}{
-		{"s3", func(t *testing.T) func() (logstore.Store, error) {
-			srv, cfg, err := testserver.StartS3()
-			testserver.Require(t, srv, err)
-			t.Cleanup(srv.Stop)
-			return func() (logstore.Store, error) {
-				return s3.New(context.Background(), cfg.Bucket, "conc/t", s3.Options{Endpoint: cfg.Endpoint, Region: cfg.Region,
-					PathStyle: true, AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey})
-			}
-		}},
-		{"gcs", func(t *testing.T) func() (logstore.Store, error) {
-			srv, err := testserver.StartGCS()
-			testserver.Require(t, srv, err)
-			t.Cleanup(srv.Stop)
-			return func() (logstore.Store, error) {
-				return gcs.New(context.Background(), testserver.GCSBucket, "conc/t", gcs.Options{Endpoint: srv.URL()})
-			}
-		}},
-		{"azblob", func(t *testing.T) func() (logstore.Store, error) {
-			srv, cfg, err := testserver.StartAzurite()
-			testserver.Require(t, srv, err)
-			t.Cleanup(srv.Stop)
-			return func() (logstore.Store, error) {
-				return azblob.New(context.Background(), cfg.Container, "conc/t", azblob.Options{ConnectionString: cfg.ConnectionString})
-			}
-		}},
-	}
-	for _, b := range backends {
+	for _, b := range cloudBackends {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			newStore := b.store(t)
+			open := b.start(t)
+			newStore := func() (logstore.Store, error) { return open("conc/t") }
 			first, err := newStore()
 			if err != nil {
 				t.Fatal(err)

@@ -98,6 +98,46 @@ func TestFaultsModel(t *testing.T) {
 	}
 }
 
+// TestFaultsModelCloud runs the model test through the fault-injecting
+// store over each cloud backend on its loopback server: one short trial
+// each by default; GODELTA_SOAK_CLOUD=<duration> runs trials on each
+// backend for that long.
+func TestFaultsModelCloud(t *testing.T) {
+	soak := time.Duration(0)
+	if v := os.Getenv("GODELTA_SOAK_CLOUD"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		soak = d
+	}
+	for _, b := range cloudBackends {
+		t.Run(b.name, func(t *testing.T) {
+			open := b.start(t)
+			figs := &modelFigures{faults: map[faultstore.Kind]int64{}}
+			end := time.Now().Add(soak)
+			seed := uint64(7)
+			if soak > 0 {
+				seed = uint64(time.Now().UnixNano())
+			}
+			for first := true; first || time.Now().Before(end) && !t.Failed(); first = false {
+				seed++
+				store, err := open(fmt.Sprintf("model-%d/t", seed))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+					modelTrial(t, seed, store, 4, 6, figs)
+				})
+			}
+			t.Log(figs)
+			if figs.lost != 0 || figs.duplicated != 0 {
+				t.Errorf("lost %d, duplicated %d", figs.lost, figs.duplicated)
+			}
+		})
+	}
+}
+
 // modelOp is one append a writer tried.
 type modelOp struct {
 	id      string
