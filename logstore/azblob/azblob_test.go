@@ -1,13 +1,11 @@
 package azblob_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +16,7 @@ import (
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/azblob"
 	"github.com/godelta/delta/logstore/storetest"
+	"github.com/godelta/delta/testutil/backendtest"
 	"github.com/godelta/delta/testutil/testserver"
 )
 
@@ -100,64 +99,10 @@ func TestConformanceContainerRoot(t *testing.T) {
 	})
 }
 
-// 16 writers race for each of 100 versions: exactly one wins each, and
-// the key holds the winner's bytes.
+// 16 writers race for each of 100 versions, all starting each version
+// together: exactly one wins each, and the key holds the winner's bytes.
 func TestPutIfAbsentRaceVersions(t *testing.T) {
-	const writers, versions = 16, 100
-	s := newStore(t, azblob.Options{})
-	ctx := t.Context()
-	key := func(v int) string { return fmt.Sprintf("_delta_log/%020d.json", v) }
-	payload := func(w, v int) []byte {
-		return []byte(strings.Repeat(fmt.Sprintf("writer %02d version %03d|", w, v), 1+w*3))
-	}
-	errs := make([][]error, writers)
-	for w := range writers {
-		errs[w] = make([]error, versions)
-	}
-	// Each version is its own race: all writers start it together.
-	for v := range versions {
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for w := range writers {
-			wg.Go(func() {
-				<-start
-				errs[w][v] = s.PutIfAbsent(ctx, key(v), payload(w, v))
-			})
-		}
-		close(start)
-		wg.Wait()
-	}
-	wins := make([]int, writers)
-	for v := range versions {
-		winner := -1
-		for w := range writers {
-			switch err := errs[w][v]; {
-			case err == nil:
-				if winner >= 0 {
-					t.Fatalf("version %d: writers %d and %d both won", v, winner, w)
-				}
-				winner = w
-			case !errors.Is(err, logstore.ErrAlreadyExists):
-				t.Errorf("version %d writer %d: %v, want nil or ErrAlreadyExists", v, w, err)
-			}
-		}
-		if winner < 0 {
-			t.Fatalf("version %d: no winner", v)
-		}
-		wins[winner]++
-		got, err := s.Get(ctx, key(v))
-		if err != nil || !bytes.Equal(got, payload(winner, v)) {
-			t.Fatalf("version %d: Get = %.40q..., %v; want writer %d's bytes", v, got, err, winner)
-		}
-	}
-	var n int
-	for range s.List(ctx, "_delta_log/", "") {
-		n++
-	}
-	if n != versions {
-		t.Errorf("List found %d commits, want %d", n, versions)
-	}
-	t.Logf("wins per writer: %v", wins)
+	backendtest.PutRace(t, newStore(t, azblob.Options{}), 16, 100, true)
 }
 
 // countingClient counts the requests it sends, by query "comp".
@@ -178,89 +123,30 @@ type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// Listing over many pages of 7: byte order, exclusive startAfter at every
-// position and between, keys that are prefixes of others, and
-// sub-directories that are not descended into.
+// Listing over many pages of 7, from every start position; and the
+// requests it takes: startFrom skips the pages before.
 func TestListPagination(t *testing.T) {
 	var cc countingClient
 	s := newStore(t, azblob.Options{PageSize: 7, HTTPClient: cc.client()})
 	ctx := t.Context()
-	const dir = "_delta_log/"
-	var want []string
-	for v := range 50 {
-		want = append(want, fmt.Sprintf("%s%020d.json", dir, v))
-	}
-	want = append(want,
-		dir+"00000000000000000010.checkpoint.parquet",
-		dir+"0", dir+"00", dir+"000", // prefixes of one another and of the commits
-		dir+"_last_checkpoint", dir+"a", dir+"ab", dir+"abc",
-	)
-	for _, k := range want {
-		if err := s.Put(ctx, k, []byte(k)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Objects in sub-directories, sorting between the keys above, and
-	// next to the directory.
-	for _, k := range []string{
-		dir + "00000000000000000007.json/below", dir + "0/x", dir + "000/y/z",
-		dir + "_commits/00000000000000000001.uuid.json", dir + "ab/c",
-		"_delta_log0", "_delta_log.json", "other/_delta_log/x",
-	} {
-		if err := s.Put(ctx, k, []byte(k)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	slices.Sort(want)
-	list := func(startAfter string) []string {
-		var keys []string
-		for info, err := range s.List(ctx, dir, startAfter) {
+	// Azurite answers 500 to a startFrom that is not valid UTF-8.
+	want := backendtest.Pagination(t, s, backendtest.ListOptions{PageSize: 7, Sibling: newStore(t, azblob.Options{}), ValidUTF8: true})
+	count := func(startAfter string) int64 {
+		cc.lists.Store(0)
+		for _, err := range s.List(ctx, backendtest.ListDir, startAfter) {
 			if err != nil {
-				t.Fatalf("List(%q): %v", startAfter, err)
+				t.Fatal(err)
 			}
-			if info.Size != int64(len(info.Key)) || info.ModTime.IsZero() {
-				t.Errorf("List yielded %+v, want size %d and a ModTime", info, len(info.Key))
-			}
-			keys = append(keys, info.Key)
 		}
-		return keys
+		return cc.lists.Load()
 	}
-	after := func(startAfter string) []string {
-		i, _ := slices.BinarySearch(want, startAfter)
-		for i < len(want) && want[i] <= startAfter {
-			i++
-		}
-		return want[i:]
-	}
-	check := func(startAfter string) {
-		t.Helper()
-		if got, w := list(startAfter), after(startAfter); !slices.Equal(got, w) {
-			t.Errorf("List(%q) =\n\t%q\nwant\n\t%q", startAfter, got, w)
-		}
-	}
-	cc.lists.Store(0)
-	check("")
-	full := cc.lists.Load()
+	full := count("")
 	if full < int64(len(want)/7) {
 		t.Errorf("a full listing of %d keys took %d requests with pages of 7", len(want), full)
 	}
-	for i, k := range want {
-		check(k)                                                // exclusive at every key
-		check(k + "\x00")                                       // just after it
-		check(k[:len(k)-1])                                     // a prefix of it
-		check(k[:len(k)-1] + string(rune(k[len(k)-1]-1)) + "~") // just before it
-		if i == len(want)-8 {
-			// startFrom skips the pages before: the last 7 keys take one
-			// or two requests, not a walk from the start.
-			cc.lists.Store(0)
-			list(k)
-			if n := cc.lists.Load(); n > 2 {
-				t.Errorf("List after %q took %d requests; startFrom not used?", k, n)
-			}
-		}
-	}
-	for _, sa := range []string{"_", "_delta_log", dir, "_delta_log0", dir + "~", dir + "00000000000000000007.json/", dir + "0/"} {
-		check(sa)
+	// The last 7 keys take one or two requests, not a walk from the start.
+	if k := want[len(want)-8]; count(k) > 2 {
+		t.Errorf("List after %q took %d requests; startFrom not used?", k, cc.lists.Load())
 	}
 	t.Logf("%d keys over pages of 7: a full listing took %d List Blobs requests", len(want), full)
 }

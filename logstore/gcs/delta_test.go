@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
@@ -25,8 +22,8 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/gcs"
-	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/testutil/backendtest"
 	"github.com/godelta/delta/testutil/testserver"
 	"github.com/godelta/delta/txn"
 )
@@ -80,169 +77,23 @@ func scanIDs(t testing.TB, tbl *delta.Table) []int64 {
 	return ids
 }
 
-// TestDeltaTable creates a table on the server, appends 200 commits from 4
-// goroutines, checkpoints, and scans it back, through a fresh Store.
+// TestDeltaTable writes a table on the server from concurrent writers,
+// checkpoints it, and reads it back through a fresh Store.
 func TestDeltaTable(t *testing.T) {
-	const writers, perWriter = 4, 50
 	st := newStore(t, gcs.Options{PageSize: 25})
-	ctx := t.Context()
-	tbl := createTable(t, st)
-	var wg sync.WaitGroup
-	var versions sync.Map
-	for w := range writers {
-		wg.Go(func() {
-			for i := range perWriter {
-				v, err := tbl.AppendRows(ctx, rowsFor(w, i), delta.WriteOptions{})
-				if err != nil {
-					t.Errorf("writer %d append %d: %v", w, i, err)
-					return
-				}
-				if prev, dup := versions.LoadOrStore(v, w); dup {
-					t.Errorf("version %d returned to writers %d and %d", v, prev, w)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
-	cv, err := tbl.Checkpoint(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cv != writers*perWriter {
-		t.Errorf("checkpointed version %d, want %d", cv, writers*perWriter)
-	}
-
 	// A second store on the same prefix, as another process would open it.
-	st2, err := gcs.New(ctx, st.Bucket(), st.Prefix(), gcs.Options{Endpoint: server(t).URL()})
+	st2, err := gcs.New(t.Context(), st.Bucket(), st.Prefix(), gcs.Options{Endpoint: server(t).URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st2.Close()
-	tbl2, err := delta.OpenStore(ctx, st2.URI(), st2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := tbl2.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if snap.Version() != writers*perWriter {
-		t.Errorf("version %d, want %d", snap.Version(), writers*perWriter)
-	}
-	var want []int64
-	for w := range writers {
-		for i := range perWriter {
-			want = append(want, rowsFor(w, i)[0][0].Int64())
-		}
-	}
-	slices.Sort(want)
-	if got := scanIDs(t, tbl2); !slices.Equal(got, want) {
-		t.Errorf("scan returned %d rows, want the %d appended", len(got), len(want))
-	}
-	if _, err := st2.Stat(ctx, fmt.Sprintf("_delta_log/%020d.checkpoint.parquet", cv)); err != nil {
-		t.Errorf("checkpoint file: %v", err)
-	}
-}
-
-func testdata() string {
-	if d := os.Getenv("GODELTA_TESTDATA"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "..", "shared", "testdata")
+	backendtest.TableRoundTrip(t, st, st2)
 }
 
 // TestCorpusTables uploads corpus tables and reads them through the
 // backend: the same version, files and rows as from the local disk.
 func TestCorpusTables(t *testing.T) {
-	for _, rel := range []string{
-		"golden/checkpoint/delta",
-		"kernel-rs/table-with-dv-small",
-		"golden/dv-with-columnmapping/delta",
-		"kernel-rs/v2-checkpoints-parquet-with-last-checkpoint",
-	} {
-		t.Run(rel, func(t *testing.T) {
-			root := filepath.Join(testdata(), rel)
-			if _, err := os.Stat(root); err != nil {
-				if os.Getenv("CI") != "" {
-					t.Fatal(err)
-				}
-				t.Skip(err)
-			}
-			ctx := t.Context()
-			st := newStore(t, gcs.Options{PageSize: 5})
-			n := 0
-			err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-				if err != nil || d.IsDir() {
-					return err
-				}
-				data, err := os.ReadFile(p)
-				if err != nil {
-					return err
-				}
-				relp, err := filepath.Rel(root, p)
-				if err != nil {
-					return err
-				}
-				n++
-				return st.Put(ctx, filepath.ToSlash(relp), data)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ls, err := local.New(root)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := describe(t, "local", ls)
-			got := describe(t, "gcs", st)
-			t.Logf("%d objects uploaded; version %d, %d files, %d rows", n, want.version, want.files, want.rows)
-			if got != want {
-				t.Errorf("through gcs: %+v; from local disk: %+v", got, want)
-			}
-		})
-	}
-}
-
-type tableSummary struct {
-	version    int64
-	files      int
-	rows       int
-	sizeInFile int64
-	scanFailed bool // the table's data files are not in the corpus
-}
-
-func describe(t *testing.T, name string, st logstore.Store) tableSummary {
-	t.Helper()
-	ctx := t.Context()
-	tbl, err := delta.OpenStore(ctx, name, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := tbl.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := tableSummary{version: snap.Version()}
-	for f := range snap.Files() {
-		sum.files++
-		sum.sizeInFile += f.Size
-	}
-	s, err := tbl.Scan(snap, delta.ScanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, err := range s.Rows(ctx) {
-		if err != nil {
-			t.Logf("%s: scan: %v", name, err)
-			sum.scanFailed = true
-			break
-		}
-		sum.rows++
-	}
-	return sum
+	backendtest.Corpus(t, func(t *testing.T) logstore.Store { return newStore(t, gcs.Options{PageSize: 5}) })
 }
 
 // flakyProxy forwards TCP connections to a server, and cuts a share of

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +19,7 @@ import (
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/gcs"
 	"github.com/godelta/delta/logstore/storetest"
+	"github.com/godelta/delta/testutil/backendtest"
 	"github.com/godelta/delta/testutil/testserver"
 )
 
@@ -90,143 +90,13 @@ func TestConformanceBucketRoot(t *testing.T) {
 // TestPutIfAbsentVersions races 16 writers over 100 commit keys, each
 // writer trying every version in order, as committers do.
 func TestPutIfAbsentVersions(t *testing.T) {
-	const writers, versions = 16, 100
-	st := newStore(t, gcs.Options{})
-	ctx := t.Context()
-	key := func(v int) string { return fmt.Sprintf("_delta_log/%020d.json", v) }
-	content := func(w, v int) []byte {
-		return []byte(strings.Repeat(fmt.Sprintf("writer %02d version %03d|", w, v), 1+w))
-	}
-	winners := make([][]int, versions) // writers that got nil, per version
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for w := range writers {
-		wg.Go(func() {
-			<-start
-			for v := range versions {
-				err := st.PutIfAbsent(ctx, key(v), content(w, v))
-				switch {
-				case err == nil:
-					mu.Lock()
-					winners[v] = append(winners[v], w)
-					mu.Unlock()
-				case !errors.Is(err, logstore.ErrAlreadyExists):
-					t.Errorf("writer %d version %d: %v", w, v, err)
-				}
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	for v, ws := range winners {
-		if len(ws) != 1 {
-			t.Fatalf("version %d: winners %v, want exactly one", v, ws)
-		}
-		got, err := st.Get(ctx, key(v))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := content(ws[0], v); !bytes.Equal(got, want) {
-			t.Fatalf("version %d holds %.40q..., want the winner's (writer %d) %.40q...", v, got, ws[0], want)
-		}
-	}
-	n := 0
-	for _, err := range st.List(ctx, "_delta_log/", "") {
-		if err != nil {
-			t.Fatal(err)
-		}
-		n++
-	}
-	if n != versions {
-		t.Errorf("listed %d commits, want %d", n, versions)
-	}
+	backendtest.PutRace(t, newStore(t, gcs.Options{}), 16, 100, false)
 }
 
-// TestListPagination lists 50 commits, keys that are prefixes of one
-// another and keys in sub-directories, 7 names a page, from every
+// TestListPagination lists a directory, 7 names a page, from every
 // startAfter position.
 func TestListPagination(t *testing.T) {
-	st := newStore(t, gcs.Options{PageSize: 7})
-	ctx := t.Context()
-	const dir = "_delta_log/"
-	var want []string
-	for v := range 50 {
-		want = append(want, fmt.Sprintf("%s%020d.json", dir, v))
-	}
-	want = append(want,
-		dir+"00000000000000000010.checkpoint.parquet",
-		dir+"0", dir+"00", dir+"000", // prefixes of one another and of the commits
-		dir+"_last_checkpoint",
-		dir+"a", dir+"ab", dir+"abc",
-	)
-	others := []string{
-		dir + "_sidecars/0001.parquet", dir + "_sidecars/0002.parquet", // a sub-directory
-		dir + "00000000000000000005.json/not-a-commit", // a directory named like a sibling object
-		dir + "ab/c", dir + "a/b/c",
-		"_delta_log0", "_delta_log.txt", "part-0.parquet", // siblings of the directory
-	}
-	for _, k := range append(slices.Clone(want), others...) {
-		if err := st.Put(ctx, k, []byte(k)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	slices.Sort(want)
-	list := func(startAfter string) []string {
-		var keys []string
-		for info, err := range st.List(ctx, dir, startAfter) {
-			if err != nil {
-				t.Fatalf("List(%q): %v", startAfter, err)
-			}
-			if info.Size != int64(len(info.Key)) || info.ModTime.IsZero() {
-				t.Errorf("List yielded %+v, want size %d and a ModTime", info, len(info.Key))
-			}
-			keys = append(keys, info.Key)
-		}
-		return keys
-	}
-	after := func(startAfter string) []string {
-		i, _ := slices.BinarySearch(want, startAfter)
-		if i < len(want) && want[i] == startAfter {
-			i++
-		}
-		return want[i:]
-	}
-	starts := []string{"", "_", dir, dir + "\x01", "_delta_log0", dir + "~"}
-	for _, k := range want {
-		starts = append(starts, k, k[:len(k)-1], k+"0", k+"/")
-	}
-	for _, sa := range starts {
-		if got, w := list(sa), after(sa); !slices.Equal(got, w) {
-			t.Errorf("List(%q, %q) =\n\t%q\nwant\n\t%q", dir, sa, got, w)
-		}
-	}
-	// Breaking out in the middle of a page, and in the middle of the second.
-	for _, stop := range []int{3, 10} {
-		n := 0
-		for _, err := range st.List(ctx, dir, "") {
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n++; n == stop {
-				break
-			}
-		}
-		if n != stop {
-			t.Errorf("break after %d: ran %d times", stop, n)
-		}
-	}
-	// The sub-directory lists on its own.
-	var sub []string
-	for info, err := range st.List(ctx, dir+"_sidecars/", "") {
-		if err != nil {
-			t.Fatal(err)
-		}
-		sub = append(sub, info.Key)
-	}
-	if !slices.Equal(sub, others[:2]) {
-		t.Errorf("List(_sidecars/) = %q, want %q", sub, others[:2])
-	}
+	backendtest.Pagination(t, newStore(t, gcs.Options{PageSize: 7}), backendtest.ListOptions{PageSize: 7, Sibling: newStore(t, gcs.Options{})})
 }
 
 func TestGetRangeEdges(t *testing.T) {

@@ -7,196 +7,25 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
-	"sync"
 	"testing"
 
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/s3"
+	"github.com/godelta/delta/testutil/backendtest"
 )
 
-// TestPutIfAbsentVersions races 16 writers over 100 versions of a log, as
-// Delta writers do: each writer tries every version in turn. Every version
-// must have exactly one winner, every other writer must see
-// ErrAlreadyExists, and the stored content must be the winner's.
+// TestPutIfAbsentVersions races 16 writers over 100 versions of a log.
 func TestPutIfAbsentVersions(t *testing.T) {
-	const writers, versions = 16, 100
-	st := newStore(t)
-	ctx := t.Context()
-	key := func(v int) string { return fmt.Sprintf("_delta_log/%020d.json", v) }
-	content := func(w, v int) []byte {
-		return []byte(fmt.Sprintf(`{"commitInfo":{"writer":%d,"version":%d,"pad":%q}}`, w, v, bytes.Repeat([]byte{'x'}, w*13)))
-	}
-	errs := make([][]error, writers)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range writers {
-		errs[w] = make([]error, versions)
-		wg.Go(func() {
-			<-start
-			for v := range versions {
-				errs[w][v] = st.PutIfAbsent(ctx, key(v), content(w, v))
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	for v := range versions {
-		winner := -1
-		for w := range writers {
-			switch err := errs[w][v]; {
-			case err == nil:
-				if winner >= 0 {
-					t.Fatalf("version %d: writers %d and %d both won", v, winner, w)
-				}
-				winner = w
-			case !errors.Is(err, logstore.ErrAlreadyExists):
-				t.Errorf("version %d: writer %d: %v, want nil or ErrAlreadyExists", v, w, err)
-			}
-		}
-		if winner < 0 {
-			t.Fatalf("version %d: no winner", v)
-		}
-		got, err := st.Get(ctx, key(v))
-		if err != nil || !bytes.Equal(got, content(winner, v)) {
-			t.Fatalf("version %d: Get = %.60q, %v; want writer %d's content", v, got, err, winner)
-		}
-	}
-	n := 0
-	for _, err := range st.List(ctx, "_delta_log/", "") {
-		if err != nil {
-			t.Fatal(err)
-		}
-		n++
-	}
-	if n != versions {
-		t.Errorf("List found %d commits, want %d", n, versions)
-	}
+	backendtest.PutRace(t, newStore(t), 16, 100, false)
 }
 
-// TestListPages lists a directory of 50 objects, 7 keys a page, from every
-// start position: keys that are prefixes of one another, and directories
-// whose names sort between them, which List must not enter or yield.
+// TestListPages lists a directory over pages of 7 keys, from every start
+// position; a sibling prefix must not show.
 func TestListPages(t *testing.T) {
-	st := newStore(t, func(o *s3.Options) { o.PageSize = 7 })
-	other := newStore(t) // a sibling prefix, which must not show
-	ctx := t.Context()
-	const dir = "tbl/_delta_log/"
-	var want []string
-	for v := range 38 {
-		want = append(want, fmt.Sprintf("%s%020d.json", dir, v))
-	}
-	want = append(want,
-		dir+"00000000000000000010.checkpoint.parquet",
-		dir+"00000000000000000020.checkpoint.0000000001.0000000002.parquet",
-		dir+"00000000000000000020.checkpoint.0000000002.0000000002.parquet",
-		dir+"00000000000000000030.crc",
-		dir+"_last_checkpoint",
-		dir+"a", dir+"a.b", dir+"a0", dir+"aaa", dir+"ab", dir+"b", dir+"b-",
-	)
-	if len(want) != 50 {
-		t.Fatalf("%d keys, want 50", len(want))
-	}
-	// Directories beside the objects, named so that they sort between them
-	// ("aa/" between "a0" and "aaa"; "00...05.json.d/" right after a key it
-	// extends) and so that a page may end on them.
-	subdirs := []string{
-		dir + "_sidecars/00000000000000000001.parquet",
-		dir + "aa/x", dir + "aa/y/z",
-		dir + "00000000000000000005.json.d/one",
-		dir + "00000000000000000036.json0/two",
-		dir + "~tail/three",
-	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for _, key := range slices.Concat(want, subdirs) {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			if err := st.Put(ctx, key, []byte(key)); err != nil {
-				t.Error(err)
-			}
-			if err := other.Put(ctx, key+"-other", []byte("x")); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
-	slices.Sort(want)
-	keys := func(startAfter string) []string {
-		var got []string
-		for info, err := range st.List(ctx, dir, startAfter) {
-			if err != nil {
-				t.Fatalf("List(%q, %q): %v", dir, startAfter, err)
-			}
-			if info.Size != int64(len(info.Key)) || info.ModTime.IsZero() {
-				t.Errorf("List yielded %+v: wrong size or no time", info)
-			}
-			got = append(got, info.Key)
-		}
-		return got
-	}
-	check := func(startAfter string, want []string) {
-		t.Helper()
-		if got := keys(startAfter); !slices.Equal(got, want) {
-			t.Errorf("List(%q, %q) =\n\t%q\nwant\n\t%q", dir, startAfter, got, want)
-		}
-	}
-	after := func(startAfter string) []string {
-		var keys []string
-		for _, k := range want {
-			if k > startAfter {
-				keys = append(keys, k)
-			}
-		}
-		return keys
-	}
-	for _, k := range want {
-		for _, sa := range []string{
-			k,                     // exclusive at every position
-			k[:len(k)-1],          // a prefix of the key
-			k + "\x00",            // just after the key
-			k[:len(k)-1] + "\xff", // after every key it is a prefix of
-		} {
-			check(sa, after(sa))
-		}
-	}
-	for _, sa := range []string{"", dir, "tbl/", "tbl/_delta_log", "tbl/_delta_log0", "zzz", dir + "aa", dir + "aa/", dir + "aa/zz", dir + "~"} {
-		check(sa, after(sa))
-	}
-	if len(after(dir+"a")) != 6 || len(after("tbl/_delta_log0")) != 0 || len(after("")) != 50 {
-		t.Fatal("test bug: after")
-	}
-	for _, sub := range []string{dir + "aa/", dir + "_sidecars/"} {
-		var got []string
-		for info, err := range st.List(ctx, sub, "") {
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, info.Key)
-		}
-		if len(got) == 0 {
-			t.Errorf("List(%q) is empty", sub)
-		}
-	}
-	// Break in the middle of a page and of the second page.
-	for _, stop := range []int{3, 9} {
-		n := 0
-		for _, err := range st.List(ctx, dir, "") {
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n++; n == stop {
-				break
-			}
-		}
-		if n != stop {
-			t.Errorf("break after %d: loop ran %d times", stop, n)
-		}
-	}
+	// versitygw keeps objects as files: no object may be a directory too.
+	backendtest.Pagination(t, newStore(t, func(o *s3.Options) { o.PageSize = 7 }), backendtest.ListOptions{
+		PageSize: 7, Sibling: newStore(t), NoObjectDirs: true,
+	})
 }
 
 func TestGetRangeEdges(t *testing.T) {
