@@ -12,6 +12,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/txn"
@@ -139,7 +140,7 @@ func (t *Table) Overwrite(ctx context.Context, batches iter.Seq2[RowBatch, error
 		return 0, err
 	}
 	if snap.Properties()[write.PropAppendOnly] == "true" {
-		return 0, fmt.Errorf("delta: overwrite of %s: %w", redactURI(t.uri), ErrAppendOnly)
+		return 0, fmt.Errorf("delta: overwrite of %s: %w", logstore.RedactURI(t.uri), ErrAppendOnly)
 	}
 	pred := opts.ReplaceWhere
 	adds, err := write.Rows(ctx, snap, batches, t.rowOptions(opts.WriteOptions, pred))

@@ -47,7 +47,7 @@ func Create(ctx context.Context, uri string, spec TableSpec) (*Table, error) {
 // is used in messages only.
 func CreateStore(ctx context.Context, name string, store logstore.Store, spec TableSpec) (*Table, error) {
 	if _, err := OpenStore(ctx, name, store); err == nil {
-		return nil, fmt.Errorf("delta: creating %s: %w", redactURI(name), ErrTableExists)
+		return nil, fmt.Errorf("delta: creating %s: %w", logstore.RedactURI(name), ErrTableExists)
 	} else if !errors.Is(err, ErrTableNotFound) {
 		return nil, err
 	}
@@ -87,9 +87,9 @@ func CreateStore(ctx context.Context, name string, store logstore.Store, spec Ta
 	}
 	if err := store.PutIfAbsent(ctx, deltalog.CommitKey(0), data); err != nil {
 		if errors.Is(err, logstore.ErrAlreadyExists) {
-			return nil, fmt.Errorf("delta: creating %s: %w", redactURI(name), ErrTableExists)
+			return nil, fmt.Errorf("delta: creating %s: %w", logstore.RedactURI(name), ErrTableExists)
 		}
-		return nil, fmt.Errorf("delta: creating %s: %w", redactURI(name), err)
+		return nil, fmt.Errorf("delta: creating %s: %w", logstore.RedactURI(name), err)
 	}
 	return &Table{uri: name, store: store}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/snapshot"
@@ -92,5 +93,5 @@ func (t *Table) rootURI() string {
 	if l, ok := t.store.(*local.Store); ok {
 		return "file://" + l.Root()
 	}
-	return redactURI(t.uri) // s3://bucket/prefix, without options or credentials
+	return logstore.RedactURI(t.uri) // s3://bucket/prefix, without options or credentials
 }

@@ -63,19 +63,8 @@ func ResolveContext(ctx context.Context, uri string) (logstore.Store, error) {
 	case "az", "abfs", "abfss":
 		return azblob.Open(ctx, uri)
 	default:
-		return nil, fmt.Errorf("delta: %q: scheme %q (known: file, memory, s3, gs, az, abfss): %w", redactURI(uri), scheme, ErrUnsupportedScheme)
+		return nil, fmt.Errorf("delta: %q: scheme %q (known: file, memory, s3, gs, az, abfss): %w", logstore.RedactURI(uri), scheme, ErrUnsupportedScheme)
 	}
-}
-
-// redactURI returns uri without the credentials it may carry (user
-// information and query), for error messages.
-func redactURI(uri string) string {
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme == "" {
-		return uri // a local path
-	}
-	u.User, u.RawQuery, u.ForceQuery, u.Fragment = nil, "", false, ""
-	return u.String()
 }
 
 var (

@@ -419,20 +419,9 @@ func (s *Scan) resolveAbs(p string) (string, error) {
 	pp, rp := canonicalURI(p), canonicalURI(root)
 	rp = strings.TrimSuffix(rp, "/") + "/"
 	if !strings.HasPrefix(pp, rp) {
-		return "", fmt.Errorf("scan: path %q is outside the table at %s: %w", p, redactURI(root), deltaerr.ErrPathEscapesRoot)
+		return "", fmt.Errorf("scan: path %q is outside the table at %s: %w", p, logstore.RedactURI(root), deltaerr.ErrPathEscapesRoot)
 	}
 	return relativeKey(strings.TrimPrefix(pp, rp), p)
-}
-
-// redactURI returns uri without the credentials it may carry (user
-// information and query), for error messages.
-func redactURI(uri string) string {
-	u, err := url.Parse(uri)
-	if err != nil {
-		return "(table URI withheld)"
-	}
-	u.User, u.RawQuery, u.ForceQuery, u.Fragment = nil, "", false, ""
-	return u.String()
 }
 
 // canonicalURI percent-decodes p and writes local paths as file:///path.
