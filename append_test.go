@@ -20,6 +20,7 @@ import (
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/testutil"
 	"github.com/godelta/delta/write"
 )
 
@@ -634,20 +635,7 @@ func TestAppendFeatureRichTable(t *testing.T) {
 	}
 }
 
-func corpusDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("GODELTA_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "shared", "testdata")
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("corpus missing at %s", dir)
-		}
-		t.Skipf("corpus missing at %s", dir)
-	}
-	return dir
-}
+func corpusDir(t *testing.T) string { return testutil.CorpusDir(t) }
 
 // copyTree copies a table directory (never into the repository).
 func copyTree(t *testing.T, src, dst string) {

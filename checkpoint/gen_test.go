@@ -17,6 +17,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/testutil"
 )
 
 // This file holds what the tests share: a Store over a directory, a Store
@@ -351,18 +352,7 @@ func fileRows(n int) []sRow {
 	return rows
 }
 
-// corpusDir returns the directory of the shared test corpus, skipping the
-// test when it is absent.
-func corpusDir(t testing.TB) string {
-	dir := os.Getenv("GODELTA_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "testdata")
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("test corpus not found at %s", dir)
-	}
-	return dir
-}
+func corpusDir(t testing.TB) string { return testutil.CorpusDir(t) }
 
 // rel returns p relative to the corpus, for messages.
 func rel(corpus, p string) string {

@@ -3,32 +3,16 @@ package datafile_test
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/godelta/delta/datafile"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/testutil"
 )
 
-// corpusDir returns the shared test corpus, skipping the test when it is
-// absent (failing instead when CI is set).
-func corpusDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("GODELTA_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "testdata")
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("corpus missing at %s", dir)
-		}
-		t.Skipf("corpus missing at %s", dir)
-	}
-	return dir
-}
+func corpusDir(t *testing.T) string { return testutil.CorpusDir(t) }
 
 // openBytes opens a Parquet file held in memory.
 func openBytes(t *testing.T, b []byte) *datafile.File {

@@ -13,24 +13,10 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/logstore/local"
+	"github.com/godelta/delta/testutil"
 )
 
-// corpusDir returns the shared test corpus, skipping the test when it is
-// absent (failing instead when CI is set).
-func corpusDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("GODELTA_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "testdata")
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("corpus missing at %s", dir)
-		}
-		t.Skipf("corpus missing at %s", dir)
-	}
-	return dir
-}
+func corpusDir(t *testing.T) string { return testutil.CorpusDir(t) }
 
 // logDVs returns every deletion vector descriptor of the add and remove
 // actions in the table's JSON commits, read line by line.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/testutil"
 )
 
 // mustSchema parses a schema string.
@@ -704,22 +705,7 @@ func cmpTest(a, b schema.Value) int {
 
 // ---- the corpus ----
 
-// corpusDir returns the shared test corpus, skipping the test when it is
-// absent (failing instead when CI is set).
-func corpusDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("GODELTA_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "testdata")
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("corpus missing at %s", dir)
-		}
-		t.Skipf("corpus missing at %s", dir)
-	}
-	return dir
-}
+func corpusDir(t *testing.T) string { return testutil.CorpusDir(t) }
 
 type corpusAdd struct {
 	Path            string             `json:"path"`

@@ -25,6 +25,7 @@ import (
 	"github.com/godelta/delta"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/testutil"
 )
 
 // PutRace races writers over versions commit keys of a log, as Delta
@@ -403,23 +404,8 @@ var CorpusTables = []string{
 	"kernel-rs/v2-checkpoints-parquet-with-last-checkpoint",
 }
 
-// Testdata returns the shared corpus: GODELTA_TESTDATA, else
-// ../../../shared/testdata from a backend's package directory. It skips
-// the test when the corpus is missing, and fails it in CI.
-func Testdata(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("GODELTA_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "testdata")
-	}
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no corpus at %s: %v", dir, err)
-		}
-		t.Skipf("no corpus at %s: %v", dir, err)
-	}
-	return dir
-}
+// Testdata returns the shared corpus (see testutil.CorpusDir).
+func Testdata(t *testing.T) string { return testutil.CorpusDir(t) }
 
 // Corpus uploads each of CorpusTables with Put to a store from newStore,
 // and reads it through the backend: the same version, files, sizes and
