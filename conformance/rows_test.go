@@ -369,12 +369,17 @@ type dataCase struct {
 	Expected          json.RawMessage `json:"expected"`
 }
 
-func (c *dataCase) want() (table, error) {
-	var r rowsJSON
-	if err := json.Unmarshal(c.Expected, &r); err != nil {
-		return table{}, err
+// decodeDataCase decodes a data case and its expected rows.
+func decodeDataCase(c Case) (dataCase, table, error) {
+	var dc dataCase
+	if err := json.Unmarshal(c.Raw, &dc); err != nil {
+		return dc, table{}, err
 	}
-	return table{columns: r.Columns, rows: r.Rows}, nil
+	var r rowsJSON
+	if err := json.Unmarshal(dc.Expected, &r); err != nil {
+		return dc, table{}, err
+	}
+	return dc, table{columns: r.Columns, rows: r.Rows}, nil
 }
 
 // kernelTimestamp matches kernel-rs's rendering of a timestamp literal in
@@ -388,11 +393,7 @@ func predicateText(p string) string {
 
 // checkScanCase checks cases of kind scan.
 func checkScanCase(ctx context.Context, root string, c Case) error {
-	var dc dataCase
-	if err := json.Unmarshal(c.Raw, &dc); err != nil {
-		return err
-	}
-	want, err := dc.want()
+	dc, want, err := decodeDataCase(c)
 	if err != nil {
 		return err
 	}
@@ -418,11 +419,7 @@ func checkScanCase(ctx context.Context, root string, c Case) error {
 // by row), the check is: the filtered scan returns exactly P, P is within
 // the answer, and the answer is within the full scan.
 func checkSkippingCase(ctx context.Context, root string, c Case) error {
-	var dc dataCase
-	if err := json.Unmarshal(c.Raw, &dc); err != nil {
-		return err
-	}
-	want, err := dc.want()
+	dc, want, err := decodeDataCase(c)
 	if err != nil {
 		return err
 	}
@@ -500,7 +497,12 @@ func checkCountCase(ctx context.Context, root string, c Case) error {
 	if err != nil {
 		return err
 	}
-	snap, err := openAt(ctx, root, c.Version)
+	var snap *delta.Snapshot
+	if c.Version != nil {
+		snap, err = tbl.SnapshotAt(ctx, *c.Version)
+	} else {
+		snap, err = tbl.Snapshot(ctx)
+	}
 	if err != nil {
 		return err
 	}
@@ -547,11 +549,7 @@ func changes(ctx context.Context, root string, dc dataCase) (*delta.Changes, err
 // checkCDFCase checks cases of kind cdf. The answers show
 // _commit_timestamp without a zone suffix (it is UTC).
 func checkCDFCase(ctx context.Context, root string, c Case) error {
-	var dc dataCase
-	if err := json.Unmarshal(c.Raw, &dc); err != nil {
-		return err
-	}
-	want, err := dc.want()
+	dc, want, err := decodeDataCase(c)
 	if err != nil {
 		return err
 	}

@@ -338,8 +338,7 @@ func (l *rowLookup) lookup(name string) (schema.DataType, schema.Value, bool) {
 }
 
 func (l *rowLookup) top(name string) schema.Value {
-	if pc, ok := l.plan.parts[name]; ok {
-		_ = pc
+	if _, ok := l.plan.parts[name]; ok {
 		return l.pv[name]
 	}
 	idx, ok := l.plan.readIdx[name]
