@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,13 +18,11 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/godelta/delta"
-	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/gcs"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/testutil/backendtest"
 	"github.com/godelta/delta/testutil/testserver"
-	"github.com/godelta/delta/txn"
 )
 
 func tableSchema() *schema.StructType {
@@ -279,71 +276,19 @@ func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
 func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
 
-// BenchmarkCommitLatency compares a Delta commit through txn with a bare
-// conditional PUT of an object of the same size, on the same server. Run
-// with -benchtime=500x for 500 commits; it reports the median and p99.
+// BenchmarkCommitLatency compares a Delta commit with a bare upload with
+// ifGenerationMatch=0 on the same server (see backendtest.CommitLatency).
+// Run it with -benchtime=500x for 500 commits.
 func BenchmarkCommitLatency(b *testing.B) {
-	var size atomic.Int64 // bytes of one commit, for the bare PUT
-	b.Run("txn", func(b *testing.B) {
-		st := benchStore(b)
-		ctx := b.Context()
-		tbl := createTable(b, st)
-		snap, err := tbl.Snapshot(ctx)
-		if err != nil {
-			b.Fatal(err)
+	st := benchStore(b)
+	backendtest.CommitLatency(b, st, func(ctx context.Context, key string, data []byte) error {
+		w := st.Client().Bucket(st.Bucket()).Object(st.Prefix() + key).If(storage.Conditions{DoesNotExist: true}).NewWriter(ctx)
+		w.ChunkSize = 0 // one request, as the store sends a commit
+		if _, err := w.Write(data); err != nil {
+			_ = w.Close()
+			return err
 		}
-		lat := make([]time.Duration, 0, b.N)
-		i := 0
-		for b.Loop() {
-			tx := txn.Begin(snap, txn.Options{Operation: "WRITE", NoCheckpoint: true})
-			tx.Add(benchAdd(i))
-			start := time.Now()
-			v, err := tx.Commit(ctx)
-			lat = append(lat, time.Since(start))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
-			if snap, err = snap.Update(ctx); err != nil || snap.Version() != v {
-				b.Fatalf("update to %d: %v", v, err)
-			}
-			if i == 0 {
-				info, err := st.Stat(ctx, fmt.Sprintf("_delta_log/%020d.json", v))
-				if err != nil {
-					b.Fatal(err)
-				}
-				size.Store(info.Size)
-			}
-			b.StartTimer()
-			i++
-		}
-		report(b, lat)
-		b.ReportMetric(float64(size.Load()), "commit-bytes")
-	})
-	b.Run("put-if-absent", func(b *testing.B) {
-		st := benchStore(b)
-		ctx := b.Context()
-		n := size.Load()
-		if n == 0 {
-			n = 450 // about a one-add commit, when run alone
-		}
-		data := make([]byte, n)
-		for i := range data {
-			data[i] = 'a' + byte(i%26)
-		}
-		lat := make([]time.Duration, 0, b.N)
-		i := 0
-		for b.Loop() {
-			start := time.Now()
-			err := st.PutIfAbsent(ctx, fmt.Sprintf("_delta_log/%020d.json", i), data)
-			lat = append(lat, time.Since(start))
-			if err != nil {
-				b.Fatal(err)
-			}
-			i++
-		}
-		report(b, lat)
-		b.ReportMetric(float64(n), "commit-bytes")
+		return w.Close()
 	})
 }
 
@@ -362,22 +307,4 @@ func benchStore(b *testing.B) *gcs.Store {
 	}
 	b.Cleanup(func() { st.Close() })
 	return st
-}
-
-func benchAdd(i int) actions.Add {
-	return actions.Add{Path: fmt.Sprintf("part-%05d.parquet", i), Size: 1000, ModificationTime: time.Now().UnixMilli(), DataChange: true,
-		Stats: `{"numRecords":1,"minValues":{"id":1},"maxValues":{"id":1},"nullCount":{"id":0}}`}
-}
-
-func report(b *testing.B, lat []time.Duration) {
-	if len(lat) == 0 {
-		return
-	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	q := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
-	}
-	b.ReportMetric(q(0.5), "median-ms")
-	b.ReportMetric(q(0.99), "p99-ms")
-	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
 }
