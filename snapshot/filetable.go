@@ -34,10 +34,12 @@ type fileTable struct {
 	n      int
 	full   map[int]*actions.Add // rows with shape shapeFull
 
-	shapes   []string          // by shape id
-	shapeIDs map[string]uint32 // shape -> id
-	blocks   [][]byte          // arena of encoded stats
-	scratch  []byte
+	shapes    []string          // by shape id
+	shapeIDs  map[string]uint32 // shape -> id
+	lastShape uint32            // id of the last shape stored, shapeRaw before the first
+	blocks    [][]byte          // arena of encoded stats
+	scratch   []byte
+	shapeBuf  []byte
 
 	seed  maphash.Seed
 	index []uint32 // open addressing, row+1 per slot, 0 empty
@@ -80,7 +82,7 @@ const (
 )
 
 func newFileTable() *fileTable {
-	return &fileTable{shapeIDs: map[string]uint32{}, seed: maphash.MakeSeed()}
+	return &fileTable{shapeIDs: map[string]uint32{}, lastShape: shapeRaw, seed: maphash.MakeSeed()}
 }
 
 func (t *fileTable) len() int { return t.n }
@@ -116,18 +118,33 @@ func (t *fileTable) putStats(s string) statsRef {
 	if s == "" {
 		return statsRef{shape: shapeNone}
 	}
-	shape, vals, ok := encodeStats(s, t.scratch[:0])
-	t.scratch = vals[:0]
+	// Files of one table nearly always share a shape: compare with the
+	// last one as the stats are split, and build and look up a shape only
+	// when they differ.
+	like := ""
+	if t.lastShape != shapeRaw {
+		like = t.shapes[t.lastShape]
+	}
+	sw := shapeWriter{like: like, buf: t.shapeBuf[:0]}
+	vals, ok := encodeStats(s, t.scratch[:0], &sw)
+	t.scratch, t.shapeBuf = vals[:0], sw.buf[:0]
 	id := uint32(shapeRaw)
-	if ok {
-		if x, found := t.shapeIDs[shape]; found {
+	switch {
+	case !ok:
+	case sw.same():
+		id = t.lastShape
+	default:
+		if x, found := t.shapeIDs[string(sw.buf)]; found {
 			id = x
 		} else if len(t.shapes) < maxShapes {
 			id = uint32(len(t.shapes))
-			shape = strings.Clone(shape)
+			shape := string(sw.buf)
 			t.shapes = append(t.shapes, shape)
 			t.shapeIDs[shape] = id
 		}
+	}
+	if id != shapeRaw {
+		t.lastShape = id
 	}
 	if id == shapeRaw {
 		vals = append(vals[:0], s...)
@@ -242,16 +259,24 @@ func (t *fileTable) size(i int) int64 {
 // digits, and every string that follows a colon (a value, not a key),
 // is replaced in the shape by one hole byte and appended to vals: a digit
 // run without a leading zero as its value (a uvarint), anything else as
-// its length (a uvarint) and its bytes. decodeStats(shape, vals) gives s back exactly.
-// ok is false when s holds a hole byte already.
-func encodeStats(s string, vals []byte) (shape string, out []byte, ok bool) {
+// its length (a uvarint) and its bytes. The shape goes to sw.
+// decodeStats(shape, vals) gives s back exactly. ok is false when s holds
+// a hole byte already.
+//
+// Invariant: a shape holds no digit (every digit run is a hole), so a
+// literal never ends in the middle of a number.
+func encodeStats(s string, vals []byte, sw *shapeWriter) (out []byte, ok bool) {
 	if strings.IndexByte(s, hole) >= 0 || strings.IndexByte(s, numHole) >= 0 {
-		return "", vals, false
+		return vals, false
 	}
-	var b strings.Builder
-	b.Grow(len(s) / 2)
 	lit := 0 // start of the pending literal text
 	for i := 0; i < len(s); {
+		for i < len(s) && !statsSpecial[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		switch {
 		case c >= '0' && c <= '9':
@@ -259,16 +284,16 @@ func encodeStats(s string, vals []byte) (shape string, out []byte, ok bool) {
 			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
 				j++
 			}
-			b.WriteString(s[lit:i])
+			sw.literal(s[lit:i])
 			if j-i <= maxNumDigits && (c != '0' || j-i == 1) {
 				var x uint64
 				for _, d := range []byte(s[i:j]) {
 					x = x*10 + uint64(d-'0')
 				}
-				b.WriteByte(numHole)
+				sw.hole(numHole)
 				vals = binary.AppendUvarint(vals, x)
 			} else {
-				b.WriteByte(hole)
+				sw.hole(hole)
 				vals = binary.AppendUvarint(vals, uint64(j-i))
 				vals = append(vals, s[i:j]...)
 			}
@@ -285,8 +310,8 @@ func encodeStats(s string, vals []byte) (shape string, out []byte, ok bool) {
 				i = len(s) // unterminated: the rest stays literal
 				continue
 			}
-			b.WriteString(s[lit : i+1])
-			b.WriteByte(hole)
+			sw.literal(s[lit : i+1])
+			sw.hole(hole)
 			vals = binary.AppendUvarint(vals, uint64(j-i-1))
 			vals = append(vals, s[i+1:j]...)
 			i, lit = j, j
@@ -294,8 +319,59 @@ func encodeStats(s string, vals []byte) (shape string, out []byte, ok bool) {
 			i++
 		}
 	}
-	b.WriteString(s[lit:])
-	return b.String(), vals, true
+	sw.literal(s[lit:])
+	return vals, true
+}
+
+// statsSpecial marks the bytes at which encodeStats may take a value out:
+// digits and the quote.
+var statsSpecial = [256]bool{'0': true, '1': true, '2': true, '3': true, '4': true,
+	'5': true, '6': true, '7': true, '8': true, '9': true, '"': true}
+
+// shapeWriter receives the shape of stats from encodeStats. While the
+// shape matches like (the previous file's), it only compares; at the first
+// difference it copies the matched prefix of like into buf and appends
+// from there on.
+type shapeWriter struct {
+	like     string
+	k        int // bytes of like matched
+	diverged bool
+	buf      []byte // the shape, once diverged
+}
+
+func (w *shapeWriter) literal(t string) {
+	if !w.diverged {
+		if len(w.like)-w.k >= len(t) && w.like[w.k:w.k+len(t)] == t {
+			w.k += len(t)
+			return
+		}
+		w.diverge()
+	}
+	w.buf = append(w.buf, t...)
+}
+
+func (w *shapeWriter) hole(h byte) {
+	if !w.diverged {
+		if w.k < len(w.like) && w.like[w.k] == h {
+			w.k++
+			return
+		}
+		w.diverge()
+	}
+	w.buf = append(w.buf, h)
+}
+
+func (w *shapeWriter) diverge() {
+	w.diverged = true
+	w.buf = append(w.buf[:0], w.like[:w.k]...)
+}
+
+// same reports whether the shape written is like; otherwise it is buf.
+func (w *shapeWriter) same() bool {
+	if !w.diverged && w.k != len(w.like) {
+		w.diverge() // a proper prefix of like
+	}
+	return !w.diverged
 }
 
 // decodeStats reverses encodeStats, appending to buf, and returns the

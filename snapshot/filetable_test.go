@@ -20,24 +20,59 @@ var statsCases = []string{
 }
 
 func TestStatsEncodingRoundTrip(t *testing.T) {
+	// One table for all cases, each after every other, so that a shape is
+	// compared with each other shape (putStats starts from the last one).
 	ft := newFileTable()
-	for i, s := range statsCases {
-		ref := ft.putStats(s)
-		got, _ := ft.stats(ref, nil)
-		if got != s {
-			t.Errorf("case %d: got %q, want %q", i, got, s)
+	for i, a := range statsCases {
+		for j, b := range statsCases {
+			ra, rb := ft.putStats(a), ft.putStats(b)
+			if got, _ := ft.stats(ra, nil); got != a {
+				t.Errorf("case %d after %d: got %q, want %q", i, j, got, a)
+			}
+			if got, _ := ft.stats(rb, nil); got != b {
+				t.Errorf("case %d after %d: got %q, want %q", j, i, got, b)
+			}
 		}
+	}
+	// A shape that is a prefix of the last one, and one that extends it.
+	for _, pair := range [][2]string{
+		{`{"numRecords":1,"minValues":{"a":1}}`, `{"numRecords":1,"minValues":{"a":1}`},
+		{`{"numRecords":1`, `{"numRecords":1,"x":2}`},
+	} {
+		ra, rb := ft.putStats(pair[0]), ft.putStats(pair[1])
+		if ra.shape&^dataChange == rb.shape&^dataChange {
+			t.Errorf("%q and %q share a shape", pair[0], pair[1])
+		}
+		for k, r := range []statsRef{ra, rb} {
+			if got, _ := ft.stats(r, nil); got != pair[k] {
+				t.Errorf("got %q, want %q", got, pair[k])
+			}
+		}
+	}
+	if len(ft.shapes) > len(statsCases)+4 {
+		t.Errorf("%d shapes interned for %d distinct stats: shapes are not shared", len(ft.shapes), len(statsCases)+4)
 	}
 }
 
+// FuzzStatsEncoding stores two stats one after the other in one table (the
+// second is split while compared with the first's shape) and reads both
+// back.
 func FuzzStatsEncoding(f *testing.F) {
-	for _, s := range statsCases {
-		f.Add(s)
+	for _, a := range statsCases {
+		for _, b := range statsCases[:4] {
+			f.Add(a, b)
+		}
 	}
-	f.Fuzz(func(t *testing.T, s string) {
+	f.Fuzz(func(t *testing.T, a, b string) {
 		ft := newFileTable()
-		if got, _ := ft.stats(ft.putStats(s), nil); got != s {
-			t.Fatalf("got %q, want %q", got, s)
+		ra, rb, ra2 := ft.putStats(a), ft.putStats(b), ft.putStats(a)
+		for _, c := range []struct {
+			ref  statsRef
+			want string
+		}{{ra, a}, {rb, b}, {ra2, a}} {
+			if got, _ := ft.stats(c.ref, nil); got != c.want {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
 		}
 	})
 }
