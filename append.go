@@ -143,7 +143,21 @@ func (t *Table) Overwrite(ctx context.Context, batches iter.Seq2[RowBatch, error
 		return 0, fmt.Errorf("delta: overwrite of %s: %w", logstore.RedactURI(t.uri), ErrAppendOnly)
 	}
 	pred := opts.ReplaceWhere
-	adds, err := write.Rows(ctx, snap, batches, t.rowOptions(opts.WriteOptions, pred))
+	// An overwrite that rewrites rows of a table with the change data feed
+	// on writes change data: the rows it deletes and the rows it inserts.
+	_, changeData, err := write.RewritesRows(snap, pred)
+	if err != nil {
+		return 0, err
+	}
+	var (
+		adds    []actions.Add
+		inserts []actions.CDC
+	)
+	if changeData {
+		adds, inserts, err = write.RowsWithChanges(ctx, snap, batches, t.rowOptions(opts.WriteOptions, pred))
+	} else {
+		adds, err = write.Rows(ctx, snap, batches, t.rowOptions(opts.WriteOptions, pred))
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -154,6 +168,8 @@ func (t *Table) Overwrite(ctx context.Context, batches iter.Seq2[RowBatch, error
 			t.dropFiles(nil, rewritten)
 			rewritten = nil
 		}
+		// sameTable also keeps changeData true to the table: the
+		// configuration did not change.
 		if err := sameTable(snap, tx.Snapshot()); err != nil {
 			return err
 		}
@@ -161,7 +177,7 @@ func (t *Table) Overwrite(ctx context.Context, batches iter.Seq2[RowBatch, error
 		if err != nil {
 			return err
 		}
-		rewritten = r.Adds
+		rewritten = append(r.Adds, cdcFiles(r.CDC)...)
 		if pred == nil {
 			tx.ReadWholeTable()
 		} else {
@@ -171,13 +187,26 @@ func (t *Table) Overwrite(ctx context.Context, batches iter.Seq2[RowBatch, error
 		tx.Remove(r.Removes...)
 		tx.Add(slices.Clone(adds)...)
 		tx.Add(slices.Clone(r.Adds)...)
+		if changeData {
+			tx.AddCDC(slices.Clone(inserts)...)
+			tx.AddCDC(r.CDC...)
+		}
 		return nil
 	})
 	if err != nil {
-		t.dropFiles(err, append(adds, rewritten...))
+		t.dropFiles(err, slices.Concat(adds, cdcFiles(inserts), rewritten))
 		return 0, err
 	}
 	return v, nil
+}
+
+// cdcFiles returns the files of cdc actions as adds, for dropFiles.
+func cdcFiles(cdcs []actions.CDC) []actions.Add {
+	out := make([]actions.Add, len(cdcs))
+	for i, c := range cdcs {
+		out[i] = actions.Add{Path: c.Path}
+	}
+	return out
 }
 
 // OverwriteRows is Overwrite of rows given row by row.

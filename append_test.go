@@ -553,6 +553,84 @@ func TestOverwrite(t *testing.T) {
 	})
 }
 
+// TestOverwriteChangeData: on a table with the change data feed on, each
+// kind of overwrite reads back, through Changes, as exactly the rows it
+// deleted and inserted; rows a data-column replaceWhere rewrote unchanged
+// are neither. Generated columns reach the insert change data filled in.
+func TestOverwriteChangeData(t *testing.T) {
+	ctx := context.Background()
+	gen := schema.Metadata{{Key: write.MetaGenerationExpression, Value: json.RawMessage(`"id * 10"`)}}
+	sch := &schema.StructType{Fields: []schema.StructField{nf("id", schema.Long), nf("p", schema.String),
+		{Name: "g", Type: schema.Long, Nullable: true, Metadata: gen}}}
+	r := func(id int64, p string) []schema.Value {
+		return []schema.Value{schema.LongValue(id), schema.StringValue(p), {}}
+	}
+	parse := func(s string) expr.Expr {
+		e, err := expr.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	tests := []struct {
+		name    string
+		parts   []string
+		where   string
+		rows    [][]schema.Value
+		changes []string // id p g _change_type
+	}{
+		{"whole table", nil, "", [][]schema.Value{r(9, "z")},
+			[]string{"1 a 10 delete", "2 a 20 delete", "3 b 30 delete", "4 b 40 delete", "5 c 50 delete", "9 z 90 insert"}},
+		{"partition predicate", []string{"p"}, "p = 'b'", [][]schema.Value{r(10, "b")},
+			[]string{"10 b 100 insert", "3 b 30 delete", "4 b 40 delete"}},
+		{"data predicate", nil, "id >= 2 AND id <= 4", [][]schema.Value{r(3, "x")},
+			[]string{"2 a 20 delete", "3 b 30 delete", "3 x 30 insert", "4 b 40 delete"}},
+		{"data predicate partitioned", []string{"p"}, "id = 2 OR id = 5", [][]schema.Value{r(5, "q")},
+			[]string{"2 a 20 delete", "5 c 50 delete", "5 q 50 insert"}},
+		{"data predicate matching nothing", nil, "id = 7", [][]schema.Value{r(7, "n")},
+			[]string{"7 n 70 insert"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tbl, err := Create(ctx, filepath.Join(t.TempDir(), "t"), TableSpec{Schema: sch, PartitionColumns: tt.parts,
+				Properties: map[string]string{"delta.enableChangeDataFeed": "true"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rows := range [][][]schema.Value{{r(1, "a"), r(2, "a"), r(3, "b")}, {r(4, "b"), r(5, "c")}} {
+				if _, err := tbl.AppendRows(ctx, rows, WriteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			opts := OverwriteOptions{}
+			if tt.where != "" {
+				opts.ReplaceWhere = parse(tt.where)
+			}
+			v, err := tbl.OverwriteRows(ctx, tt.rows, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := tbl.Changes(ctx, ChangeOptions{Start: v, End: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for row, err := range c.Rows(ctx) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				vals := row.Values()
+				got = append(got, fmt.Sprintf("%v %v %v %v", vals[0], vals[1], vals[2], vals[3]))
+			}
+			sort.Strings(got)
+			if !slices.Equal(got, tt.changes) {
+				t.Errorf("changes of version %d:\n got %q\nwant %q", v, got, tt.changes)
+			}
+			validateLog(t, tbl)
+		})
+	}
+}
+
 // A table with the newer features, appended to 25 times, with checkpoints
 // along the way, reads back exactly.
 func TestAppendFeatureRichTable(t *testing.T) {

@@ -52,6 +52,20 @@
 // Each add's path is the file's key relative to the table root,
 // percent-encoded as a URI.
 //
+// # Change data
+//
+// A commit that holds cdc actions is read by the change data feed from
+// those alone, so an operation that records some changes as change data
+// must record all of them. An overwrite whose replaceWhere names a data
+// column rewrites files, keeping rows unchanged; on a table with
+// delta.enableChangeDataFeed on it writes change data (see RewritesRows):
+// RowsWithChanges writes the new rows to data files and, as checked and
+// completed, to insert change-data files; Replace writes the rows it
+// removes to delete change-data files. Change-data files hold the data
+// columns and _change_type, and live under _change_data/ in the same
+// partition directories, named cdc-<n>-<uuid>.c000.<codec>.parquet as
+// Spark names them. Other overwrites remove whole files and need none.
+//
 // Nothing here is safe for concurrent use on one call, but independent
 // calls may run at once: file names are random UUIDs.
 package write

@@ -3,7 +3,6 @@ package write
 import (
 	"context"
 	"fmt"
-	"iter"
 	"slices"
 	"time"
 
@@ -25,9 +24,40 @@ type Replacement struct {
 	// the predicate does not match; empty when the predicate names
 	// partition columns only.
 	Adds []actions.Add
+	// CDC are the change-data files of the rows the predicate matched in
+	// the files read (change type delete), when the table has the change
+	// data feed on and the predicate names a data column (see
+	// RewritesRows). The commit must then carry the new rows' insert
+	// change data too (RowsWithChanges).
+	CDC []actions.CDC
 	// Read are the paths of the files read to decide, for the
 	// transaction's ReadFiles.
 	Read []string
+}
+
+// RewritesRows reports whether an overwrite of snap with replaceWhere pred
+// rewrites rows (pred names a data column, so files are read and the rows
+// it does not match written again), and whether that overwrite must write
+// change data: it must when the table has delta.enableChangeDataFeed on,
+// since the change data feed would otherwise read the kept rows of every
+// rewritten file as deleted and inserted again. nil pred rewrites nothing.
+func RewritesRows(snap *snapshot.Snapshot, pred expr.Expr) (rewrites, changeData bool, err error) {
+	if pred == nil {
+		return false, false, nil
+	}
+	sch := snap.Schema()
+	parts := snap.Metadata().PartitionColumns
+	for _, c := range expr.Columns(pred) {
+		l := &rowLookup{sch: sch}
+		if _, _, ok := l.lookup(c); !ok {
+			return false, false, fmt.Errorf("write: replaceWhere column %q is not in the table: %w", c, deltaerr.ErrInvalidArgument)
+		}
+		top := splitColumn(c)[0]
+		if i := fieldIndex(sch, top); i < 0 || !slices.Contains(parts, sch.Fields[i].Name) {
+			rewrites = true
+		}
+	}
+	return rewrites, rewrites && isTrue(snap.Properties()[PropEnableChangeDataFeed]), nil
 }
 
 // Replace plans the removal of the rows of snap that pred matches (TRUE),
@@ -36,8 +66,10 @@ type Replacement struct {
 // that may hold a matching row (after partition and statistics skipping)
 // are read: those with at least one matching row are removed and their
 // other rows written again with Rows, under opts (whose Require is
-// ignored). Replace commits nothing; on error it deletes the files it
-// wrote. A table with delta.appendOnly=true is ErrAppendOnly.
+// ignored); on a table with the change data feed on, the rows pred matched
+// in them are written as delete change data (Replacement.CDC). Replace
+// commits nothing; on error it deletes the files it wrote. A table with
+// delta.appendOnly=true is ErrAppendOnly.
 func Replace(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts Options) (Replacement, error) {
 	var r Replacement
 	if isTrue(snap.Properties()[PropAppendOnly]) {
@@ -63,18 +95,11 @@ func Replace(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts 
 		return r, nil
 	}
 	sch := snap.Schema()
-	parts := snap.Metadata().PartitionColumns
-	partOnly := true
-	for _, c := range expr.Columns(pred) {
-		l := &rowLookup{sch: sch}
-		if _, _, ok := l.lookup(c); !ok {
-			return r, fmt.Errorf("write: replaceWhere column %q is not in the table: %w", c, deltaerr.ErrInvalidArgument)
-		}
-		top := splitColumn(c)[0]
-		if i := fieldIndex(sch, top); i < 0 || !slices.Contains(parts, sch.Fields[i].Name) {
-			partOnly = false
-		}
+	rewrites, changeData, err := RewritesRows(snap, pred)
+	if err != nil {
+		return r, err
 	}
+	partOnly := !rewrites
 	s, err := scan.New(snap, scan.Options{Predicate: pred})
 	if err != nil {
 		return r, err
@@ -132,42 +157,75 @@ func Replace(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts 
 	if len(rewrite) == 0 {
 		return r, nil
 	}
-	keep := func(yield func(Batch, error) bool) {
-		for _, a := range rewrite {
-			for b, err := range FileRows(ctx, snap, a) {
+	// One pass over the rewritten files: the rows pred does not match are
+	// written again, the ones it matches go to delete change data.
+	opts.Require = nil
+	keep, err := newRowWriter(snap, opts, "")
+	if err != nil {
+		return r, err
+	}
+	var deleted *rowWriter
+	if changeData {
+		if deleted, err = newRowWriter(snap, opts, ChangeDelete); err != nil {
+			return r, err
+		}
+	}
+	if err := splitRows(ctx, snap, rewrite, pred, keep, deleted); err != nil {
+		keep.cleanup()
+		if deleted != nil {
+			deleted.cleanup()
+		}
+		return r, err
+	}
+	r.Adds = keep.adds
+	if deleted != nil {
+		r.CDC = deleted.cdcs
+	}
+	return r, nil
+}
+
+// splitRows reads the rows of files and adds each to keep when pred does
+// not match it, else to deleted (when not nil), then flushes both.
+func splitRows(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add, pred expr.Expr, keep, deleted *rowWriter) error {
+	sch := snap.Schema()
+	for _, a := range files {
+		for b, err := range FileRows(ctx, snap, a) {
+			if err != nil {
+				return err
+			}
+			for i := range b.Len {
+				row := rowOf(b, i)
+				m, err := matches(pred, sch, row)
 				if err != nil {
-					yield(Batch{}, err)
-					return
+					return err
 				}
-				out := Batch{Columns: make([][]schema.Value, len(b.Columns))}
-				for i := range b.Len {
-					row := rowOf(b, i)
-					m, err := matches(pred, sch, row)
-					if err != nil {
-						yield(Batch{}, err)
-						return
-					}
-					if m {
-						continue
-					}
-					for j := range row {
-						out.Columns[j] = append(out.Columns[j], row[j])
-					}
-					out.Len++
+				switch {
+				case !m:
+					err = keep.add(row)
+				case deleted != nil:
+					err = deleted.add(row)
 				}
-				if out.Len > 0 && !yield(out, nil) {
-					return
+				if err != nil {
+					return err
+				}
+			}
+			if err := keep.flush(ctx, false); err != nil {
+				return err
+			}
+			if deleted != nil {
+				if err := deleted.flush(ctx, false); err != nil {
+					return err
 				}
 			}
 		}
 	}
-	opts.Require = nil
-	adds, err := Rows(ctx, snap, iter.Seq2[Batch, error](keep), opts)
-	if err != nil {
-		return r, err
+	if err := keep.flush(ctx, true); err != nil {
+		return err
 	}
-	r.Adds = adds
-	return r, nil
+	if deleted != nil {
+		return deleted.flush(ctx, true)
+	}
+	return nil
 }
 
 func rowOf(b Batch, i int) []schema.Value {

@@ -66,19 +66,54 @@ type Options struct {
 // *ConstraintError; a batch whose shape does not fit the schema, or a
 // partition value whose type is not its column's, is ErrBatch.
 func Rows(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts Options) ([]actions.Add, error) {
-	w, err := newRowWriter(snap, opts)
+	w, err := newRowWriter(snap, opts, "")
 	if err != nil {
 		return nil, err
 	}
-	adds, err := w.run(ctx, batches)
-	if err != nil {
+	if err := w.run(ctx, batches); err != nil {
 		w.cleanup()
 		return nil, err
 	}
-	return adds, nil
+	return w.adds, nil
 }
 
-// rowWriter is the state of one Rows call.
+// Change types of the change data feed, the values of the _change_type
+// column of change-data files.
+const (
+	ChangeInsert = "insert"
+	ChangeDelete = "delete"
+)
+
+// changeTypeColumn is the column change-data files add to the data
+// columns.
+const changeTypeColumn = "_change_type"
+
+// changeDataDir is the directory, under the table root, of change-data
+// files.
+const changeDataDir = "_change_data/"
+
+// RowsWithChanges is Rows that also writes every row, as checked and
+// completed (generated columns), to change-data files of change type
+// insert, and returns their cdc actions too. A commit that holds any cdc
+// action is read from its cdc actions alone by the change data feed, so an
+// operation that writes change data for some rows (the deleted rows of an
+// overwrite) must write its new rows this way.
+func RowsWithChanges(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts Options) ([]actions.Add, []actions.CDC, error) {
+	w, err := newRowWriter(snap, opts, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	if w.inserts, err = newRowWriter(snap, opts, ChangeInsert); err != nil {
+		return nil, nil, err
+	}
+	if err := w.run(ctx, batches); err != nil {
+		w.cleanup()
+		return nil, nil, err
+	}
+	return w.adds, w.inserts.cdcs, nil
+}
+
+// rowWriter is the state of one Rows call.// rowWriter is the state of one Rows call.
 type rowWriter struct {
 	store    logstore.Store
 	sch      *schema.StructType
@@ -98,6 +133,13 @@ type rowWriter struct {
 	written []string // keys put, for cleanup
 	fileNo  int
 	row     int64
+
+	// change is the change type of the rows when this writer writes
+	// change-data files (cdc actions go to cdcs), empty for data files.
+	change string
+	cdcs   []actions.CDC
+	// inserts, when set, also gets every row, as insert change data.
+	inserts *rowWriter
 }
 
 // openFile is the data file being written for one partition, and the rows
@@ -111,7 +153,12 @@ type openFile struct {
 	n     int
 }
 
-func newRowWriter(snap *snapshot.Snapshot, opts Options) (*rowWriter, error) {
+// newRowWriter returns a writer of data files, or of change-data files
+// of change type change when it is not empty. A change-data file holds the
+// data columns and _change_type, has no statistics, and lives under
+// _change_data/; rows of a change type other than insert are rows the
+// table held, and are not checked again.
+func newRowWriter(snap *snapshot.Snapshot, opts Options, change string) (*rowWriter, error) {
 	sch := snap.Schema()
 	m := snap.Metadata()
 	p := snap.Protocol()
@@ -122,11 +169,14 @@ func newRowWriter(snap *snapshot.Snapshot, opts Options) (*rowWriter, error) {
 			return nil, err
 		}
 	}
-	c, err := compileChecks(sch, m.Configuration, opts.Require)
-	if err != nil {
-		return nil, err
+	var c *checks
+	if change == "" || change == ChangeInsert {
+		var err error
+		if c, err = compileChecks(sch, m.Configuration, opts.Require); err != nil {
+			return nil, err
+		}
 	}
-	w := &rowWriter{store: snap.Store(), sch: sch, checks: c, target: opts.TargetFileSize, now: opts.Now, open: map[string]*openFile{}}
+	w := &rowWriter{store: snap.Store(), sch: sch, checks: c, target: opts.TargetFileSize, now: opts.Now, open: map[string]*openFile{}, change: change}
 	if w.target <= 0 {
 		w.target = DefaultTargetFileSize
 	}
@@ -147,6 +197,7 @@ func newRowWriter(snap *snapshot.Snapshot, opts Options) (*rowWriter, error) {
 	if len(w.partIdx) != len(m.PartitionColumns) {
 		return nil, fmt.Errorf("write: partition columns %v are not all in the schema: %w", m.PartitionColumns, ErrInvalidSpec)
 	}
+	var err error
 	if w.physical, err = data.PhysicalSchema(mode); err != nil {
 		return nil, err
 	}
@@ -155,6 +206,11 @@ func newRowWriter(snap *snapshot.Snapshot, opts Options) (*rowWriter, error) {
 		Compression:  opts.Compression,
 		RowGroupSize: opts.RowGroupSize,
 		Stats:        statsOptions(data, mode, m.Configuration),
+	}
+	if change != "" {
+		w.physical.Fields = append(w.physical.Fields[:len(w.physical.Fields):len(w.physical.Fields)],
+			schema.StructField{Name: changeTypeColumn, Type: schema.String, Nullable: true})
+		w.wopts.Stats = datafile.StatsOptions{StatsColumns: []string{}}
 	}
 	switch strings.ToLower(opts.Compression) {
 	case "", "snappy":
@@ -243,43 +299,57 @@ func joinColumn(path []string) string {
 	return strings.Join(parts, ".")
 }
 
-func (w *rowWriter) run(ctx context.Context, batches iter.Seq2[Batch, error]) ([]actions.Add, error) {
+func (w *rowWriter) run(ctx context.Context, batches iter.Seq2[Batch, error]) error {
 	vals := make([]schema.Value, len(w.sch.Fields))
 	for b, err := range batches {
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		if err := w.checkShape(b); err != nil {
-			return nil, err
+			return err
 		}
 		for i := range b.Len {
 			for j := range vals {
 				vals[j] = b.Columns[j][i]
 			}
-			if err := w.checks.apply(vals, w.row); err != nil {
-				return nil, err
+			if err := w.add(vals); err != nil {
+				return err
 			}
-			f, err := w.fileFor(vals)
-			if err != nil {
-				return nil, err
-			}
-			for k, j := range w.dataIdx {
-				f.stage[k] = append(f.stage[k], vals[j])
-			}
-			f.n++
-			w.row++
 		}
 		if err := w.flush(ctx, false); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := w.flush(ctx, true); err != nil {
-		return nil, err
+	return w.flush(ctx, true)
+}
+
+// add checks and completes one row (when the writer checks rows) and
+// stages it for its partition's file, and for the insert change data.
+func (w *rowWriter) add(vals []schema.Value) error {
+	if w.checks != nil {
+		if err := w.checks.apply(vals, w.row); err != nil {
+			return err
+		}
 	}
-	return w.adds, nil
+	f, err := w.fileFor(vals)
+	if err != nil {
+		return err
+	}
+	for k, j := range w.dataIdx {
+		f.stage[k] = append(f.stage[k], vals[j])
+	}
+	if w.change != "" {
+		f.stage[len(w.dataIdx)] = append(f.stage[len(w.dataIdx)], schema.StringValue(w.change))
+	}
+	f.n++
+	w.row++
+	if w.inserts != nil {
+		return w.inserts.add(vals)
+	}
+	return nil
 }
 
 func (w *rowWriter) checkShape(b Batch) error {
@@ -313,7 +383,7 @@ func (w *rowWriter) fileFor(vals []schema.Value) (*openFile, error) {
 	if f, ok := w.open[key]; ok {
 		return f, nil
 	}
-	f := &openFile{dir: key, stage: make([][]schema.Value, len(w.dataIdx))}
+	f := &openFile{dir: key, stage: make([][]schema.Value, len(w.physical.Fields))}
 	if len(w.partIdx) > 0 {
 		f.pv = make(map[string]string, len(w.partIdx))
 		for k, raw := range raws {
@@ -363,6 +433,9 @@ func (w *rowWriter) flush(ctx context.Context, final bool) error {
 		clear(w.open)
 		w.order = w.order[:0]
 	}
+	if w.inserts != nil {
+		return w.inserts.flush(ctx, final)
+	}
 	return nil
 }
 
@@ -375,13 +448,20 @@ func (w *rowWriter) finish(ctx context.Context, f *openFile) error {
 		return err
 	}
 	name := fmt.Sprintf("part-%05d-%s.c000%s", w.fileNo, uuid.NewString(), w.ext)
-	w.fileNo++
 	key := f.dir + name
+	if w.change != "" {
+		key = changeDataDir + f.dir + fmt.Sprintf("cdc-%05d-%s.c000%s", w.fileNo, uuid.NewString(), w.ext)
+	}
+	w.fileNo++
 	data := bytes.Clone(f.buf.Bytes())
 	f.buf.Reset()
 	w.written = append(w.written, key)
 	if err := w.store.Put(ctx, key, data); err != nil {
 		return fmt.Errorf("write: data file %s: %w", key, err)
+	}
+	if w.change != "" {
+		w.cdcs = append(w.cdcs, actions.CDC{Path: encodePath(key), PartitionValues: maps.Clone(f.pv), Size: int64(len(data))})
+		return nil
 	}
 	w.adds = append(w.adds, actions.Add{
 		Path:             encodePath(key),
@@ -400,5 +480,8 @@ func (w *rowWriter) cleanup() {
 	defer cancel()
 	for _, key := range w.written {
 		_ = w.store.Delete(ctx, key)
+	}
+	if w.inserts != nil {
+		w.inserts.cleanup()
 	}
 }
