@@ -36,7 +36,7 @@ type fileTable struct {
 
 	shapes    []string          // by shape id
 	shapeIDs  map[string]uint32 // shape -> id
-	lastShape uint32            // id of the last shape stored, shapeRaw before the first
+	lastShape uint32            // id of the last shape stored, shapeRaw before the first: tried first
 	blocks    [][]byte          // arena of encoded stats
 	scratch   []byte
 	shapeBuf  []byte
@@ -118,31 +118,31 @@ func (t *fileTable) putStats(s string) statsRef {
 	if s == "" {
 		return statsRef{shape: shapeNone}
 	}
-	// Files of one table nearly always share a shape: compare with the
-	// last one as the stats are split, and build and look up a shape only
-	// when they differ.
-	like := ""
-	if t.lastShape != shapeRaw {
-		like = t.shapes[t.lastShape]
-	}
-	sw := shapeWriter{like: like, buf: t.shapeBuf[:0]}
-	vals, ok := encodeStats(s, t.scratch[:0], &sw)
-	t.scratch, t.shapeBuf = vals[:0], sw.buf[:0]
+	// Files of one table nearly always share a shape: try the last one
+	// first, and split and look up a shape only when s does not fit it.
 	id := uint32(shapeRaw)
-	switch {
-	case !ok:
-	case sw.same():
-		id = t.lastShape
-	default:
-		if x, found := t.shapeIDs[string(sw.buf)]; found {
-			id = x
-		} else if len(t.shapes) < maxShapes {
-			id = uint32(len(t.shapes))
-			shape := string(sw.buf)
-			t.shapes = append(t.shapes, shape)
-			t.shapeIDs[shape] = id
+	vals, ok := t.scratch[:0], false
+	if t.lastShape != shapeRaw {
+		if vals, ok = matchStats(t.shapes[t.lastShape], s, vals); ok {
+			id = t.lastShape
 		}
 	}
+	if !ok {
+		var shape []byte
+		shape, vals, ok = encodeStats(s, vals[:0], t.shapeBuf[:0])
+		t.shapeBuf = shape[:0]
+		if ok {
+			if x, found := t.shapeIDs[string(shape)]; found {
+				id = x
+			} else if len(t.shapes) < maxShapes {
+				id = uint32(len(t.shapes))
+				str := string(shape)
+				t.shapes = append(t.shapes, str)
+				t.shapeIDs[str] = id
+			}
+		}
+	}
+	t.scratch = vals[:0]
 	if id != shapeRaw {
 		t.lastShape = id
 	}
@@ -259,59 +259,37 @@ func (t *fileTable) size(i int) int64 {
 // digits, and every string that follows a colon (a value, not a key),
 // is replaced in the shape by one hole byte and appended to vals: a digit
 // run without a leading zero as its value (a uvarint), anything else as
-// its length (a uvarint) and its bytes. The shape goes to sw.
+// its length (a uvarint) and its bytes. The shape is appended to shape.
 // decodeStats(shape, vals) gives s back exactly. ok is false when s holds
 // a hole byte already.
-//
-// Invariant: a shape holds no digit (every digit run is a hole), so a
-// literal never ends in the middle of a number.
-func encodeStats(s string, vals []byte, sw *shapeWriter) (out []byte, ok bool) {
+func encodeStats(s string, vals, shape []byte) (shapeOut, valsOut []byte, ok bool) {
 	if strings.IndexByte(s, hole) >= 0 || strings.IndexByte(s, numHole) >= 0 {
-		return vals, false
+		return shape, vals, false
 	}
 	lit := 0 // start of the pending literal text
 	for i := 0; i < len(s); {
-		for i < len(s) && !statsSpecial[s[i]] {
-			i++
-		}
-		if i == len(s) {
-			break
-		}
 		c := s[i]
 		switch {
 		case c >= '0' && c <= '9':
-			j := i + 1
-			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-				j++
-			}
-			sw.literal(s[lit:i])
-			if j-i <= maxNumDigits && (c != '0' || j-i == 1) {
-				var x uint64
-				for _, d := range []byte(s[i:j]) {
-					x = x*10 + uint64(d-'0')
-				}
-				sw.hole(numHole)
+			j := digitsEnd(s, i)
+			shape = append(shape, s[lit:i]...)
+			if x, ok := canonicalNumber(s[i:j]); ok {
+				shape = append(shape, numHole)
 				vals = binary.AppendUvarint(vals, x)
 			} else {
-				sw.hole(hole)
+				shape = append(shape, hole)
 				vals = binary.AppendUvarint(vals, uint64(j-i))
 				vals = append(vals, s[i:j]...)
 			}
 			i, lit = j, j
 		case c == '"' && i > 0 && s[i-1] == ':':
-			j := i + 1
-			for j < len(s) && s[j] != '"' {
-				if s[j] == '\\' {
-					j++
-				}
-				j++
-			}
+			j := stringEnd(s, i+1)
 			if j >= len(s) {
 				i = len(s) // unterminated: the rest stays literal
 				continue
 			}
-			sw.literal(s[lit : i+1])
-			sw.hole(hole)
+			shape = append(shape, s[lit:i+1]...)
+			shape = append(shape, hole)
 			vals = binary.AppendUvarint(vals, uint64(j-i-1))
 			vals = append(vals, s[i+1:j]...)
 			i, lit = j, j
@@ -319,59 +297,91 @@ func encodeStats(s string, vals []byte, sw *shapeWriter) (out []byte, ok bool) {
 			i++
 		}
 	}
-	sw.literal(s[lit:])
-	return vals, true
+	shape = append(shape, s[lit:]...)
+	return shape, vals, true
 }
 
-// statsSpecial marks the bytes at which encodeStats may take a value out:
-// digits and the quote.
-var statsSpecial = [256]bool{'0': true, '1': true, '2': true, '3': true, '4': true,
-	'5': true, '6': true, '7': true, '8': true, '9': true, '"': true}
-
-// shapeWriter receives the shape of stats from encodeStats. While the
-// shape matches like (the previous file's), it only compares; at the first
-// difference it copies the matched prefix of like into buf and appends
-// from there on.
-type shapeWriter struct {
-	like     string
-	k        int // bytes of like matched
-	diverged bool
-	buf      []byte // the shape, once diverged
-}
-
-func (w *shapeWriter) literal(t string) {
-	if !w.diverged {
-		if len(w.like)-w.k >= len(t) && w.like[w.k:w.k+len(t)] == t {
-			w.k += len(t)
-			return
+// matchStats appends to vals the values of s split along shape, a shape
+// encodeStats made of other stats, and reports whether s fits it: like's
+// text between holes appears in s where the holes leave it, a numHole
+// stands for a digit run that formats back the same (canonicalNumber),
+// and a hole for a string's content (when the shape goes on with a quote)
+// or a digit run. decodeStats(shape, vals) then gives s back exactly,
+// since decoding only concatenates; the split need not be the one
+// encodeStats would make. When ok is false, vals holds garbage.
+func matchStats(shape, s string, vals []byte) (out []byte, ok bool) {
+	i := 0
+	for k := 0; k < len(shape); k++ {
+		h := k
+		for h < len(shape) && shape[h] != hole && shape[h] != numHole {
+			h++
 		}
-		w.diverge()
-	}
-	w.buf = append(w.buf, t...)
-}
-
-func (w *shapeWriter) hole(h byte) {
-	if !w.diverged {
-		if w.k < len(w.like) && w.like[w.k] == h {
-			w.k++
-			return
+		lit := shape[k:h]
+		if len(s)-i < len(lit) || s[i:i+len(lit)] != lit {
+			return vals, false
 		}
-		w.diverge()
+		i += len(lit)
+		if k = h; k == len(shape) {
+			break
+		}
+		var j int
+		switch {
+		case shape[k] == numHole:
+			j = digitsEnd(s, i)
+			x, ok := canonicalNumber(s[i:j])
+			if !ok {
+				return vals, false
+			}
+			vals = binary.AppendUvarint(vals, x)
+			i = j
+			continue
+		case k+1 < len(shape) && shape[k+1] == '"':
+			if j = stringEnd(s, i); j >= len(s) {
+				return vals, false
+			}
+		default:
+			if j = digitsEnd(s, i); j == i {
+				return vals, false
+			}
+		}
+		vals = binary.AppendUvarint(vals, uint64(j-i))
+		vals = append(vals, s[i:j]...)
+		i = j
 	}
-	w.buf = append(w.buf, h)
+	return vals, i == len(s)
 }
 
-func (w *shapeWriter) diverge() {
-	w.diverged = true
-	w.buf = append(w.buf[:0], w.like[:w.k]...)
+// digitsEnd returns the end of the run of digits at s[i:].
+func digitsEnd(s string, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
 }
 
-// same reports whether the shape written is like; otherwise it is buf.
-func (w *shapeWriter) same() bool {
-	if !w.diverged && w.k != len(w.like) {
-		w.diverge() // a proper prefix of like
+// stringEnd returns the index of the quote that ends the JSON string
+// whose content starts at s[i], or len(s) or more when it is not ended.
+func stringEnd(s string, i int) int {
+	for i < len(s) && s[i] != '"' {
+		if s[i] == '\\' {
+			i++
+		}
+		i++
 	}
-	return !w.diverged
+	return i
+}
+
+// canonicalNumber returns the value of digits when formatting it gives
+// digits back: one to maxNumDigits digits, no leading zero.
+func canonicalNumber(digits string) (uint64, bool) {
+	if len(digits) == 0 || len(digits) > maxNumDigits || digits[0] == '0' && len(digits) > 1 {
+		return 0, false
+	}
+	var x uint64
+	for _, d := range []byte(digits) {
+		x = x*10 + uint64(d-'0')
+	}
+	return x, true
 }
 
 // decodeStats reverses encodeStats, appending to buf, and returns the

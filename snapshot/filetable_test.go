@@ -49,8 +49,28 @@ func TestStatsEncodingRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if len(ft.shapes) > len(statsCases)+4 {
-		t.Errorf("%d shapes interned for %d distinct stats: shapes are not shared", len(ft.shapes), len(statsCases)+4)
+	// Stats of one shape whose values change class: each is split along
+	// the first one's shape where it fits, and reads back exactly.
+	base := `{"numRecords":12,"minValues":{"id":5,"s":"ab","n":007},"maxValues":{"id":99999999999999999999}}`
+	for _, v := range []string{
+		`{"numRecords":0,"minValues":{"id":5,"s":"","n":007},"maxValues":{"id":99999999999999999999}}`,
+		`{"numRecords":012,"minValues":{"id":5,"s":"a\"b\\","n":7},"maxValues":{"id":1}}`,
+		`{"numRecords":1,"minValues":{"id":5,"s":"x\u0000\u0001","n":007},"maxValues":{"id":18446744073709551615}}`,
+		`{"numRecords":1,"minValues":{"id":5,"s":"x","n":},"maxValues":{"id":1}}`,
+		`{"numRecords":1,"minValues":{"id":5,"s":"unterminated`,
+		"{\"numRecords\":1,\"minValues\":{\"id\":5,\"s\":\"\x00\x01\",\"n\":1},\"maxValues\":{\"id\":1}}",
+	} {
+		for _, pair := range [][2]string{{base, v}, {v, base}} {
+			ra, rb := ft.putStats(pair[0]), ft.putStats(pair[1])
+			for k, r := range []statsRef{ra, rb} {
+				if got, _ := ft.stats(r, nil); got != pair[k] {
+					t.Errorf("got %q, want %q", got, pair[k])
+				}
+			}
+		}
+	}
+	if len(ft.shapes) > len(statsCases)+20 {
+		t.Errorf("%d shapes interned: shapes are not shared", len(ft.shapes))
 	}
 }
 

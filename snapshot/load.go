@@ -128,11 +128,12 @@ func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFil
 	base := &baseState{version: -1, files: newFileTable()}
 	if hasCP {
 		base.version = cpVersion
-		err := readCP(checkpoint.Add|checkpoint.Remove|checkpoint.Txn|checkpoint.DomainMetadata, func(batch []actions.Action) error {
+		err := readAhead(func(fn func([]actions.Action) error) error {
+			return readCP(checkpoint.Add|checkpoint.Remove|checkpoint.Txn|checkpoint.DomainMetadata, fn)
+		}, func(batch []actions.Action) {
 			for i := range batch {
 				r.applyCheckpointAction(base, &batch[i])
 			}
-			return nil
 		})
 		if err != nil {
 			return nil, err
@@ -389,4 +390,40 @@ func commitTimestamp(m *actions.Metadata, seg deltalog.Segment, ci *actions.Comm
 		return seg.Checkpoint[0].ModTime
 	}
 	return 0
+}
+
+// readAheadDepth is how many batches readAhead lets the reader run ahead.
+const readAheadDepth = 4
+
+// readAhead runs read in a goroutine of its own and hands its batches to
+// apply here, in order: decoding a checkpoint and building the file table
+// from it then overlap, on two cores. read's callback copies each batch,
+// which checkpoint.Read reuses once the callback returns (the actions'
+// pointers may be kept), into one of a few recycled buffers. apply sees
+// every batch read; read's error is returned once it has.
+func readAhead(read func(fn func([]actions.Action) error) error, apply func([]actions.Action)) error {
+	full := make(chan []actions.Action, readAheadDepth)
+	free := make(chan []actions.Action, readAheadDepth+1)
+	var err error
+	go func() {
+		defer close(full)
+		err = read(func(batch []actions.Action) error {
+			var buf []actions.Action
+			select {
+			case buf = <-free:
+			default:
+			}
+			full <- append(buf[:0], batch...)
+			return nil
+		})
+	}()
+	for batch := range full {
+		apply(batch)
+		clear(batch) // drop the pointers while the buffer waits
+		select {
+		case free <- batch:
+		default:
+		}
+	}
+	return err // written before full was closed
 }
