@@ -37,6 +37,7 @@ type fileTable struct {
 	shapes    []string          // by shape id
 	shapeIDs  map[string]uint32 // shape -> id
 	lastShape uint32            // id of the last shape stored, shapeRaw before the first: tried first
+	lastSegs  []shapeSeg        // lastShape, split for matchStats
 	blocks    [][]byte          // arena of encoded stats
 	scratch   []byte
 	shapeBuf  []byte
@@ -123,7 +124,7 @@ func (t *fileTable) putStats(s string) statsRef {
 	id := uint32(shapeRaw)
 	vals, ok := t.scratch[:0], false
 	if t.lastShape != shapeRaw {
-		if vals, ok = matchStats(t.shapes[t.lastShape], s, vals); ok {
+		if vals, ok = matchStats(t.lastSegs, s, vals); ok {
 			id = t.lastShape
 		}
 	}
@@ -143,8 +144,8 @@ func (t *fileTable) putStats(s string) statsRef {
 		}
 	}
 	t.scratch = vals[:0]
-	if id != shapeRaw {
-		t.lastShape = id
+	if id != shapeRaw && id != t.lastShape {
+		t.lastShape, t.lastSegs = id, splitShape(t.shapes[id], t.lastSegs[:0])
 	}
 	if id == shapeRaw {
 		vals = append(vals[:0], s...)
@@ -301,32 +302,50 @@ func encodeStats(s string, vals, shape []byte) (shapeOut, valsOut []byte, ok boo
 	return shape, vals, true
 }
 
-// matchStats appends to vals the values of s split along shape, a shape
-// encodeStats made of other stats, and reports whether s fits it: like's
-// text between holes appears in s where the holes leave it, a numHole
-// stands for a digit run that formats back the same (canonicalNumber),
-// and a hole for a string's content (when the shape goes on with a quote)
-// or a digit run. decodeStats(shape, vals) then gives s back exactly,
-// since decoding only concatenates; the split need not be the one
-// encodeStats would make. When ok is false, vals holds garbage.
-func matchStats(shape, s string, vals []byte) (out []byte, ok bool) {
-	i := 0
-	for k := 0; k < len(shape); k++ {
-		h := k
-		for h < len(shape) && shape[h] != hole && shape[h] != numHole {
-			h++
+// shapeSeg is a piece of a shape: literal text, then the hole that
+// follows it (none after the last piece).
+type shapeSeg struct {
+	lit    string
+	hole   byte // hole, numHole, or noHole
+	quoted bool // the next piece's text starts with a quote: the hole was a string's content
+}
+
+const noHole = 0xff
+
+// splitShape appends the pieces of shape to segs.
+func splitShape(shape string, segs []shapeSeg) []shapeSeg {
+	for {
+		h := strings.IndexAny(shape, "\x00\x01")
+		if h < 0 {
+			return append(segs, shapeSeg{lit: shape, hole: noHole})
 		}
-		lit := shape[k:h]
-		if len(s)-i < len(lit) || s[i:i+len(lit)] != lit {
+		rest := shape[h+1:]
+		segs = append(segs, shapeSeg{lit: shape[:h], hole: shape[h], quoted: strings.HasPrefix(rest, `"`)})
+		shape = rest
+	}
+}
+
+// matchStats appends to vals the values of s split along segs, the pieces
+// of a shape encodeStats made of other stats, and reports whether s fits
+// it: each piece's text appears in s where the holes before it leave it,
+// a numHole stands for a digit run that formats back the same
+// (canonicalNumber), and a hole for a string's content (when the next
+// piece starts with a quote) or a digit run. decodeStats(shape, vals) then
+// gives s back exactly, since decoding only concatenates; the split need
+// not be the one encodeStats would make. When ok is false, vals holds
+// garbage.
+func matchStats(segs []shapeSeg, s string, vals []byte) (out []byte, ok bool) {
+	i := 0
+	for _, seg := range segs {
+		if len(s)-i < len(seg.lit) || s[i:i+len(seg.lit)] != seg.lit {
 			return vals, false
 		}
-		i += len(lit)
-		if k = h; k == len(shape) {
-			break
-		}
+		i += len(seg.lit)
 		var j int
 		switch {
-		case shape[k] == numHole:
+		case seg.hole == noHole:
+			continue
+		case seg.hole == numHole:
 			j = digitsEnd(s, i)
 			x, ok := canonicalNumber(s[i:j])
 			if !ok {
@@ -335,7 +354,7 @@ func matchStats(shape, s string, vals []byte) (out []byte, ok bool) {
 			vals = binary.AppendUvarint(vals, x)
 			i = j
 			continue
-		case k+1 < len(shape) && shape[k+1] == '"':
+		case seg.quoted:
 			if j = stringEnd(s, i); j >= len(s) {
 				return vals, false
 			}
