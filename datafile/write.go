@@ -28,21 +28,35 @@ package datafile
 //
 // Write takes one column-major batch and, a chunk of rows at a time,
 // shreds every column into the leaf columns of the file (the Dremel
-// encoding): each leaf gets one parquet.Value per entry, with its
-// repetition and definition levels, and the chunk's entries go to
-// parquet-go's column writer in one call per leaf (parquet-go's
-// ColumnWriter API: no row assembly, no reflection). A top-level primitive
-// column, the common case, is converted in one typed loop per chunk that
-// also updates its statistics; nested values are walked recursively.
+// encoding). Each leaf fills its current data page in place: the values
+// PLAIN-encoded into a byte buffer, and one byte per entry for each of
+// the definition and repetition levels the leaf has (page, in chunk.go);
+// a value has no intermediate form. A top-level primitive column, the
+// common case, goes through one typed loop per run of rows that checks,
+// encodes and levels the values and gathers both the Delta statistics
+// and the chunk's Parquet bounds, in locals; nested values are walked
+// recursively, value by value.
+//
+// A page is cut at the first row boundary at which it holds pageSize
+// bytes or pageRows rows, so a row never spans pages: its levels are
+// RLE-encoded, its body compressed, and the page joins, behind its
+// header, the leaf's column chunk in memory. When the row group's
+// buffered size reaches WriteOptions.RowGroupSize (checked after every
+// chunk of rows) and at Close, the last pages are cut and the column
+// chunks written, one after the other; Close then writes the footer.
+// chunk.go holds the encoder and the file layout, writeschema.go the
+// schema. parquet-go provides only low-level pieces: the footer's
+// structs and their thrift encoding, the codecs and the level encoding.
+//
 // Statistics are gathered while shredding, from the Delta values
 // themselves, never read back from the file.
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 	"math/big"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,8 +64,6 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
-	"github.com/parquet-go/parquet-go/deprecated"
-	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/godelta/delta/deltaerr"
@@ -62,9 +74,8 @@ import (
 // RowGroupSize at zero: 128 MiB, as Spark's parquet.block.size.
 const DefaultRowGroupSize = 128 << 20
 
-// writeChunk is the most rows shredded before the entries are handed to
-// parquet-go: it bounds the memory of the entry buffers whatever the
-// batch size.
+// writeChunk is the most rows shredded before the row group size is
+// checked.
 const writeChunk = 4096
 
 // ErrValueMismatch is returned by Write for a value that does not fit its
@@ -91,7 +102,9 @@ type WriteOptions struct {
 	// deltaerr.ErrInvalidArgument.
 	Compression string
 	// RowGroupSize is the buffered size, in bytes before compression, at
-	// which a row group is written; 0 means DefaultRowGroupSize.
+	// which a row group is written; 0 means DefaultRowGroupSize. Rows are
+	// buffered, as encoded pages, until then: it bounds the Writer's
+	// memory.
 	RowGroupSize int64
 }
 
@@ -101,27 +114,38 @@ type WriteOptions struct {
 // file behind (the caller deletes it). A Writer is not safe for concurrent
 // use. After an error, of the io.Writer or a value that does not fit, the
 // Writer is unusable: every later call returns that error.
+//
+// The file has PLAIN-encoded DATA_PAGE pages of up to about 1 MiB or
+// 20000 rows, no dictionaries, and the statistics of every column chunk
+// (null count, min and max) in its footer; see chunk.go.
 type Writer struct {
-	pw     *parquet.GenericWriter[any]
-	colws  []*parquet.ColumnWriter
-	top    []*wnode // one per field of the physical schema; nil for void
-	leaves []*wleaf // in file column order
-	stats  *collector
+	out     io.Writer
+	codec   compress.Codec // nil when pages are not compressed
+	codecID format.CompressionCodec
+	schema  []format.SchemaElement
+	top     []*wnode // one per field of the physical schema; nil for void
+	leaves  []*wleaf // in file column order
+	stats   *collector
 
 	numRows      int64
 	row          int64 // the row being shredded, for errors
+	rgRows       int64 // rows of the row group being buffered
 	rowGroupSize int64
-	rgStart      int64 // pw.Size() when the current row group began
-	err          error // sticky
-	closed       bool
+	offset       int64 // bytes written to out
+	rowGroups    []format.RowGroup
+	scratch      *scratch // buffers of cutPage
+
+	err    error // sticky
+	closed bool
 }
 
 // NewWriter returns a Writer of a Parquet file with schema physical (the
 // caller has applied column mapping and left out partition columns) to w.
-// Nothing is written to w before the first Write. A type that cannot be
-// written (geometry, geography, a void array element or map key, a struct
-// left with no field once void fields are dropped) gives a *ColumnError
-// matching ErrUnsupportedType; bad options give deltaerr.ErrInvalidArgument.
+// Nothing is written to w before the first row group is complete. A type
+// that cannot be written (geometry, geography, a void array element or map
+// key, a struct left with no field once void fields are dropped) gives a
+// *ColumnError matching ErrUnsupportedType; bad options give
+// deltaerr.ErrInvalidArgument.
 func NewWriter(w io.Writer, physical *schema.StructType, opts WriteOptions) (*Writer, error) {
 	if physical == nil || w == nil {
 		return nil, fmt.Errorf("datafile: nil schema or writer: %w", deltaerr.ErrInvalidArgument)
@@ -130,52 +154,29 @@ func NewWriter(w io.Writer, physical *schema.StructType, opts WriteOptions) (*Wr
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{byID: opts.ByFieldID}
-	root := &orderedGroup{}
-	out := &Writer{rowGroupSize: opts.RowGroupSize}
+	elems, top, leaves, err := buildSchema(physical, opts.ByFieldID)
+	if err != nil {
+		return nil, err
+	}
+	// The reader (parquet-go) reads no more columns than this.
+	if len(leaves) > parquet.MaxColumnIndex {
+		return nil, unsupported(nil, "more than "+strconv.Itoa(parquet.MaxColumnIndex)+" leaf columns")
+	}
+	stats, err := newCollector(physical, top, opts.Stats)
+	if err != nil {
+		return nil, err
+	}
+	out := &Writer{
+		out: w, codecID: codec.CompressionCodec(), schema: elems, top: top, leaves: leaves, stats: stats,
+		rowGroupSize: opts.RowGroupSize,
+	}
+	if out.codecID != format.Uncompressed {
+		out.codec = codec
+	}
 	if out.rowGroupSize <= 0 {
 		out.rowGroupSize = DefaultRowGroupSize
 	}
-	for i := range physical.Fields {
-		f := &physical.Fields[i]
-		node, wn, err := b.field(f, []string{f.Name}, 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		out.top = append(out.top, wn)
-		if node != nil {
-			root.fields = append(root.fields, orderedField{Node: node, name: f.Name})
-		}
-	}
-	if len(b.leaves) == 0 {
-		return nil, unsupported(nil, "a schema with no columns to write")
-	}
-	if len(b.leaves) > parquet.MaxColumnIndex {
-		return nil, unsupported(nil, "more than "+strconv.Itoa(parquet.MaxColumnIndex)+" leaf columns")
-	}
-	out.leaves = b.leaves
-	out.stats, err = newCollector(physical, out.top, opts.Stats)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := parquet.NewWriterConfig(
-		parquet.NewSchema("spark_schema", root),
-		parquet.Compression(codec),
-		parquet.CreatedBy("godelta", "", ""),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("datafile: writer configuration: %w: %w", deltaerr.ErrInvalidArgument, err)
-	}
-	if err := protect(func() error {
-		out.pw = parquet.NewGenericWriter[any](w, cfg)
-		out.colws = out.pw.ColumnWriters()
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	if len(out.colws) != len(out.leaves) {
-		return nil, fmt.Errorf("datafile: internal error: %d column writers for %d leaves", len(out.colws), len(out.leaves))
-	}
+	out.takeBufs()
 	return out, nil
 }
 
@@ -224,9 +225,8 @@ func (w *Writer) Write(cols [][]schema.Value, n int) error {
 	return nil
 }
 
-// writeChunk shreds rows [start, end) and hands their entries to
-// parquet-go, flushing a row group when the buffered size reaches the
-// target.
+// writeChunk shreds rows [start, end) into the leaves' pages, then writes
+// the row group if its buffered size reached the target.
 func (w *Writer) writeChunk(cols [][]schema.Value, start, end int) error {
 	err := protect(func() error {
 		for i, n := range w.top {
@@ -240,6 +240,7 @@ func (w *Writer) writeChunk(cols [][]schema.Value, start, end int) error {
 			}
 			for j, v := range vals {
 				w.row = w.numRows + int64(j)
+				w.cutFullPages(n)
 				w.shred(n, v, 0, 0)
 			}
 		}
@@ -250,31 +251,21 @@ func (w *Writer) writeChunk(cols [][]schema.Value, start, end int) error {
 	}
 	w.stats.numRecords += int64(end - start)
 	w.numRows += int64(end - start)
-	for _, l := range w.leaves {
-		if _, err := w.colws[l.col].WriteRowValues(l.buf); err != nil {
-			return writeErr(err)
-		}
-		clear(l.buf) // drop references to the caller's bytes
-		l.buf = l.buf[:0]
-	}
-	if w.pw.Size()-w.rgStart >= w.rowGroupSize {
-		if err := w.pw.Flush(); err != nil {
-			return writeErr(err)
-		}
-		w.rgStart = w.pw.Size()
+	w.rgRows += int64(end - start)
+	if raw, _ := w.buffered(); raw >= w.rowGroupSize {
+		return protect(w.flushRowGroup)
 	}
 	return nil
 }
 
-// Size returns the bytes written to the io.Writer so far plus an estimate,
-// before compression, of the rows buffered for the current row group:
-// what the file would be about if closed now, less the footer. Callers
-// roll to a new file when it reaches their target size.
+// Size returns the bytes written to the io.Writer so far plus an estimate
+// of the row group being buffered: its finished pages as they will be
+// written (compressed), the pages being filled at their size before
+// compression. It is about what the file would be if closed now, less the
+// footer; callers roll to a new file when it reaches their target size.
 func (w *Writer) Size() int64 {
-	if w.pw == nil {
-		return 0
-	}
-	return w.pw.Size()
+	_, encoded := w.buffered()
+	return w.offset + encoded
 }
 
 // Close writes the buffered rows and the footer, and returns the file's
@@ -288,22 +279,28 @@ func (w *Writer) Close() (Stats, error) {
 		return Stats{}, errClosed
 	}
 	w.closed = true
-	if err := protect(func() error { return w.pw.Close() }); err != nil {
-		w.err = writeErr(err)
-		return Stats{}, w.err
+	err := protect(func() error {
+		if err := w.flushRowGroup(); err != nil {
+			return err
+		}
+		return w.writeFooter()
+	})
+	w.releaseBufs() // a closed Writer holds no memory
+	if err != nil {
+		w.err = err
+		return Stats{}, err
 	}
 	return w.stats.result(), nil
 }
 
-// writeErr wraps an error of parquet-go's writer, which is in most cases
-// an error of the io.Writer, passed through.
+// writeErr wraps an error of the io.Writer.
 func writeErr(err error) error {
 	return fmt.Errorf("datafile: writing: %w", err)
 }
 
 // protect runs fn, turning an abort into its error and any other panic
-// (of parquet-go's encoder) into an error: bad input never panics out of
-// the Writer.
+// (of a codec or the thrift encoder) into an error: bad input never
+// panics out of the Writer.
 func protect(fn func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -317,300 +314,16 @@ func protect(fn func() error) (err error) {
 	return fn()
 }
 
-// ---- the schema ----
-
-// wkind is the kind of a write node.
-type wkind uint8
-
-const (
-	wLeaf wkind = iota
-	wStruct
-	wList
-	wMap
-)
-
-// wnode is a field or element of the physical schema as the shredder walks
-// it.
-//
-// Invariant: def is the definition level of an entry in which this node is
-// present (not null): the number of optional and repeated nodes from the
-// root down to it, itself included. A null value of the node is written as
-// one entry at its parent's level in every leaf below it. For a list or
-// map, rep is the repetition level of its repeated group: every entry but
-// the first of a non-empty value starts with it.
-type wnode struct {
-	kind     wkind
-	name     string // dotted path of physical names, for errors
-	nullable bool
-	def, rep int
-	// children: a struct's fields in the order of its values (nil for a
-	// void field; a variant's are metadata then value, the order the
-	// reader returns), a list's element, a map's key and value.
-	children []*wnode
-	leaves   []*wleaf // the leaf columns below, for null and empty values
-	leaf     *wleaf   // wLeaf only
-	// stat is the accumulator of this node when it is an indexed stats
-	// column; under lists are the accumulators of the indexed stats
-	// columns at or below it (not inside arrays or maps), each of which
-	// counts a null when this node is null.
-	stat  *colAcc
-	under []*colAcc
-	typ   schema.DataType
-}
-
-// builder builds the Parquet schema and the write nodes together, leaf
-// columns numbered in file order.
-type builder struct {
-	byID   bool
-	leaves []*wleaf
-}
-
-// field returns the Parquet node and write node of f at path, whose parent
-// is present at definition level def and repeated at level rep. A void
-// field gives nil, nil.
-func (b *builder) field(f *schema.StructField, path []string, def, rep int) (parquet.Node, *wnode, error) {
-	node, wn, err := b.typ(f.Type, f.Nullable, path, def, rep)
-	if err != nil || node == nil {
-		return nil, nil, err
+// must aborts with err, if any.
+func must(err error) {
+	if err != nil {
+		fail(err)
 	}
-	if b.byID {
-		if id, ok := f.ColumnMappingID(); ok {
-			if id <= 0 || id > 1<<31-1 {
-				return nil, nil, fmt.Errorf("datafile: column %s: field id %d out of range: %w", strings.Join(path, "."), id, deltaerr.ErrInvalidArgument)
-			}
-			node = parquet.FieldID(node, int(id))
-		}
-	}
-	return node, wn, nil
-}
-
-// typ returns the nodes of a value of type t.
-func (b *builder) typ(t schema.DataType, nullable bool, path []string, def, rep int) (parquet.Node, *wnode, error) {
-	wn := &wnode{name: strings.Join(path, "."), nullable: nullable, def: def, typ: t}
-	if nullable {
-		wn.def++
-	}
-	if wn.def > parquet.MaxDefinitionLevel || rep+1 > parquet.MaxRepetitionLevel {
-		return nil, nil, unsupported(path, "nested too deeply")
-	}
-	wrap := func(n parquet.Node) parquet.Node {
-		if nullable {
-			return parquet.Optional(n)
-		}
-		return parquet.Required(n)
-	}
-	var node parquet.Node
-	switch t := t.(type) {
-	case *schema.StructType:
-		wn.kind = wStruct
-		g := &orderedGroup{}
-		for i := range t.Fields {
-			cf := &t.Fields[i]
-			cn, cw, err := b.field(cf, child(path, cf.Name), wn.def, rep)
-			if err != nil {
-				return nil, nil, err
-			}
-			wn.children = append(wn.children, cw)
-			if cn != nil {
-				g.fields = append(g.fields, orderedField{Node: cn, name: cf.Name})
-				wn.leaves = append(wn.leaves, cw.leaves...)
-			}
-		}
-		if len(g.fields) == 0 {
-			return nil, nil, unsupported(path, "a struct with no fields to write")
-		}
-		node = g
-	case *schema.ArrayType:
-		wn.kind, wn.rep = wList, rep+1
-		en, ew, err := b.typ(t.ElementType, t.ContainsNull, child(path, "list", "element"), wn.def+1, rep+1)
-		if err != nil {
-			return nil, nil, err
-		}
-		if en == nil {
-			return nil, nil, unsupported(path, "an array of void")
-		}
-		wn.children, wn.leaves = []*wnode{ew}, ew.leaves
-		node = parquet.List(en)
-	case *schema.MapType:
-		wn.kind, wn.rep = wMap, rep+1
-		kpath := child(path, "key_value", "key")
-		kn, kw, err := b.typ(t.KeyType, false, kpath, wn.def+1, rep+1)
-		if err != nil {
-			return nil, nil, err
-		}
-		vpath := child(path, "key_value", "value")
-		vn, vw, err := b.typ(t.ValueType, t.ValueContainsNull, vpath, wn.def+1, rep+1)
-		if err != nil {
-			return nil, nil, err
-		}
-		if kn == nil || vn == nil {
-			return nil, nil, unsupported(path, "a map with void keys or values")
-		}
-		wn.children = []*wnode{kw, vw}
-		wn.leaves = append(append([]*wleaf(nil), kw.leaves...), vw.leaves...)
-		node = parquet.Map(kn, vn)
-	case schema.DecimalType:
-		if t.Precision < 1 || t.Precision > schema.MaxDecimalPrecision || t.Scale < 0 || t.Scale > t.Precision {
-			return nil, nil, unsupported(path, t.String())
-		}
-		l := b.leaf(wn, encDecimal)
-		l.prec, l.scale = t.Precision, t.Scale
-		var pt parquet.Type
-		switch {
-		case t.Precision <= 9:
-			pt, l.dec = parquet.Int32Type, decInt32
-		case t.Precision <= 18:
-			pt, l.dec = parquet.Int64Type, decInt64
-		default:
-			l.dec, l.flen = decFixed, decimalBytes(t.Precision)
-			pt = parquet.FixedLenByteArrayType(l.flen)
-		}
-		node = parquet.Decimal(t.Scale, t.Precision, pt)
-		if l.dec != decFixed {
-			node = specLeaf(node)
-		}
-	case schema.PrimitiveType:
-		switch t {
-		case schema.Void:
-			return nil, nil, nil
-		case schema.Variant:
-			// A variant is written as Spark does: a plain group of value,
-			// then metadata; its Value is the struct (metadata, value).
-			wn.kind = wStruct
-			vn, vw, _ := b.typ(schema.Binary, false, child(path, "value"), wn.def, rep)
-			mn, mw, _ := b.typ(schema.Binary, false, child(path, "metadata"), wn.def, rep)
-			wn.children = []*wnode{mw, vw}
-			wn.leaves = []*wleaf{vw.leaf, mw.leaf}
-			node = &orderedGroup{fields: []orderedField{{Node: vn, name: "value"}, {Node: mn, name: "metadata"}}}
-		default:
-			pn, enc, ok := primitiveNode(t)
-			if !ok {
-				return nil, nil, unsupported(path, t.String())
-			}
-			b.leaf(wn, enc)
-			node = pn
-		}
-	default:
-		return nil, nil, unsupported(path, t.String())
-	}
-	return wrap(node), wn, nil
-}
-
-// child returns path extended by names, in a new slice.
-func child(path []string, names ...string) []string {
-	return append(path[:len(path):len(path)], names...)
-}
-
-// leaf makes wn the next leaf column.
-func (b *builder) leaf(wn *wnode, enc leafEnc) *wleaf {
-	l := &wleaf{col: len(b.leaves), enc: enc, node: wn, want: encKind(enc)}
-	b.leaves = append(b.leaves, l)
-	wn.kind, wn.leaf, wn.leaves = wLeaf, l, []*wleaf{l}
-	return l
-}
-
-// primitiveNode returns the Parquet leaf of a primitive type.
-func primitiveNode(t schema.PrimitiveType) (parquet.Node, leafEnc, bool) {
-	switch t {
-	case schema.Boolean:
-		return bareLeaf(parquet.BooleanType), encBoolean, true
-	case schema.Byte:
-		return specLeaf(parquet.Int(8)), encByte, true
-	case schema.Short:
-		return specLeaf(parquet.Int(16)), encShort, true
-	case schema.Integer:
-		return bareLeaf(parquet.Int32Type), encInteger, true
-	case schema.Long:
-		return bareLeaf(parquet.Int64Type), encLong, true
-	case schema.Float:
-		return bareLeaf(parquet.FloatType), encFloat, true
-	case schema.Double:
-		return bareLeaf(parquet.DoubleType), encDouble, true
-	case schema.String:
-		return specLeaf(parquet.String()), encString, true
-	case schema.Binary:
-		return bareLeaf(parquet.ByteArrayType), encBinary, true
-	case schema.Date:
-		return specLeaf(parquet.Date()), encDate, true
-	case schema.Timestamp:
-		return specLeaf(parquet.TimestampAdjusted(parquet.Microsecond, true)), encTimestamp, true
-	case schema.TimestampNTZ:
-		return specLeaf(parquet.TimestampAdjusted(parquet.Microsecond, false)), encTimestampNTZ, true
-	}
-	return nil, 0, false
-}
-
-// The schema elements parquet-go writes differ from Spark's in two ways
-// that these wrappers of parquet-go's leaf types undo: a type_length on
-// every fixed-width type (the width in bits; the format defines it only
-// for FIXED_LEN_BYTE_ARRAY), and an INT(32|64, signed) annotation on
-// plain INT32 and INT64 columns. Everything else, encoding and
-// statistics included, is the wrapped type's.
-
-// specType is a leaf type written without type_length.
-type specType struct{ parquet.Type }
-
-func (specType) Length() int { return 0 }
-
-// bareType is a leaf type written without type_length or annotation.
-type bareType struct{ parquet.Type }
-
-func (bareType) Length() int                              { return 0 }
-func (bareType) LogicalType() *format.LogicalType         { return nil }
-func (bareType) ConvertedType() *deprecated.ConvertedType { return nil }
-
-func specLeaf(n parquet.Node) parquet.Node { return parquet.Leaf(specType{n.Type()}) }
-
-func bareLeaf(t parquet.Type) parquet.Node { return parquet.Leaf(bareType{t}) }
-
-// decimalBytes returns the fewest bytes whose two's complement holds every
-// unscaled value of a decimal of precision p: the smallest n with
-// 2^(8n-1) >= 10^p, as Spark sizes FIXED_LEN_BYTE_ARRAY decimals.
-func decimalBytes(p int) int {
-	limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(p)), nil)
-	for n := 1; ; n++ {
-		if new(big.Int).Lsh(big.NewInt(1), uint(8*n-1)).Cmp(limit) >= 0 {
-			return n
-		}
-	}
-}
-
-// orderedGroup is a Parquet group whose fields keep the order given:
-// parquet.Group sorts them by name, and Spark writes schema order.
-type orderedGroup struct{ fields []orderedField }
-
-type orderedField struct {
-	parquet.Node
-	name string
-}
-
-func (f orderedField) Name() string { return f.name }
-
-// Value is used by parquet-go only to write Go values, which this package
-// never does.
-func (f orderedField) Value(reflect.Value) reflect.Value { return reflect.Value{} }
-
-func (g *orderedGroup) ID() int                     { return 0 }
-func (g *orderedGroup) String() string              { return "group" }
-func (g *orderedGroup) Type() parquet.Type          { return parquet.Group{}.Type() }
-func (g *orderedGroup) Optional() bool              { return false }
-func (g *orderedGroup) Repeated() bool              { return false }
-func (g *orderedGroup) Required() bool              { return true }
-func (g *orderedGroup) Leaf() bool                  { return false }
-func (g *orderedGroup) Encoding() encoding.Encoding { return nil }
-func (g *orderedGroup) Compression() compress.Codec { return nil }
-func (g *orderedGroup) GoType() reflect.Type        { return reflect.TypeFor[map[string]any]() }
-func (g *orderedGroup) Fields() []parquet.Field {
-	out := make([]parquet.Field, len(g.fields))
-	for i := range g.fields {
-		out[i] = g.fields[i]
-	}
-	return out
 }
 
 // ---- shredding ----
 
-// leafEnc is how a leaf's values become Parquet values.
+// leafEnc is how a leaf's values are encoded.
 type leafEnc uint8
 
 const (
@@ -636,17 +349,33 @@ const (
 	decFixed
 )
 
-// wleaf is one leaf column of the file and the entries of the current
-// chunk not yet handed to parquet-go.
+// wleaf is one leaf column of the file: its type, its page being filled
+// and its column chunk in the current row group.
 type wleaf struct {
-	col  int
-	enc  leafEnc
-	want schema.Kind // the value kind the leaf takes; integers of other widths are accepted when they fit
-	node *wnode
-	buf  []parquet.Value
+	enc    leafEnc
+	want   schema.Kind // the value kind the leaf takes; integers of other widths are accepted when they fit
+	node   *wnode
+	phys   format.Type
+	path   []string // in the Parquet schema
+	maxDef int      // the definition level of an entry that is a value
+	maxRep int      // the repetition level of the leaf's innermost list or map
 	// decimals
 	dec, flen   int
 	prec, scale int
+
+	page  page
+	chunk chunk
+	bufs  *leafBufs // where page and chunk buffers go back to
+}
+
+// cutFullPages cuts the full pages of the leaves of n, before a row of n
+// is shredded: a page ends at a row boundary.
+func (w *Writer) cutFullPages(n *wnode) {
+	for _, l := range n.leaves {
+		if l.page.full() {
+			must(w.cutPage(l))
+		}
+	}
 }
 
 // shred appends the entries of value v of node n to its leaves. The first
@@ -654,21 +383,13 @@ type wleaf struct {
 // n's parent is present.
 func (w *Writer) shred(n *wnode, v schema.Value, r, parentDef int) {
 	if v.IsNull() {
-		if !n.nullable {
-			w.badValue(n, "null in a non-nullable field")
-		}
-		for _, a := range n.under {
-			a.nulls++
-		}
-		for _, l := range n.leaves {
-			l.buf = append(l.buf, parquet.Value{}.Level(r, parentDef, l.col))
-		}
+		w.putNull(n, r, parentDef)
 		return
 	}
 	switch n.kind {
 	case wLeaf:
-		pv := n.leaf.convert(w, v)
-		n.leaf.buf = append(n.leaf.buf, pv.Level(r, n.def, n.leaf.col))
+		n.leaf.put(w, v)
+		n.leaf.entry(r, n.def)
 		if n.stat != nil {
 			n.stat.add(v)
 		}
@@ -719,11 +440,41 @@ func (w *Writer) shred(n *wnode, v schema.Value, r, parentDef int) {
 	}
 }
 
+// putNull writes a null value of n: one entry at its parent's level in
+// every leaf below it, and a null in every stats column it holds.
+func (w *Writer) putNull(n *wnode, r, parentDef int) {
+	if !n.nullable {
+		w.badValue(n, "null in a non-nullable field")
+	}
+	for _, a := range n.under {
+		a.nulls++
+	}
+	for _, l := range n.leaves {
+		l.entry(r, parentDef)
+	}
+}
+
 // empty writes an empty array or map: one entry per leaf at the level of
 // the present list, below that of its repeated group.
 func (w *Writer) empty(n *wnode, r int) {
 	for _, l := range n.leaves {
-		l.buf = append(l.buf, parquet.Value{}.Level(r, n.def, l.col))
+		l.entry(r, n.def)
+	}
+}
+
+// entry appends the levels of an entry to the page; a value's caller has
+// appended the value (put).
+func (l *wleaf) entry(r, d int) {
+	p := &l.page
+	if l.maxRep > 0 {
+		p.reps = append(p.reps, byte(r))
+	}
+	if l.maxDef > 0 {
+		p.defs = append(p.defs, byte(d))
+	}
+	p.entries++
+	if r == 0 {
+		p.rows++
 	}
 }
 
@@ -739,148 +490,286 @@ func kindName(v schema.Value) string {
 	return v.Kind().String()
 }
 
-// putTop appends the entries of a top-level primitive column: one typed
-// loop per chunk that converts, levels and gathers statistics, with the
-// bounds kept in locals. Values of another kind than the column's take
-// the general path (convert), which accepts integers of other widths
-// that fit and aborts on the rest.
+// putTop appends the entries of a top-level primitive column, one per
+// row. Runs of values go through a typed loop for the leaf's encoding,
+// which ends when the page holds pageSize bytes or pageRows rows; the page
+// is then cut, between two values and so between two rows.
 func (l *wleaf) putTop(w *Writer, n *wnode, vals []schema.Value) {
-	start := len(l.buf)
-	l.buf = slices.Grow(l.buf, len(vals))[:start+len(vals)]
-	out := l.buf[start:]
-	def, col, acc := n.def, l.col, n.stat
-	var nulls int64
-	null := func(j int) {
-		if !n.nullable {
-			w.row = w.numRows + int64(j)
-			w.badValue(n, "null in a non-nullable field")
+	for done := 0; done < len(vals); {
+		run := vals[done:]
+		if room := pageRows - l.page.rows; len(run) > room {
+			run = run[:max(room, 0)]
 		}
-		nulls++
-		out[j] = parquet.Value{}
-		out[j].SetColumnIndex(col)
-	}
-	other := func(j int) parquet.Value {
-		w.row = w.numRows + int64(j)
-		return l.convert(w, vals[j])
-	}
-	switch l.enc {
-	case encLong, encTimestamp, encTimestampNTZ, encInteger, encDate, encByte, encShort:
-		wide := l.enc == encLong || l.enc == encTimestamp || l.enc == encTimestampNTZ
-		has, lo, hi := false, int64(math.MaxInt64), int64(math.MinInt64)
-		for j := range vals {
-			v := &vals[j]
-			k := v.Kind()
-			if k == schema.KindNull {
-				null(j)
-				continue
-			}
-			var x int64
-			var pv parquet.Value
-			switch {
-			case k != l.want:
-				pv = other(j)
-				x = v.Int64()
-			case wide:
-				x = v.Int64()
-				pv = parquet.Int64Value(x)
-			default:
-				x = v.Int64()
-				pv = parquet.Int32Value(int32(x))
-			}
-			has = true
-			lo, hi = min(lo, x), max(hi, x)
-			pv.SetDefinitionLevel(def)
-			pv.SetColumnIndex(col)
-			out[j] = pv
+		switch l.enc {
+		case encLong, encTimestamp, encTimestampNTZ, encInteger, encDate, encByte, encShort:
+			done += l.putInts(w, n, run, done)
+		case encDouble:
+			done += l.putDoubles(w, n, run, done)
+		case encString:
+			done += l.putStrings(w, n, run, done)
+		default:
+			done += l.putValues(w, n, run, done)
 		}
-		if acc != nil && has {
+		if l.page.full() {
+			must(w.cutPage(l))
+		}
+	}
+}
+
+// The typed loops of putTop take values while the page has room, and
+// return how many they took; vals[j] is row base+j of the chunk. Each
+// encodes the values, and their definition levels when the column is
+// nullable, into locals, and keeps the bounds of the run in locals for
+// the chunk's Parquet bounds and the Delta statistics (n.stat). A value
+// of another kind than the column's goes through check, which aborts
+// unless it is an integer of another width that fits. The loops are
+// written twice, for required and nullable columns, and the integer loop
+// is generic in its width: the compiler then keeps the loop's state in
+// registers. They index vals rather than copy a Value or point to one:
+// the compiler then loads only the fields used.
+
+// putInts is the loop of integer, date and timestamp columns.
+func (l *wleaf) putInts(w *Writer, n *wnode, vals []schema.Value, base int) int {
+	var lo, hi int64
+	var nv int
+	if l.phys == format.Int64 {
+		vals = vals[:min(len(vals), l.page.room(8, n.nullable))]
+		lo, hi, nv = putIntsOf[int64](w, l, vals, base)
+	} else {
+		vals = vals[:min(len(vals), l.page.room(4, n.nullable))]
+		lo, hi, nv = putIntsOf[int32](w, l, vals, base)
+	}
+	l.ran(n, len(vals), nv)
+	if nv > 0 {
+		l.chunk.bounds.addInts(lo, hi)
+		if acc := n.stat; acc != nil {
 			acc.addInt(lo)
 			acc.addInt(hi)
 		}
-	case encDouble:
-		has, nan, lo, hi := false, false, math.Inf(1), math.Inf(-1)
+	}
+	return len(vals)
+}
+
+// putIntsOf encodes vals as Ts and returns their bounds and how many are
+// not null.
+func putIntsOf[T int32 | int64](w *Writer, l *wleaf, vals []schema.Value, base int) (lo, hi int64, nv int) {
+	p, want := &l.page, l.want
+	buf := p.vals
+	lo, hi = math.MaxInt64, math.MinInt64
+	if !l.node.nullable {
 		for j := range vals {
-			v := &vals[j]
-			k := v.Kind()
-			if k == schema.KindNull {
-				null(j)
-				continue
+			if vals[j].Kind() != want {
+				l.check(w, vals[j], base+j)
 			}
-			if k != schema.KindDouble {
-				other(j)
+			x := vals[j].Int64()
+			lo, hi = min(lo, x), max(hi, x)
+			buf = appendLE(buf, T(x))
+		}
+		p.vals = buf
+		return lo, hi, len(vals)
+	}
+	defs := p.defs
+	for j := range vals {
+		switch k := vals[j].Kind(); {
+		case k == schema.KindNull:
+			defs = append(defs, 0)
+			continue
+		case k != want:
+			l.check(w, vals[j], base+j)
+		}
+		x := vals[j].Int64()
+		lo, hi = min(lo, x), max(hi, x)
+		buf = appendLE(buf, T(x))
+		defs = append(defs, 1)
+		nv++
+	}
+	p.vals, p.defs = buf, defs
+	return lo, hi, nv
+}
+
+// appendLE appends x little-endian, as PLAIN encodes INT32 and INT64.
+func appendLE[T int32 | int64](b []byte, x T) []byte {
+	if unsafe.Sizeof(x) == 8 {
+		return binary.LittleEndian.AppendUint64(b, uint64(x))
+	}
+	return binary.LittleEndian.AppendUint32(b, uint32(x))
+}
+
+// putDoubles is the loop of double columns. NaN is left out of the
+// bounds, and recorded for the Delta statistics.
+func (l *wleaf) putDoubles(w *Writer, n *wnode, vals []schema.Value, base int) int {
+	p := &l.page
+	vals = vals[:min(len(vals), p.room(8, n.nullable))]
+	buf := p.vals
+	// lo > hi until a number is seen, then its bounds: a zero keeps the
+	// sign it first came with.
+	nan, lo, hi := false, math.Inf(1), math.Inf(-1)
+	nv := len(vals)
+	if !n.nullable {
+		for j := range vals {
+			if vals[j].Kind() != schema.KindDouble {
+				l.check(w, vals[j], base+j)
 			}
-			f := v.Float64()
-			pv := parquet.DoubleValue(f)
-			switch {
-			case f != f:
+			f := vals[j].Float64()
+			if f != f {
 				nan = true
-			case !has:
-				has, lo, hi = true, f, f
-			case f < lo:
-				lo = f
-			case f > hi:
-				hi = f
 			}
-			pv.SetDefinitionLevel(def)
-			pv.SetColumnIndex(col)
-			out[j] = pv
+			lo, hi = minNum(lo, f), maxNum(hi, f)
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(f))
 		}
-		if acc != nil {
-			if has {
-				acc.addFloat(lo)
-				acc.addFloat(hi)
-			}
-			acc.nan = acc.nan || nan
-		}
-	case encString:
-		has, lo, hi := false, "", ""
+	} else {
+		defs := p.defs
+		nv = 0
 		for j := range vals {
-			v := &vals[j]
-			k := v.Kind()
-			if k == schema.KindNull {
-				null(j)
+			switch k := vals[j].Kind(); {
+			case k == schema.KindNull:
+				defs = append(defs, 0)
 				continue
+			case k != schema.KindDouble:
+				l.check(w, vals[j], base+j)
 			}
-			if k != schema.KindString {
-				other(j)
+			f := vals[j].Float64()
+			if f != f {
+				nan = true
 			}
-			s := v.String()
-			pv := parquet.ByteArrayValue(stringBytes(s))
-			switch {
-			case !has:
-				has, lo, hi = true, s, s
-			case s < lo:
+			lo, hi = minNum(lo, f), maxNum(hi, f)
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(f))
+			defs = append(defs, 1)
+			nv++
+		}
+		p.defs = defs
+	}
+	p.vals = buf
+	l.ran(n, len(vals), nv)
+	if lo <= hi {
+		l.chunk.bounds.addFloats(lo, hi)
+	}
+	if acc := n.stat; acc != nil {
+		if lo <= hi {
+			acc.addFloat(lo)
+			acc.addFloat(hi)
+		}
+		acc.nan = acc.nan || nan
+	}
+	return len(vals)
+}
+
+// minNum and maxNum are min and max without NaN: a NaN f leaves the
+// bound as it is. Between zeros, the bound keeps the sign it has.
+func minNum(lo, f float64) float64 {
+	if f < lo {
+		return f
+	}
+	return lo
+}
+
+func maxNum(hi, f float64) float64 {
+	if f > hi {
+		return f
+	}
+	return hi
+}
+
+// putStrings is the loop of string columns. Strings vary in size: the
+// loop checks the page's size after each.
+func (l *wleaf) putStrings(w *Writer, n *wnode, vals []schema.Value, base int) int {
+	p := &l.page
+	buf := p.vals
+	lo, hi := "", ""
+	j, nv := 0, 0
+	if !n.nullable {
+		for ; j < len(vals) && len(buf) < pageSize; j++ {
+			if vals[j].Kind() != schema.KindString {
+				l.check(w, vals[j], base+j)
+			}
+			s := vals[j].String()
+			if j == 0 {
+				lo, hi = s, s
+			} else if s < lo {
 				lo = s
-			case s > hi:
+			} else if s > hi {
 				hi = s
 			}
-			pv.SetDefinitionLevel(def)
-			pv.SetColumnIndex(col)
-			out[j] = pv
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(len(s)))
+			buf = append(buf, s...)
 		}
-		if acc != nil && has {
+		nv = j
+	} else {
+		defs := p.defs
+		for ; j < len(vals) && len(buf)+len(defs) < pageSize; j++ {
+			switch k := vals[j].Kind(); {
+			case k == schema.KindNull:
+				defs = append(defs, 0)
+				continue
+			case k != schema.KindString:
+				l.check(w, vals[j], base+j)
+			}
+			s := vals[j].String()
+			if nv == 0 {
+				lo, hi = s, s
+			} else if s < lo {
+				lo = s
+			} else if s > hi {
+				hi = s
+			}
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(len(s)))
+			buf = append(buf, s...)
+			defs = append(defs, 1)
+			nv++
+		}
+		p.defs = defs
+	}
+	p.vals = buf
+	l.ran(n, j, nv)
+	if nv > 0 {
+		l.chunk.bounds.addStrings(lo, hi)
+		if acc := n.stat; acc != nil {
 			acc.addString(lo)
 			acc.addString(hi)
 		}
-	default:
-		for j := range vals {
-			v := &vals[j]
-			if v.IsNull() {
-				null(j)
-				continue
-			}
-			pv := other(j)
-			if acc != nil {
-				acc.add(*v)
-			}
-			pv.SetDefinitionLevel(def)
-			pv.SetColumnIndex(col)
-			out[j] = pv
+	}
+	return j
+}
+
+// putValues is the loop of the other columns, value by value, as nested
+// values are written.
+func (l *wleaf) putValues(w *Writer, n *wnode, vals []schema.Value, base int) int {
+	j := 0
+	for ; j < len(vals) && l.page.size() < pageSize; j++ {
+		w.row = w.numRows + int64(base+j)
+		v := vals[j]
+		if v.IsNull() {
+			w.putNull(n, 0, 0)
+			continue
+		}
+		l.put(w, v)
+		l.entry(0, n.def)
+		if n.stat != nil {
+			n.stat.add(v)
 		}
 	}
-	if acc != nil {
-		acc.nulls += nulls
+	return j
+}
+
+// ran accounts for a run of putTop: entries rows, nv of them values.
+func (l *wleaf) ran(n *wnode, entries, nv int) {
+	l.page.entries += entries
+	l.page.rows += entries
+	l.page.nvals += nv
+	if n.stat != nil {
+		n.stat.nulls += int64(entries - nv)
 	}
+}
+
+// check aborts, at row j of the chunk, unless v, of another kind than the
+// top-level column's, is an integer that fits its integer column. A null
+// here is one the column does not take.
+func (l *wleaf) check(w *Writer, v schema.Value, j int) {
+	w.row = w.numRows + int64(j)
+	if v.IsNull() {
+		w.badValue(l.node, "null in a non-nullable field")
+	}
+	l.checkKind(w, v)
 }
 
 // encKind returns the value kind a leaf of enc takes.
@@ -914,6 +803,25 @@ func encKind(enc leafEnc) schema.Kind {
 	return schema.KindDecimal
 }
 
+// checkKind aborts unless v, of another kind than the leaf takes, is an
+// integer of another width that fits the leaf's integers.
+func (l *wleaf) checkKind(w *Writer, v schema.Value) {
+	bits := 0
+	switch l.enc {
+	case encByte:
+		bits = 8
+	case encShort:
+		bits = 16
+	case encInteger:
+		bits = 32
+	case encLong:
+		bits = 64
+	}
+	if bits == 0 || !intFits(v, bits) {
+		l.mismatch(w, v)
+	}
+}
+
 func (l *wleaf) mismatch(w *Writer, v schema.Value) {
 	want := l.node.typ.String()
 	w.badValue(l.node, kindName(v)+" value for a column of type "+want)
@@ -930,59 +838,91 @@ func intFits(v schema.Value, bits int) bool {
 	return false
 }
 
-// convert returns the Parquet value of non-null v, aborting when v does not
-// fit the leaf.
-func (l *wleaf) convert(w *Writer, v schema.Value) parquet.Value {
-	k := v.Kind()
-	if k != l.want {
-		bits := map[leafEnc]int{encByte: 8, encShort: 16, encInteger: 32, encLong: 64}[l.enc]
-		if bits == 0 || !intFits(v, bits) {
-			l.mismatch(w, v)
-		}
+// put appends non-null v to the page's values and to the chunk's bounds,
+// aborting when v does not fit the leaf. The caller appends the levels
+// (entry).
+func (l *wleaf) put(w *Writer, v schema.Value) {
+	if v.Kind() != l.want {
+		l.checkKind(w, v)
 	}
+	p, b := &l.page, &l.chunk.bounds
 	switch l.enc {
 	case encBoolean:
-		return parquet.BooleanValue(v.Bool())
+		// Bit-packed, least significant bit first: value i of the page
+		// is bit i%8 of byte i/8.
+		bit := p.nvals % 8
+		if bit == 0 {
+			p.vals = append(p.vals, 0)
+		}
+		if v.Bool() {
+			p.vals[len(p.vals)-1] |= 1 << bit
+		}
+		b.addBool(v.Bool())
 	case encByte, encShort, encInteger, encDate:
-		return parquet.Int32Value(int32(v.Int64()))
+		x := v.Int64()
+		p.vals = binary.LittleEndian.AppendUint32(p.vals, uint32(x))
+		b.addInts(x, x)
 	case encLong, encTimestamp, encTimestampNTZ:
-		return parquet.Int64Value(v.Int64())
+		x := v.Int64()
+		p.vals = binary.LittleEndian.AppendUint64(p.vals, uint64(x))
+		b.addInts(x, x)
 	case encFloat:
-		return parquet.FloatValue(float32(v.Float64()))
+		f := float32(v.Float64())
+		p.vals = binary.LittleEndian.AppendUint32(p.vals, math.Float32bits(f))
+		if f == f {
+			b.addFloats(float64(f), float64(f))
+		}
 	case encDouble:
-		return parquet.DoubleValue(v.Float64())
+		f := v.Float64()
+		p.vals = binary.LittleEndian.AppendUint64(p.vals, math.Float64bits(f))
+		if f == f {
+			b.addFloats(f, f)
+		}
 	case encString:
-		return parquet.ByteArrayValue(stringBytes(v.String()))
+		s := v.String()
+		p.vals = binary.LittleEndian.AppendUint32(p.vals, uint32(len(s)))
+		p.vals = append(p.vals, s...)
+		b.addStrings(s, s)
 	case encBinary:
-		return parquet.ByteArrayValue(v.Bytes())
+		bs := v.Bytes()
+		p.vals = binary.LittleEndian.AppendUint32(p.vals, uint32(len(bs)))
+		p.vals = append(p.vals, bs...)
+		b.addBytes(bs)
+	default:
+		l.putDecimal(w, v)
 	}
-	return l.decimal(w, v)
+	p.nvals++
 }
 
-// decimal returns the Parquet value of a decimal, rescaled to the
-// column's scale when the value has fewer fraction digits.
-func (l *wleaf) decimal(w *Writer, v schema.Value) parquet.Value {
+// putDecimal appends a decimal, rescaled to the column's scale when the
+// value has fewer fraction digits.
+func (l *wleaf) putDecimal(w *Writer, v schema.Value) {
 	u, _, scale := v.Decimal()
 	if scale != l.scale {
 		if scale > l.scale {
 			l.badDecimal(w, v)
 		}
-		u.Mul(u, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(l.scale-scale)), nil))
+		u.Mul(u, pow10[l.scale-scale])
 	}
 	if !fitsDigits(u, l.prec) {
 		l.badDecimal(w, v)
 	}
+	p := &l.page
 	switch l.dec {
 	case decInt32:
-		return parquet.Int32Value(int32(u.Int64()))
+		x := u.Int64()
+		p.vals = binary.LittleEndian.AppendUint32(p.vals, uint32(x))
+		l.chunk.bounds.addInts(x, x)
 	case decInt64:
-		return parquet.Int64Value(u.Int64())
+		x := u.Int64()
+		p.vals = binary.LittleEndian.AppendUint64(p.vals, uint64(x))
+		l.chunk.bounds.addInts(x, x)
+	default:
+		at := len(p.vals)
+		p.vals = slices.Grow(p.vals, l.flen)[:at+l.flen]
+		putTwosComplement(p.vals[at:], u)
+		l.chunk.bounds.addFixed(p.vals[at:])
 	}
-	// A fresh slice per value: parquet-go keeps the bytes of buffered
-	// values without copying them.
-	b := make([]byte, l.flen)
-	putTwosComplement(b, u)
-	return parquet.FixedLenByteArrayValue(b)
 }
 
 func (l *wleaf) badDecimal(w *Writer, v schema.Value) {
@@ -1017,11 +957,4 @@ func putTwosComplement(b []byte, u *big.Int) {
 	for i := range b {
 		b[i] = ^b[i]
 	}
-}
-
-// stringBytes returns the bytes of s without copying. Invariant: the
-// slice is only read (parquet-go copies byte array values into its own
-// buffers when they are written).
-func stringBytes(s string) []byte {
-	return unsafe.Slice(unsafe.StringData(s), len(s))
 }

@@ -731,8 +731,8 @@ func BenchmarkWrite(b *testing.B) {
 	}
 }
 
-// Values of a batch never share bytes: decimals stored as fixed-length
-// byte arrays each keep their own (parquet-go buffers values uncopied).
+// Values of a batch never share bytes: each wide decimal (a fixed-length
+// byte array) reads back as written, whatever buffers the writer reuses.
 func TestWriteDistinctWideDecimals(t *testing.T) {
 	sch := &schema.StructType{Fields: []schema.StructField{{Name: "d", Type: schema.DecimalType{Precision: 38, Scale: 18}, Nullable: true}}}
 	var in []schema.Value
