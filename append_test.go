@@ -715,32 +715,6 @@ func TestAppendFeatureRichTable(t *testing.T) {
 
 func corpusDir(t *testing.T) string { return testutil.CorpusDir(t) }
 
-// copyTree copies a table directory (never into the repository).
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // sampleValue returns a non-null value of type dt, varying with k.
 func sampleValue(t *testing.T, dt schema.DataType, k int64) schema.Value {
 	switch dt := dt.(type) {
@@ -810,7 +784,9 @@ func TestAppendToCorpusTables(t *testing.T) {
 				t.Skipf("table missing: %v", err)
 			}
 			dir := filepath.Join(t.TempDir(), "t")
-			copyTree(t, src, dir)
+			if err := testutil.CopyTree(src, dir); err != nil {
+				t.Fatal(err)
+			}
 			tbl, err := Open(ctx, dir)
 			if err != nil {
 				t.Fatal(err)

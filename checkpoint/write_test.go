@@ -26,6 +26,7 @@ import (
 	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/testutil"
 )
 
 var _ checkpoint.State = (*snapshot.Snapshot)(nil)
@@ -506,22 +507,7 @@ func TestWriteRejectsBadOptions(t *testing.T) {
 func copyLog(t *testing.T, table string) string {
 	t.Helper()
 	dst := t.TempDir()
-	src := filepath.Join(table, "_delta_log")
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(table, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
+	if err := testutil.CopyTree(filepath.Join(table, "_delta_log"), filepath.Join(dst, "_delta_log")); err != nil {
 		t.Fatal(err)
 	}
 	return dst

@@ -3,17 +3,16 @@ package conformance
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 
 	"github.com/google/uuid"
 
 	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/datafile"
+	"github.com/godelta/delta/testutil"
 )
 
 // appendStep matches the DAT writer steps the harness knows how to run.
@@ -38,12 +37,12 @@ func checkWriterStep(ctx context.Context, tbl IndexTable, dir string, exp Expect
 	}
 	defer os.RemoveAll(tmp)
 	root := filepath.Join(tmp, "table")
-	if err := copyTree(src, root); err != nil {
+	if err := testutil.CopyTree(src, root); err != nil {
 		return err
 	}
 
 	name := "part-00000-" + uuid.NewString() + ".parquet"
-	if err := copyFile(input, filepath.Join(root, name)); err != nil {
+	if err := testutil.CopyFile(input, filepath.Join(root, name)); err != nil {
 		return err
 	}
 	f, err := os.Open(filepath.Join(root, name))
@@ -73,42 +72,4 @@ func checkWriterStep(ctx context.Context, tbl IndexTable, dir string, exp Expect
 		return err
 	}
 	return checkParquetAnswer(ctx, root, "latest", filepath.Join(dir, exp.Path))
-}
-
-// copyTree copies the regular files under src to dst.
-func copyTree(src, dst string) error {
-	return filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		if info.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if strings.HasPrefix(info.Name(), "._") {
-			return nil
-		}
-		return copyFile(p, target)
-	})
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

@@ -6,35 +6,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// copyDir copies the regular files under src to dst, writable.
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		if info.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+	"github.com/godelta/delta/testutil"
+)
 
 func TestCheckpointCommand(t *testing.T) {
 	dir := testdata(t)
 	root := filepath.Join(t.TempDir(), "t")
-	copyDir(t, filepath.Join(dir, "kernel-rs", "table-with-dv-small"), root)
+	if err := testutil.CopyTree(filepath.Join(dir, "kernel-rs", "table-with-dv-small"), root); err != nil {
+		t.Fatal(err)
+	}
 	before := mustRun(t, "scan", root, "--format", "csv").stdout
 
 	r := mustRun(t, "checkpoint", root, "--cleanup")
