@@ -476,6 +476,16 @@ func TestAppendConstraintViolations(t *testing.T) {
 	validateLog(t, tbl)
 }
 
+// mustExpr parses a predicate of a test.
+func mustExpr(t *testing.T, s string) expr.Expr {
+	t.Helper()
+	e, err := expr.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
 func TestOverwrite(t *testing.T) {
 	ctx := context.Background()
 	sch := &schema.StructType{Fields: []schema.StructField{nf("id", schema.Long), nf("p", schema.String)}}
@@ -494,13 +504,6 @@ func TestOverwrite(t *testing.T) {
 		}
 		return tbl
 	}
-	parse := func(s string) expr.Expr {
-		e, err := expr.Parse(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
 	tests := []struct {
 		name  string
 		parts []string
@@ -518,7 +521,7 @@ func TestOverwrite(t *testing.T) {
 			tbl := setup(t, tt.parts)
 			opts := OverwriteOptions{}
 			if tt.where != "" {
-				opts.ReplaceWhere = parse(tt.where)
+				opts.ReplaceWhere = mustExpr(t, tt.where)
 			}
 			if _, err := tbl.OverwriteRows(ctx, tt.rows, opts); err != nil {
 				t.Fatal(err)
@@ -529,7 +532,7 @@ func TestOverwrite(t *testing.T) {
 	}
 	t.Run("rows outside the predicate", func(t *testing.T) {
 		tbl := setup(t, []string{"p"})
-		_, err := tbl.OverwriteRows(ctx, [][]schema.Value{r(1, "b"), r(2, "c")}, OverwriteOptions{ReplaceWhere: parse("p = 'b'")})
+		_, err := tbl.OverwriteRows(ctx, [][]schema.Value{r(1, "b"), r(2, "c")}, OverwriteOptions{ReplaceWhere: mustExpr(t, "p = 'b'")})
 		var ce *ConstraintError
 		if !errors.As(err, &ce) || ce.Kind != write.KindPredicate || ce.Row != 1 {
 			t.Fatalf("err = %v, want a replaceWhere violation at row 1", err)
@@ -565,13 +568,6 @@ func TestOverwriteChangeData(t *testing.T) {
 	r := func(id int64, p string) []schema.Value {
 		return []schema.Value{schema.LongValue(id), schema.StringValue(p), {}}
 	}
-	parse := func(s string) expr.Expr {
-		e, err := expr.Parse(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
 	tests := []struct {
 		name    string
 		parts   []string
@@ -604,7 +600,7 @@ func TestOverwriteChangeData(t *testing.T) {
 			}
 			opts := OverwriteOptions{}
 			if tt.where != "" {
-				opts.ReplaceWhere = parse(tt.where)
+				opts.ReplaceWhere = mustExpr(t, tt.where)
 			}
 			v, err := tbl.OverwriteRows(ctx, tt.rows, opts)
 			if err != nil {
