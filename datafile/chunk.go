@@ -164,40 +164,21 @@ type bounds struct {
 }
 
 func (b *bounds) addInts(lo, hi int64) {
-	if !b.has {
-		b.minI, b.maxI, b.has = lo, hi, true
-		return
-	}
-	b.minI, b.maxI = min(b.minI, lo), max(b.maxI, hi)
+	widen(&b.minI, &b.maxI, !b.has, lo, hi)
+	b.has = true
 }
 
 // addFloats adds the bounds of non-NaN values.
 func (b *bounds) addFloats(lo, hi float64) {
-	if !b.has {
-		b.minF, b.maxF, b.has = lo, hi, true
-		return
-	}
-	if lo < b.minF {
-		b.minF = lo
-	}
-	if hi > b.maxF {
-		b.maxF = hi
-	}
+	widen(&b.minF, &b.maxF, !b.has, lo, hi)
+	b.has = true
 }
 
 // addStrings adds the bounds of byte arrays. It keeps the strings: the
 // caller passes strings that are never modified.
 func (b *bounds) addStrings(lo, hi string) {
-	if !b.has {
-		b.minS, b.maxS, b.has = lo, hi, true
-		return
-	}
-	if lo < b.minS {
-		b.minS = lo
-	}
-	if hi > b.maxS {
-		b.maxS = hi
-	}
+	widen(&b.minS, &b.maxS, !b.has, lo, hi)
+	b.has = true
 }
 
 // addBytes adds a byte array; v may be reused by the caller.

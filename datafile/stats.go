@@ -50,6 +50,7 @@ package datafile
 //     written "Infinity" and "-Infinity".
 
 import (
+	"cmp"
 	"math"
 	"math/big"
 	"strconv"
@@ -226,16 +227,8 @@ type colAcc struct {
 }
 
 func (a *colAcc) addInt(x int64) {
-	if !a.has {
-		a.minI, a.maxI, a.has = x, x, true
-		return
-	}
-	if x < a.minI {
-		a.minI = x
-	}
-	if x > a.maxI {
-		a.maxI = x
-	}
+	widen(&a.minI, &a.maxI, !a.has, x, x)
+	a.has = true
 }
 
 func (a *colAcc) addFloat(f float64) {
@@ -243,30 +236,30 @@ func (a *colAcc) addFloat(f float64) {
 		a.nan = true
 		return
 	}
-	if !a.has {
-		a.minF, a.maxF, a.has = f, f, true
-		return
-	}
-	if f < a.minF {
-		a.minF = f
-	}
-	if f > a.maxF {
-		a.maxF = f
-	}
+	widen(&a.minF, &a.maxF, !a.has, f, f)
+	a.has = true
 }
 
 // addString keeps s itself: Values are immutable, so holding the string
 // holds no buffer of the caller's that could change.
 func (a *colAcc) addString(s string) {
-	if !a.has {
-		a.minS, a.maxS, a.has = s, s, true
+	widen(&a.minS, &a.maxS, !a.has, s, s)
+	a.has = true
+}
+
+// widen makes *lo..*hi take in x..y (x <= y, no NaN); when empty, it
+// becomes x..y. On a tie a bound keeps the value it holds (the zero it
+// has, of -0.0 and +0.0).
+func widen[T cmp.Ordered](lo, hi *T, empty bool, x, y T) {
+	if empty {
+		*lo, *hi = x, y
 		return
 	}
-	if s < a.minS {
-		a.minS = s
+	if x < *lo {
+		*lo = x
 	}
-	if s > a.maxS {
-		a.maxS = s
+	if y > *hi {
+		*hi = y
 	}
 }
 
