@@ -113,7 +113,7 @@ func RowsWithChanges(ctx context.Context, snap *snapshot.Snapshot, batches iter.
 	return w.adds, w.inserts.cdcs, nil
 }
 
-// rowWriter is the state of one Rows call.// rowWriter is the state of one Rows call.
+// rowWriter is the state of one Rows call.
 type rowWriter struct {
 	store    logstore.Store
 	sch      *schema.StructType
@@ -156,8 +156,9 @@ type openFile struct {
 // newRowWriter returns a writer of data files, or of change-data files
 // of change type change when it is not empty. A change-data file holds the
 // data columns and _change_type, has no statistics, and lives under
-// _change_data/; rows of a change type other than insert are rows the
-// table held, and are not checked again.
+// _change_data/. Only a writer of data files checks rows: inserted rows
+// reach change data through it (inserts), already checked and completed,
+// and other changes are of rows the table held.
 func newRowWriter(snap *snapshot.Snapshot, opts Options, change string) (*rowWriter, error) {
 	sch := snap.Schema()
 	m := snap.Metadata()
@@ -170,7 +171,7 @@ func newRowWriter(snap *snapshot.Snapshot, opts Options, change string) (*rowWri
 		}
 	}
 	var c *checks
-	if change == "" || change == ChangeInsert {
+	if change == "" {
 		var err error
 		if c, err = compileChecks(sch, m.Configuration, opts.Require); err != nil {
 			return nil, err
