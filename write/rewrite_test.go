@@ -12,6 +12,9 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/datafile"
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/schema"
@@ -338,5 +341,45 @@ func TestRewriteErrorCleansUp(t *testing.T) {
 				t.Errorf("files after the failure %v, want only %v", after, before)
 			}
 		})
+	}
+}
+
+// An overwrite's rewrite reads files the log names by absolute paths under
+// the table root, as a scan does, and refuses those outside it.
+func TestReplaceAbsolutePath(t *testing.T) {
+	ctx := context.Background()
+	snap := newSnapshot(t, rewriteSpec(false))
+	a := writeFile(t, snap, "a", 0, 6)
+	abs := *a
+	abs.Path = "s3://bucket/t/" + a.Path
+	data, err := actions.EncodeCommit([]actions.Action{{Add: &abs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := snap.Store().PutIfAbsent(ctx, deltalog.CommitKey(1), data); err != nil {
+		t.Fatal(err)
+	}
+	snap, err = snapshot.Load(ctx, snap.Store(), deltalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, err := expr.Parse("id < 2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Replace(ctx, snap, pred, Options{TableURI: "s3://bucket/other"}); !errors.Is(err, deltaerr.ErrPathEscapesRoot) {
+		t.Errorf("root elsewhere: err = %v, want ErrPathEscapesRoot", err)
+	}
+	r, err := Replace(ctx, snap, pred, Options{TableURI: "s3://bucket/t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Removes) != 1 || r.Removes[0].Path != abs.Path || !slices.Equal(r.Read, []string{abs.Path}) {
+		t.Errorf("removes %+v, read %v; want the file at %s", r.Removes, r.Read, abs.Path)
+	}
+	got := rowKeys(t, snap, ptrs(r.Adds)...)
+	want := map[int64]string{2: "2|v2|a", 3: "3|v3|a", 4: "4|v4|a", 5: "5|v5|a"}
+	if !maps.Equal(got, want) {
+		t.Errorf("rows kept %v, want %v", got, want)
 	}
 }
