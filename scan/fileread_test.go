@@ -3,8 +3,10 @@ package scan_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,10 +19,12 @@ import (
 	"github.com/godelta/delta/dv"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/testutil"
 )
 
 // field is the JSON of a schema field; meta is its metadata object body.
@@ -442,5 +446,58 @@ func TestReadFileStops(t *testing.T) {
 	})
 	if !errors.Is(err, stop) || calls != 1 {
 		t.Errorf("err = %v after %d calls, want %v after 1", err, calls, stop)
+	}
+}
+
+// On Spark-written tables with deletion vectors (one at a relative path,
+// one under column mapping and in a checkpoint), the positions read and
+// the rows the vector deletes partition the file's rows.
+func TestReadFilePositionsCorpus(t *testing.T) {
+	ctx := context.Background()
+	for _, table := range []string{"kernel-rs/table-with-dv-small", "golden/dv-with-columnmapping/delta"} {
+		t.Run(table, func(t *testing.T) {
+			store, err := local.New(filepath.Join(testutil.CorpusDir(t), table))
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap, err := snapshot.Load(ctx, store, deltalog.Latest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fr, err := scan.NewFileReader(snap, scan.Options{BatchSize: 7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			withDV := 0
+			for add := range snap.Files() {
+				if add.DeletionVector == nil {
+					continue
+				}
+				withDV++
+				deleted, err := dv.Load(ctx, store, add.DeletionVector, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, pos, err := readAll(t, fr, add)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var st struct{ NumRecords int64 }
+				if err := json.Unmarshal([]byte(add.Stats), &st); err != nil || st.NumRecords == 0 {
+					t.Fatalf("stats of %s: %q", add.Path, add.Stats)
+				}
+				if int64(len(pos))+int64(deleted.Cardinality()) != st.NumRecords {
+					t.Errorf("%s: %d rows read + %d deleted, want the file's %d", add.Path, len(pos), deleted.Cardinality(), st.NumRecords)
+				}
+				for i, p := range pos {
+					if deleted.Contains(uint64(p)) || i > 0 && p <= pos[i-1] || p >= st.NumRecords {
+						t.Fatalf("%s: position %d read (deleted %v, after %v)", add.Path, p, deleted.Contains(uint64(p)), pos[max(i-1, 0)])
+					}
+				}
+			}
+			if withDV == 0 {
+				t.Fatal("no file with a deletion vector: the test shows nothing")
+			}
+		})
 	}
 }
