@@ -2,26 +2,21 @@ package delta
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
-	"maps"
-	"slices"
-	"time"
 
-	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
-	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/txn"
 	"github.com/godelta/delta/write"
 )
 
 // RowBatch is a column-major run of logical rows in table schema order, as
-// Append and Overwrite take them; see write.Batch.
-type RowBatch = write.Batch
+// Append and Overwrite take them: schema.Batch, the type a scan yields too
+// (Batch); see write.Batch.
+type RowBatch = schema.Batch
 
 // Errors of writing rows; see package write.
 var (
@@ -97,23 +92,7 @@ func (t *Table) Append(ctx context.Context, batches iter.Seq2[RowBatch, error], 
 	if err != nil {
 		return 0, err
 	}
-	adds, err := write.Rows(ctx, snap, batches, t.rowOptions(opts, nil))
-	if err != nil {
-		return 0, err
-	}
-	topts := txnOptions(opts.Txn, snap, "Append", nil)
-	v, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
-		if err := sameTable(snap, tx.Snapshot()); err != nil {
-			return err
-		}
-		tx.Add(slices.Clone(adds)...)
-		return nil
-	})
-	if err != nil {
-		t.dropFiles(err, adds)
-		return 0, err
-	}
-	return v, nil
+	return write.Append(ctx, snap, batches, t.commitOptions(opts, nil))
 }
 
 // AppendRows is Append of rows given row by row, in table schema order.
@@ -139,74 +118,11 @@ func (t *Table) Overwrite(ctx context.Context, batches iter.Seq2[RowBatch, error
 	if err != nil {
 		return 0, err
 	}
-	if snap.Properties()[write.PropAppendOnly] == "true" {
-		return 0, fmt.Errorf("delta: overwrite of %s: %w", logstore.RedactURI(t.uri), ErrAppendOnly)
+	v, err := write.Overwrite(ctx, snap, batches, t.commitOptions(opts.WriteOptions, opts.ReplaceWhere))
+	if errors.Is(err, ErrAppendOnly) {
+		return 0, fmt.Errorf("delta: overwrite of %s: %w", logstore.RedactURI(t.uri), err)
 	}
-	pred := opts.ReplaceWhere
-	// An overwrite that rewrites rows of a table with the change data feed
-	// on writes change data: the rows it deletes and the rows it inserts.
-	_, changeData, err := write.RewritesRows(snap, pred)
-	if err != nil {
-		return 0, err
-	}
-	var (
-		adds    []actions.Add
-		inserts []actions.CDC
-	)
-	if changeData {
-		adds, inserts, err = write.RowsWithChanges(ctx, snap, batches, t.rowOptions(opts.WriteOptions, pred))
-	} else {
-		adds, err = write.Rows(ctx, snap, batches, t.rowOptions(opts.WriteOptions, pred))
-	}
-	if err != nil {
-		return 0, err
-	}
-	var rewritten []actions.Add // files of the attempt that is running
-	topts := txnOptions(opts.Txn, snap, "Overwrite", pred)
-	v, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
-		if len(rewritten) > 0 { // a previous attempt's rewrites: orphans now
-			t.dropFiles(nil, rewritten)
-			rewritten = nil
-		}
-		// sameTable also keeps changeData true to the table: the
-		// configuration did not change.
-		if err := sameTable(snap, tx.Snapshot()); err != nil {
-			return err
-		}
-		r, err := write.Replace(ctx, tx.Snapshot(), pred, t.rowOptions(opts.WriteOptions, nil))
-		if err != nil {
-			return err
-		}
-		rewritten = append(r.Adds, cdcFiles(r.CDC)...)
-		if pred == nil {
-			tx.ReadWholeTable()
-		} else {
-			tx.ReadPredicate(pred)
-			tx.ReadFiles(r.Read...)
-		}
-		tx.Remove(r.Removes...)
-		tx.Add(slices.Clone(adds)...)
-		tx.Add(slices.Clone(r.Adds)...)
-		if changeData {
-			tx.AddCDC(slices.Clone(inserts)...)
-			tx.AddCDC(r.CDC...)
-		}
-		return nil
-	})
-	if err != nil {
-		t.dropFiles(err, slices.Concat(adds, cdcFiles(inserts), rewritten))
-		return 0, err
-	}
-	return v, nil
-}
-
-// cdcFiles returns the files of cdc actions as adds, for dropFiles.
-func cdcFiles(cdcs []actions.CDC) []actions.Add {
-	out := make([]actions.Add, len(cdcs))
-	for i, c := range cdcs {
-		out[i] = actions.Add{Path: c.Path}
-	}
-	return out
+	return v, err
 }
 
 // OverwriteRows is Overwrite of rows given row by row.
@@ -228,60 +144,16 @@ func (t *Table) writableSnapshot(ctx context.Context) (*Snapshot, error) {
 	return snap, nil
 }
 
-func (t *Table) rowOptions(opts WriteOptions, require expr.Expr) write.Options {
-	return write.Options{TargetFileSize: opts.TargetFileSize, Compression: opts.Compression, Require: require, Now: opts.Txn.Clock}
-}
-
-// dropFiles deletes data files that no commit names, best effort, unless
-// err says the commit may have landed.
-func (t *Table) dropFiles(err error, adds []actions.Add) {
-	if errors.Is(err, txn.ErrCommitUnknown) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for _, a := range adds {
-		_ = t.store.Delete(ctx, CanonicalPath(a.Path))
-	}
-}
-
-// txnOptions fills in the operation and Spark's operation parameters.
-func txnOptions(o TxnOptions, snap *Snapshot, mode string, pred expr.Expr) TxnOptions {
-	if o.Operation == "" {
-		o.Operation = "WRITE"
-	}
-	if o.OperationParameters == nil {
-		parts, _ := json.Marshal(snap.Metadata().PartitionColumns)
-		o.OperationParameters = map[string]any{"mode": mode, "partitionBy": string(parts)}
-		if pred != nil {
-			p, _ := json.Marshal([]string{pred.String()})
-			o.OperationParameters["predicate"] = string(p)
-		}
-	}
+// commitOptions are the options of write.Append and write.Overwrite.
+func (t *Table) commitOptions(opts WriteOptions, replaceWhere expr.Expr) write.CommitOptions {
+	o := opts.Txn
 	if o.EngineInfo == "" {
 		o.EngineInfo = EngineInfo
 	}
-	// Package write checked every row against the invariants, CHECK
-	// constraints and generated columns.
-	o.RowsChecked = true
-	return o
-}
-
-// sameTable fails, as a conflict, when the snapshot a transaction runs on
-// has another protocol, schema, partitioning or configuration than the one
-// the data files were written for.
-func sameTable(wrote, now *snapshot.Snapshot) error {
-	if wrote.Version() == now.Version() {
-		return nil
+	return write.CommitOptions{
+		Options: write.Options{TargetFileSize: opts.TargetFileSize, Compression: opts.Compression,
+			Now: opts.Txn.Clock, TableURI: t.rootURI()},
+		Txn:          o,
+		ReplaceWhere: replaceWhere,
 	}
-	a, b := wrote.Metadata(), now.Metadata()
-	pa, pb := wrote.Protocol(), now.Protocol()
-	if a.ID != b.ID || a.SchemaString != b.SchemaString || !slices.Equal(a.PartitionColumns, b.PartitionColumns) ||
-		!maps.Equal(a.Configuration, b.Configuration) || pa.MinReaderVersion != pb.MinReaderVersion ||
-		pa.MinWriterVersion != pb.MinWriterVersion || !slices.Equal(pa.ReaderFeatures, pb.ReaderFeatures) ||
-		!slices.Equal(pa.WriterFeatures, pb.WriterFeatures) {
-		return fmt.Errorf("delta: the table's metadata or protocol changed at or before version %d, after the data files were written for version %d: %w",
-			now.Version(), wrote.Version(), txn.ErrConflict)
-	}
-	return nil
 }

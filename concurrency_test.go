@@ -262,29 +262,16 @@ func compact(ctx context.Context, t *Table, p string) (int64, error) {
 	if len(old) < 2 {
 		return 0, errNothingToCompact
 	}
-	batches := func(yield func(RowBatch, error) bool) {
-		for _, f := range old {
-			for b, err := range write.FileRows(ctx, snap, f) {
-				if !yield(b, err) || err != nil {
-					return
-				}
-			}
-		}
+	keep := func(*actions.Add, int64, []schema.Value) (write.Verdict, []schema.Value, error) {
+		return write.Keep, nil, nil
 	}
-	adds, err := write.Rows(ctx, snap, batches, write.Options{})
+	r, err := write.Rewrite(ctx, snap, old, keep, write.RewriteOptions{Copy: true, NoDataChange: true})
 	if err != nil {
 		return 0, err
 	}
-	now := int64(1)
-	for i := range adds {
-		adds[i].DataChange = false
-	}
-	for _, f := range old {
-		tx.ReadFiles(f.Path)
-		size := f.Size
-		tx.Remove(actions.Remove{Path: f.Path, DeletionTimestamp: &now, DataChange: false,
-			ExtendedFileMetadata: new(true), PartitionValues: f.PartitionValues, Size: &size})
-	}
+	tx.ReadFiles(r.Read...)
+	tx.Remove(r.Removes...)
+	adds := r.Adds
 	tx.Add(adds...)
 	return tx.Commit(ctx)
 }

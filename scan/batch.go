@@ -9,47 +9,14 @@ import (
 )
 
 // Batch is a run of rows held column-wise: Columns[j][i] is the value of
-// column j (in Schema order) in row i.
+// column j (in the scan's Schema order) in row i. It is schema.Batch, the
+// form the writer takes too.
 //
 // A batch that Batches yields is valid until the loop body that received
 // it returns: its memory is then reused for later batches (that is what
 // keeps a scan's allocations flat). Clone a batch to keep it; the Values
 // themselves, and rows from Row, may be kept.
-type Batch struct {
-	Len     int
-	Columns [][]schema.Value
-	schema  *schema.StructType
-	backing [][]schema.Value // pooled memory of Columns, see recycle
-}
-
-// Clone returns a copy of b that stays valid.
-func (b *Batch) Clone() *Batch {
-	all := make([]schema.Value, b.Len*len(b.Columns))
-	cols := make([][]schema.Value, len(b.Columns))
-	for j, c := range b.Columns {
-		cols[j] = all[j*b.Len : (j+1)*b.Len : (j+1)*b.Len]
-		copy(cols[j], c)
-	}
-	return &Batch{Len: b.Len, Columns: cols, schema: b.schema}
-}
-
-// release returns the batch's memory to the pool.
-func (b *Batch) release() {
-	recycle(b.backing...)
-	b.backing, b.Columns, b.Len = nil, nil, 0
-}
-
-// Schema returns the logical schema of the batch's columns.
-func (b *Batch) Schema() *schema.StructType { return b.schema }
-
-// Row returns row i of the batch.
-func (b *Batch) Row(i int) Row {
-	vals := make([]schema.Value, len(b.Columns))
-	for j, c := range b.Columns {
-		vals[j] = c[i]
-	}
-	return Row{schema: b.schema, values: vals}
-}
+type Batch = schema.Batch
 
 // Row is one row of a scan: values in the order of its schema's fields.
 type Row struct {
@@ -82,7 +49,7 @@ func (r Row) Get(name string) (schema.Value, bool) {
 
 // result is one batch or error of a task.
 type result struct {
-	b   *Batch
+	b   *fileBatch
 	err error
 }
 
@@ -91,8 +58,8 @@ type result struct {
 // memory stays bounded by conc tasks in flight. Stopping the iteration
 // cancels the tasks still running and waits for them.
 func runOrdered(ctx context.Context, conc int, tasks iter.Seq2[*fileRead, error],
-	work func(context.Context, *fileRead, func(*Batch) error) error) iter.Seq2[*Batch, error] {
-	return func(yield func(*Batch, error) bool) {
+	work func(context.Context, *fileRead, func(*fileBatch) error) error) iter.Seq2[*fileBatch, error] {
+	return func(yield func(*fileBatch, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		var wg sync.WaitGroup
 		defer func() {
@@ -132,7 +99,7 @@ func runOrdered(ctx context.Context, conc int, tasks iter.Seq2[*fileRead, error]
 					defer wg.Done()
 					defer func() { <-sem }()
 					defer close(out)
-					err := work(ctx, t, func(b *Batch) error {
+					err := work(ctx, t, func(b *fileBatch) error {
 						select {
 						case out <- result{b: b}:
 							return nil

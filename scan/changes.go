@@ -139,7 +139,7 @@ func (c *Changes) Batches(ctx context.Context) iter.Seq2[*Batch, error] {
 
 // Rows yields the changes one row at a time.
 func (c *Changes) Rows(ctx context.Context) iter.Seq2[Row, error] {
-	return rowsOf(c.Batches(ctx))
+	return rowsOf(c.s.out, c.Batches(ctx))
 }
 
 // tasks yields, commit by commit, the files to read and how.
@@ -229,7 +229,7 @@ func (c *Changes) commitReads(v int64, ts time.Time, acts []actions.Action) ([]*
 			if err != nil {
 				return nil, err
 			}
-			reads = append(reads, &fileRead{scan: s, out: s.out, plan: plan, path: f.Path, size: f.Size, pv: pv,
+			reads = append(reads, &fileRead{r: s.reader, out: s.out, plan: plan, path: f.Path, size: f.Size, pv: pv,
 				extra: []schema.Value{version, stamp}})
 		}
 		return reads, nil
@@ -260,14 +260,14 @@ func (c *Changes) commitReads(v int64, ts time.Time, acts []actions.Action) ([]*
 			paired[p] = true
 			oldDV, newDV := rm.DeletionVector, add.DeletionVector
 			// Rows the new vector deletes and the old did not.
-			reads = append(reads, &fileRead{scan: s, out: s.out, add: add, pv: pv,
+			reads = append(reads, &fileRead{r: s.reader, out: s.out, add: add, pv: pv,
 				keepFrom: s.dvDiff(newDV, oldDV), extra: change(ChangeDelete)})
 			// Rows the old vector deleted and the new one keeps.
-			reads = append(reads, &fileRead{scan: s, out: s.out, add: add, pv: pv,
+			reads = append(reads, &fileRead{r: s.reader, out: s.out, add: add, pv: pv,
 				keepFrom: s.dvDiff(oldDV, newDV), extra: change(ChangeInsert)})
 			continue
 		}
-		reads = append(reads, &fileRead{scan: s, out: s.out, add: add, pv: pv, dv: add.DeletionVector, extra: change(ChangeInsert)})
+		reads = append(reads, &fileRead{r: s.reader, out: s.out, add: add, pv: pv, dv: add.DeletionVector, extra: change(ChangeInsert)})
 	}
 	for i := range acts {
 		rm := acts[i].Remove
@@ -282,7 +282,7 @@ func (c *Changes) commitReads(v int64, ts time.Time, acts []actions.Action) ([]*
 		if err != nil {
 			return nil, err
 		}
-		reads = append(reads, &fileRead{scan: s, out: s.out, path: rm.Path, size: size, pv: pv, dv: rm.DeletionVector, extra: change(ChangeDelete)})
+		reads = append(reads, &fileRead{r: s.reader, out: s.out, path: rm.Path, size: size, pv: pv, dv: rm.DeletionVector, extra: change(ChangeDelete)})
 	}
 	return reads, nil
 }

@@ -29,10 +29,22 @@
 // their batches are delivered in the snapshot's file order, so a scan's
 // output is deterministic.
 //
+// # One reader of data files
+//
+// Steps 2 to 4 are the reading of one data file, and every data file the
+// library reads goes through the same code for them: a scan, the change
+// data feed, and FileReader, which gives that reading to code that picks
+// its files itself and needs each row's position in its file (package
+// write's rewrites: an overwrite with a replaceWhere on data columns, and
+// DELETE, UPDATE, MERGE and OPTIMIZE). One reader means one set of rules
+// for paths, deletion vectors, column mapping, widening and partition
+// values, whoever reads.
+//
 // # Batch form
 //
-// Internally and in Batches, rows travel column-wise: a Batch is one slice
-// of schema.Value per output column. Column-wise batches let the reader
+// Internally and in Batches, rows travel column-wise: a Batch
+// (schema.Batch, the form package write takes too) is one slice of
+// schema.Value per output column. Column-wise batches let the reader
 // fill one column at a time from Parquet pages (which are column-wise too)
 // and let the filter touch only the columns it needs; schema.Value is a
 // small tagged union, so a primitive costs no allocation, and nested values

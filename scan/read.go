@@ -16,6 +16,7 @@ import (
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/snapshot"
 )
 
 // readPlan says which physical columns to read from each data file and
@@ -68,9 +69,99 @@ func newReadPlan(table, physical *schema.StructType, parts map[string]partColumn
 	return p
 }
 
+// reader is the planned reading of the data files of one snapshot: what
+// Scan, Changes and FileReader share. Every data file the library reads
+// goes through reader.readFile (fileRead.run): the one place that turns a
+// log path into a store key, loads deletion vectors, opens the Parquet
+// file, maps columns and injects partition values.
+type reader struct {
+	store logstore.Store
+	opts  Options
+	table *schema.StructType // logical table schema
+	// physical is table with column mapping applied, field for field.
+	physical *schema.StructType
+	out      *schema.StructType // logical output schema
+	mode     schema.ColumnMappingMode
+	byID     bool
+	parts    map[string]partColumn // logical partition column -> its type and key
+	plan     readPlan
+	pred     expr.Expr
+	statsC   []string // predicate columns that have statistics (not partitions)
+	m        counters
+}
+
+// FileReader reads single data files of a snapshot as logical rows: the
+// reading a scan does for each file it keeps, for code that chooses the
+// files itself and must know where each row sits in its file (rewrites of
+// files: overwrite, and the DELETE, UPDATE, MERGE and OPTIMIZE to come).
+//
+// The file's path is resolved as the log gives it: a relative path is
+// percent-decoded and must stay under the table root; an absolute one must
+// lie under Options.TableURI (ErrPathEscapesRoot otherwise). Its deletion
+// vector (inline, relative or absolute) removes rows. Partition values are
+// parsed to their column types (physical keys under column mapping);
+// columns are matched by physical name, or by field id under id mapping;
+// narrower Parquet types are widened to the table's type (typeWidening).
+// Options.Columns choose and order the output columns, and
+// Options.Predicate keeps the rows on which it is TRUE. A FileReader is
+// safe for concurrent use.
+type FileReader struct{ r *reader }
+
+// NewFileReader plans reading data files of snap with opts (Concurrency
+// is not used). It fails as New does.
+func NewFileReader(snap *snapshot.Snapshot, opts Options) (*FileReader, error) {
+	r, err := newReader(snap, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &FileReader{r: r}, nil
+}
+
+// Schema returns the logical schema of the batches ReadFile gives.
+func (fr *FileReader) Schema() *schema.StructType { return fr.r.out }
+
+// FileBatch is a run of rows read from one data file: the rows in the
+// reader's column order, and where each sits in the file.
+type FileBatch struct {
+	schema.Batch
+	// Positions[i] is the position in the file of row i: its index among
+	// all the file's rows, from 0 and in file order, as deletion vectors
+	// count them. Rows a deletion vector or the predicate drop leave gaps.
+	Positions []int64
+}
+
+// fileBatch is a FileBatch with the pooled memory of its columns.
+type fileBatch struct {
+	FileBatch
+	backing [][]schema.Value // pooled memory of Columns, see recycle
+}
+
+// release returns the batch's memory to the pool.
+func (b *fileBatch) release() {
+	recycle(b.backing...)
+	b.backing, b.Columns, b.Len, b.Positions = nil, nil, 0, nil
+}
+
+// ReadFile reads the live rows of the data file add (those its deletion
+// vector keeps and the predicate matches) and calls fn with each batch of
+// them, in file order. A batch and its slices are valid until fn returns;
+// the Values may be kept. An error from fn stops the read and is returned.
+// A file the log names but storage lacks is deltaerr.ErrCorrupt.
+func (fr *FileReader) ReadFile(ctx context.Context, add *actions.Add, fn func(*FileBatch) error) error {
+	pv, err := fr.r.partitionValues(add)
+	if err != nil {
+		return err
+	}
+	t := &fileRead{r: fr.r, out: fr.r.out, add: add, pv: pv, dv: add.DeletionVector, filter: fr.r.pred, positions: true}
+	return t.run(ctx, func(b *fileBatch) error {
+		defer b.release()
+		return fn(&b.FileBatch)
+	})
+}
+
 // fileRead is the reading of one data file.
 type fileRead struct {
-	scan   *Scan
+	r      *reader
 	out    *schema.StructType // output schema
 	plan   *readPlan
 	add    *actions.Add
@@ -85,45 +176,47 @@ type fileRead struct {
 	keepFrom func(ctx context.Context) (func(pos int64) bool, error)
 	// extra are constant columns appended to every output row.
 	extra []schema.Value
+	// positions fills FileBatch.Positions.
+	positions bool
 }
 
 // run reads the file and emits one output batch per batch read.
-func (r *fileRead) run(ctx context.Context, emit func(*Batch) error) error {
-	s := r.scan
-	if r.plan == nil {
-		r.plan = &s.plan
+func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
+	s := t.r
+	if t.plan == nil {
+		t.plan = &s.plan
 	}
-	if r.add != nil && r.path == "" {
-		r.path, r.size = r.add.Path, r.add.Size
+	if t.add != nil && t.path == "" {
+		t.path, t.size = t.add.Path, t.add.Size
 	}
-	key, err := s.dataKey(r.path)
+	key, err := s.dataKey(t.path)
 	if err != nil {
 		return err
 	}
-	size := r.size
+	size := t.size
 	if size <= 0 {
 		info, err := s.store.Stat(ctx, key)
 		if err != nil {
-			return fmt.Errorf("scan: data file %s: %w", r.path, err)
+			return fmt.Errorf("scan: data file %s: %w", t.path, missing(err))
 		}
 		size = info.Size
 	}
 	var deleted *dv.Bitmap
-	if r.dv != nil {
-		deleted, err = dv.Load(ctx, s.store, r.dv, s.resolveAbs)
+	if t.dv != nil {
+		deleted, err = dv.Load(ctx, s.store, t.dv, s.resolveAbs)
 		if err != nil {
-			return fmt.Errorf("scan: deletion vector of %s: %w", r.path, err)
+			return fmt.Errorf("scan: deletion vector of %s: %w", t.path, err)
 		}
 	}
 	var keep func(int64) bool
-	if r.keepFrom != nil {
-		if keep, err = r.keepFrom(ctx); err != nil {
-			return fmt.Errorf("scan: deletion vectors of %s: %w", r.path, err)
+	if t.keepFrom != nil {
+		if keep, err = t.keepFrom(ctx); err != nil {
+			return fmt.Errorf("scan: deletion vectors of %s: %w", t.path, err)
 		}
 	}
 	f, err := datafile.Open(logstore.ReaderAt(ctx, s.store, key, size), size)
 	if err != nil {
-		return fmt.Errorf("scan: data file %s: %w", r.path, missing(err))
+		return fmt.Errorf("scan: data file %s: %w", t.path, missing(err))
 	}
 	// Fresh batches: when every row of a batch is kept, its columns become
 	// the output's without a copy.
@@ -136,8 +229,8 @@ func (r *fileRead) run(ctx context.Context, emit func(*Batch) error) error {
 	}
 	opts := datafile.ReadOptions{ByFieldID: s.byID, BatchSize: s.opts.BatchSize, Fresh: true, Alloc: alloc}
 	sel := make([]int, 0, 1024)
-	row := rowLookup{plan: r.plan, pv: r.pv}
-	err = readBatches(ctx, f, r.plan.read, opts, func(b *datafile.Batch) error {
+	row := rowLookup{plan: t.plan, pv: t.pv}
+	err = readBatches(ctx, f, t.plan.read, opts, func(b *datafile.Batch) error {
 		s.m.rowsRead.Add(int64(b.Len))
 		sel = sel[:0]
 		row.cols = b.Columns
@@ -150,9 +243,9 @@ func (r *fileRead) run(ctx context.Context, emit func(*Batch) error) error {
 			if keep != nil && !keep(pos) {
 				continue
 			}
-			if r.filter != nil {
+			if t.filter != nil {
 				row.i = i
-				if expr.Eval(r.filter, row.lookup) != expr.True {
+				if expr.Eval(t.filter, row.lookup) != expr.True {
 					s.m.rowsFiltered.Add(1)
 					continue
 				}
@@ -163,10 +256,17 @@ func (r *fileRead) run(ctx context.Context, emit func(*Batch) error) error {
 			recycle(lastAlloc)
 			return nil
 		}
-		return emit(r.project(b, sel, lastAlloc))
+		out := t.project(b, sel, lastAlloc)
+		if t.positions {
+			out.Positions = make([]int64, len(sel))
+			for k, i := range sel {
+				out.Positions[k] = b.FirstRow + int64(i)
+			}
+		}
+		return emit(out)
 	})
 	if err != nil {
-		return fmt.Errorf("scan: data file %s: %w", r.path, missing(err))
+		return fmt.Errorf("scan: data file %s: %w", t.path, missing(err))
 	}
 	return nil
 }
@@ -207,7 +307,7 @@ func missing(err error) error {
 // columns are fresh (see ReadOptions.Fresh) and live in mem: a column of
 // which every row is kept is taken as it is, and the output batch then owns
 // mem; otherwise mem is recycled once copied from.
-func (r *fileRead) project(b *datafile.Batch, sel []int, mem []schema.Value) *Batch {
+func (r *fileRead) project(b *datafile.Batch, sel []int, mem []schema.Value) *fileBatch {
 	n := len(sel)
 	cols := make([][]schema.Value, len(r.plan.out)+len(r.extra))
 	// One allocation for every output column that needs one.
@@ -218,7 +318,7 @@ func (r *fileRead) project(b *datafile.Batch, sel []int, mem []schema.Value) *Ba
 		}
 	}
 	var all []schema.Value
-	out := &Batch{Len: n, Columns: cols, schema: r.out}
+	out := &fileBatch{FileBatch: FileBatch{Batch: schema.Batch{Len: n, Columns: cols}}}
 	if need > 0 {
 		all = allocValues(n * need)[:n*need]
 		out.backing = append(out.backing, all)
@@ -365,7 +465,7 @@ func fieldIndex(st *schema.StructType, name string) int {
 // dataKey turns a file path from the log into a store key. Relative paths
 // are URI-decoded and must stay under the root; absolute ones must lie
 // under Options.TableURI.
-func (s *Scan) dataKey(p string) (string, error) {
+func (s *reader) dataKey(p string) (string, error) {
 	if isAbsolute(p) {
 		return s.resolveAbs(p)
 	}
@@ -410,7 +510,7 @@ func isAbsolute(p string) bool {
 
 // resolveAbs turns an absolute path from the log into a store key, if it
 // lies under the table root.
-func (s *Scan) resolveAbs(p string) (string, error) {
+func (s *reader) resolveAbs(p string) (string, error) {
 	root := s.opts.TableURI
 	if root == "" {
 		return "", fmt.Errorf("scan: absolute path %q, and the table's URI is unknown: %w", p, deltaerr.ErrPathEscapesRoot)

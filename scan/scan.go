@@ -13,7 +13,6 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/expr"
-	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
 )
@@ -72,25 +71,15 @@ type File struct {
 
 // Scan is a planned read of a snapshot. Create it with New.
 type Scan struct {
-	snap  *snapshot.Snapshot
-	store logstore.Store
-	opts  Options
-	table *schema.StructType // logical table schema
-	// physical is table with column mapping applied, field for field.
-	physical *schema.StructType
-	out      *schema.StructType // logical output schema
-	mode     schema.ColumnMappingMode
-	byID     bool
-	parts    map[string]partColumn // logical partition column -> its type and key
-	plan     readPlan
-	pred     expr.Expr
-	statsC   []string           // predicate columns that have statistics (not partitions)
-	stats    *expr.StatsDecoder // decodes the statistics of statsC; nil when none
+	*reader // the per-file reading, shared with FileReader
+	snap    *snapshot.Snapshot
+	stats   *expr.StatsDecoder // decodes the statistics of statsC; nil when none
+}
 
-	m struct {
-		filesTotal, skippedPart, skippedStat, filesRead   atomic.Int64
-		rowsRead, rowsDeleted, rowsFiltered, rowsReturned atomic.Int64
-	}
+// counters are the atomic counts behind Metrics.
+type counters struct {
+	filesTotal, skippedPart, skippedStat, filesRead   atomic.Int64
+	rowsRead, rowsDeleted, rowsFiltered, rowsReturned atomic.Int64
 }
 
 type partColumn struct {
@@ -103,11 +92,25 @@ type partColumn struct {
 // deltaerr.ErrUnsupportedFeature when the table needs a reader feature the
 // data path does not support.
 func New(snap *snapshot.Snapshot, opts Options) (*Scan, error) {
+	r, err := newReader(snap, opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Scan{reader: r, snap: snap}
+	if len(s.statsC) > 0 {
+		s.stats = expr.NewStatsDecoder(s.table, s.mode, s.statsC)
+	}
+	return s, nil
+}
+
+// newReader plans the reading of data files of snap: the output columns,
+// the columns the predicate needs, partition columns and column mapping.
+func newReader(snap *snapshot.Snapshot, opts Options) (*reader, error) {
 	p := snap.Protocol()
 	if err := p.ReadSupported(); err != nil {
 		return nil, err
 	}
-	s := &Scan{snap: snap, store: snap.Store(), opts: opts, table: snap.Schema(), pred: opts.Predicate}
+	s := &reader{store: snap.Store(), opts: opts, table: snap.Schema(), pred: opts.Predicate}
 	if s.table == nil {
 		return nil, fmt.Errorf("scan: snapshot %d has no schema: %w", snap.Version(), deltaerr.ErrCorrupt)
 	}
@@ -153,9 +156,6 @@ func New(snap *snapshot.Snapshot, opts Options) (*Scan, error) {
 			}
 		}
 	}
-	if len(s.statsC) > 0 {
-		s.stats = expr.NewStatsDecoder(s.table, s.mode, s.statsC)
-	}
 	physical, err := s.table.PhysicalSchema(s.mode)
 	if err != nil {
 		return nil, fmt.Errorf("scan: %w", err)
@@ -181,7 +181,7 @@ func columnMappingMode(snap *snapshot.Snapshot) schema.ColumnMappingMode {
 
 // field resolves a top-level output column by name, exactly or ignoring
 // case.
-func (s *Scan) field(name string) (*schema.StructField, error) {
+func (s *reader) field(name string) (*schema.StructField, error) {
 	if f, ok := s.table.Field(name); ok {
 		return f, nil
 	}
@@ -194,7 +194,7 @@ func (s *Scan) field(name string) (*schema.StructField, error) {
 // resolvePredColumn checks a predicate column ("a" or "a.b.c") and returns
 // its top-level column's name. A name that is itself a top-level column
 // (even with dots in it) wins over a nested path.
-func (s *Scan) resolvePredColumn(name string) (string, error) {
+func (s *reader) resolvePredColumn(name string) (string, error) {
 	if f, err := s.field(name); err == nil {
 		return f.Name, nil
 	}
@@ -292,13 +292,13 @@ func (s *Scan) Files() iter.Seq2[File, error] {
 	}
 }
 
-func (s *Scan) partitionValues(add *actions.Add) (map[string]schema.Value, error) {
+func (s *reader) partitionValues(add *actions.Add) (map[string]schema.Value, error) {
 	return s.partitionValuesOf(add.PartitionValues, add.Path)
 }
 
 // partitionValuesOf parses the partition values of a file (raw, as in the
 // log) to their column types, keyed by logical name. path is for errors.
-func (s *Scan) partitionValuesOf(raw map[string]string, path string) (map[string]schema.Value, error) {
+func (s *reader) partitionValuesOf(raw map[string]string, path string) (map[string]schema.Value, error) {
 	if len(s.parts) == 0 {
 		return nil, nil
 	}
@@ -319,7 +319,7 @@ func (s *Scan) partitionValuesOf(raw map[string]string, path string) (map[string
 }
 
 // partitionLookup gives the predicate a file's partition values.
-func (s *Scan) partitionLookup(pv map[string]schema.Value) expr.Lookup {
+func (s *reader) partitionLookup(pv map[string]schema.Value) expr.Lookup {
 	return func(col string) (schema.DataType, schema.Value, bool) {
 		pc, ok := s.parts[col]
 		if !ok {
@@ -331,7 +331,7 @@ func (s *Scan) partitionLookup(pv map[string]schema.Value) expr.Lookup {
 
 // parsePartitionValue is schema.ParsePartitionValue, reading timestamps
 // without an offset in Options.PartitionTimeZone.
-func (s *Scan) parsePartitionValue(t schema.DataType, raw string) (schema.Value, error) {
+func (s *reader) parsePartitionValue(t schema.DataType, raw string) (schema.Value, error) {
 	if loc := s.opts.PartitionTimeZone; loc != nil && t == schema.Timestamp {
 		if wall, err := schema.ParsePartitionValue(schema.TimestampNTZ, raw); err == nil && !wall.IsNull() {
 			w := time.UnixMicro(wall.Int64()).UTC()
@@ -373,7 +373,7 @@ func (s *Scan) Batches(ctx context.Context) iter.Seq2[*Batch, error] {
 				yield(nil, err)
 				return
 			}
-			r := &fileRead{scan: s, out: s.out, add: f.Add, pv: f.PartitionValues, dv: f.Add.DeletionVector, filter: s.pred}
+			r := &fileRead{r: s.reader, out: s.out, add: f.Add, pv: f.PartitionValues, dv: f.Add.DeletionVector, filter: s.pred}
 			if !yield(r, nil) {
 				return
 			}
@@ -389,7 +389,7 @@ func (s *Scan) run(ctx context.Context, tasks iter.Seq2[*fileRead, error]) iter.
 		if conc <= 0 {
 			conc = runtime.GOMAXPROCS(0)
 		}
-		work := func(ctx context.Context, r *fileRead, emit func(*Batch) error) error {
+		work := func(ctx context.Context, r *fileRead, emit func(*fileBatch) error) error {
 			s.m.filesRead.Add(1)
 			return r.run(ctx, emit)
 		}
@@ -399,7 +399,7 @@ func (s *Scan) run(ctx context.Context, tasks iter.Seq2[*fileRead, error]) iter.
 				return
 			}
 			s.m.rowsReturned.Add(int64(b.Len))
-			more := yield(b, nil)
+			more := yield(&b.Batch, nil)
 			b.release()
 			if !more {
 				return
@@ -411,10 +411,10 @@ func (s *Scan) run(ctx context.Context, tasks iter.Seq2[*fileRead, error]) iter.
 // Rows yields the scan's rows one by one. Iteration stops at the first
 // error, which is yielded with a zero Row.
 func (s *Scan) Rows(ctx context.Context) iter.Seq2[Row, error] {
-	return rowsOf(s.Batches(ctx))
+	return rowsOf(s.out, s.Batches(ctx))
 }
 
-func rowsOf(batches iter.Seq2[*Batch, error]) iter.Seq2[Row, error] {
+func rowsOf(sch *schema.StructType, batches iter.Seq2[*Batch, error]) iter.Seq2[Row, error] {
 	return func(yield func(Row, error) bool) {
 		for b, err := range batches {
 			if err != nil {
@@ -422,7 +422,7 @@ func rowsOf(batches iter.Seq2[*Batch, error]) iter.Seq2[Row, error] {
 				return
 			}
 			for i := range b.Len {
-				if !yield(b.Row(i), nil) {
+				if !yield(NewRow(sch, b.Row(i)), nil) {
 					return
 				}
 			}

@@ -1,7 +1,8 @@
 // Package write creates Delta tables and writes rows into them as Parquet
 // data files, returning the add actions a transaction (package txn) then
-// commits. It never writes to the log itself, except for the first commit
-// of a new table (see package delta's Create, built on NewTable).
+// commits. Append and Overwrite also run that transaction (txn.Update);
+// otherwise the package writes no log entry, except for the first commit of
+// a new table (see package delta's Create, built on NewTable).
 //
 // # Creating a table
 //
@@ -65,6 +66,22 @@
 // columns and _change_type, and live under _change_data/ in the same
 // partition directories, named cdc-<n>-<uuid>.c000.<codec>.parquet as
 // Spark names them. Other overwrites remove whole files and need none.
+//
+// # Rewriting files
+//
+// Every operation that changes rows already in the table reads files,
+// keeps, drops or replaces each row, and writes the survivors: Rewrite does
+// that once for all of them. It reads each file through scan.FileReader
+// (the reader a scan uses, so paths, deletion vectors, column mapping and
+// widening follow the same rules), asks a RowFunc what becomes of each row
+// (Keep, Drop, Update; with the row's position in its file, for deletion
+// vectors), writes the kept and updated rows with the row writer (checked
+// like new rows), and returns removes, adds and change data (delete,
+// update_preimage, update_postimage) for a transaction to stage. A file in
+// which no row changes is neither rewritten nor removed, unless Copy asks
+// for it (compaction, with NoDataChange). Rows stream batch by batch: a
+// rewrite never holds a whole file. Replace, the removal half of an
+// overwrite, is a Rewrite that drops the rows the replaceWhere matches.
 //
 // Nothing here is safe for concurrent use on one call, but independent
 // calls may run at once: file names are random UUIDs.

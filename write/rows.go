@@ -26,14 +26,12 @@ import (
 // block size and delta-rs's target file size.
 const DefaultTargetFileSize = 128 << 20
 
-// Batch is a run of logical rows, column by column: Columns holds one
-// slice per field of the table schema, in schema order, partition columns
-// included, each at least Len long. Nested values are schema.Values of
-// kind struct, array or map. Rows does not modify the slices.
-type Batch struct {
-	Len     int
-	Columns [][]schema.Value
-}
+// Batch is a run of logical rows, column by column (schema.Batch, the
+// form a scan yields too): Columns holds one slice per field of the table
+// schema, in schema order, partition columns included, each at least Len
+// long. Nested values are schema.Values of kind struct, array or map. Rows
+// does not modify the slices.
+type Batch = schema.Batch
 
 // Options tune Rows. The zero value is usable.
 type Options struct {
@@ -52,6 +50,11 @@ type Options struct {
 	Require expr.Expr
 	// Now gives the files' modificationTime; nil means time.Now.
 	Now func() time.Time
+	// TableURI is the table root as a URI (file:///data/t, s3://b/t), for
+	// reading the table's files at absolute paths that lie under it (see
+	// scan.Options.TableURI): Replace and Rewrite read files. Empty refuses
+	// absolute paths.
+	TableURI string
 }
 
 // Rows writes the rows of batches as data files of the table snap shows,
@@ -80,8 +83,10 @@ func Rows(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch,
 // Change types of the change data feed, the values of the _change_type
 // column of change-data files.
 const (
-	ChangeInsert = "insert"
-	ChangeDelete = "delete"
+	ChangeInsert     = "insert"
+	ChangeDelete     = "delete"
+	ChangeUpdatePre  = "update_preimage"
+	ChangeUpdatePost = "update_postimage"
 )
 
 // changeTypeColumn is the column change-data files add to the data
@@ -329,7 +334,11 @@ func (w *rowWriter) run(ctx context.Context, batches iter.Seq2[Batch, error]) er
 
 // add checks and completes one row (when the writer checks rows) and
 // stages it for its partition's file, and for the insert change data.
-func (w *rowWriter) add(vals []schema.Value) error {
+func (w *rowWriter) add(vals []schema.Value) error { return w.addAs(vals, w.change) }
+
+// addAs is add, for a writer of change data, of a row of change type
+// change.
+func (w *rowWriter) addAs(vals []schema.Value, change string) error {
 	if w.checks != nil {
 		if err := w.checks.apply(vals, w.row); err != nil {
 			return err
@@ -343,7 +352,7 @@ func (w *rowWriter) add(vals []schema.Value) error {
 		f.stage[k] = append(f.stage[k], vals[j])
 	}
 	if w.change != "" {
-		f.stage[len(w.dataIdx)] = append(f.stage[len(w.dataIdx)], schema.StringValue(w.change))
+		f.stage[len(w.dataIdx)] = append(f.stage[len(w.dataIdx)], schema.StringValue(change))
 	}
 	f.n++
 	w.row++

@@ -1,0 +1,193 @@
+package write
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/txn"
+)
+
+// CommitOptions tune Append and Overwrite. The zero value is usable.
+type CommitOptions struct {
+	// Options tune the rows written. Its Require is set by Overwrite from
+	// ReplaceWhere.
+	Options
+	// Txn configures the commit. Operation defaults to "WRITE", and the
+	// operation parameters to Spark's (mode, partitionBy, predicate).
+	Txn txn.Options
+	// ReplaceWhere, for Overwrite, limits the overwrite to the rows it
+	// matches: every new row must satisfy it, and only the rows it matches
+	// are removed. Nil replaces the whole table.
+	ReplaceWhere expr.Expr
+}
+
+// Append writes the rows of batches as new data files of the table snap
+// shows, and commits them as a blind append (operation WRITE, mode Append)
+// on top of snap or of whatever was committed since (txn.Update), returning
+// the new version. batches is consumed once: the files are written once.
+// A concurrent commit that changed the table's schema, properties or
+// protocol is a conflict (txn.ErrConflict). On failure the files written
+// are deleted, unless the commit's outcome is unknown.
+func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts CommitOptions) (int64, error) {
+	adds, err := Rows(ctx, snap, batches, opts.Options)
+	if err != nil {
+		return 0, err
+	}
+	topts := txnOptions(opts.Txn, snap, "Append", nil)
+	v, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
+		if err := sameTable(snap, tx.Snapshot()); err != nil {
+			return err
+		}
+		tx.Add(slices.Clone(adds)...)
+		return nil
+	})
+	if err != nil {
+		dropFiles(snap, err, adds)
+		return 0, err
+	}
+	return v, nil
+}
+
+// Overwrite replaces rows of the table snap shows with the rows of batches
+// in one commit (operation WRITE, mode Overwrite): every row when
+// opts.ReplaceWhere is nil, else the rows it matches (see Replace). Every
+// new row must satisfy ReplaceWhere, else a *ConstraintError and nothing is
+// committed. The transaction records what it read (the whole table, or the
+// predicate and the files), so that a concurrent commit that adds or
+// removes rows in that range is a conflict; after a conflict with a
+// concurrent change elsewhere the removals are planned again on the new
+// version (the new rows are written once). On a table with the change data
+// feed on, an overwrite that rewrites rows writes the change data of the
+// rows it deletes and inserts. An append-only table is ErrAppendOnly.
+func Overwrite(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts CommitOptions) (int64, error) {
+	if snap.Properties()[PropAppendOnly] == "true" {
+		return 0, ErrAppendOnly
+	}
+	pred := opts.ReplaceWhere
+	// An overwrite that rewrites rows of a table with the change data feed
+	// on writes change data: the rows it deletes and the rows it inserts.
+	_, changeData, err := RewritesRows(snap, pred)
+	if err != nil {
+		return 0, err
+	}
+	var (
+		adds    []actions.Add
+		inserts []actions.CDC
+	)
+	rowOpts := opts.Options
+	rowOpts.Require = pred
+	if changeData {
+		adds, inserts, err = RowsWithChanges(ctx, snap, batches, rowOpts)
+	} else {
+		adds, err = Rows(ctx, snap, batches, rowOpts)
+	}
+	if err != nil {
+		return 0, err
+	}
+	var rewritten []actions.Add // files of the attempt that is running
+	topts := txnOptions(opts.Txn, snap, "Overwrite", pred)
+	v, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
+		if len(rewritten) > 0 { // a previous attempt's rewrites: orphans now
+			dropFiles(snap, nil, rewritten)
+			rewritten = nil
+		}
+		// sameTable also keeps changeData true to the table: the
+		// configuration did not change.
+		if err := sameTable(snap, tx.Snapshot()); err != nil {
+			return err
+		}
+		r, err := Replace(ctx, tx.Snapshot(), pred, opts.Options)
+		if err != nil {
+			return err
+		}
+		rewritten = append(r.Adds, cdcFiles(r.CDC)...)
+		if pred == nil {
+			tx.ReadWholeTable()
+		} else {
+			tx.ReadPredicate(pred)
+			tx.ReadFiles(r.Read...)
+		}
+		tx.Remove(r.Removes...)
+		tx.Add(slices.Clone(adds)...)
+		tx.Add(slices.Clone(r.Adds)...)
+		if changeData {
+			tx.AddCDC(slices.Clone(inserts)...)
+			tx.AddCDC(r.CDC...)
+		}
+		return nil
+	})
+	if err != nil {
+		dropFiles(snap, err, slices.Concat(adds, cdcFiles(inserts), rewritten))
+		return 0, err
+	}
+	return v, nil
+}
+
+// cdcFiles returns the files of cdc actions as adds, for dropFiles.
+func cdcFiles(cdcs []actions.CDC) []actions.Add {
+	out := make([]actions.Add, len(cdcs))
+	for i, c := range cdcs {
+		out[i] = actions.Add{Path: c.Path}
+	}
+	return out
+}
+
+// dropFiles deletes data files of snap's table that no commit names, best
+// effort, unless err says the commit may have landed.
+func dropFiles(snap *snapshot.Snapshot, err error, adds []actions.Add) {
+	if errors.Is(err, txn.ErrCommitUnknown) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, a := range adds {
+		_ = snap.Store().Delete(ctx, snapshot.CanonicalPath(a.Path))
+	}
+}
+
+// txnOptions fills in the operation and Spark's operation parameters.
+func txnOptions(o txn.Options, snap *snapshot.Snapshot, mode string, pred expr.Expr) txn.Options {
+	if o.Operation == "" {
+		o.Operation = "WRITE"
+	}
+	if o.OperationParameters == nil {
+		parts, _ := json.Marshal(snap.Metadata().PartitionColumns)
+		o.OperationParameters = map[string]any{"mode": mode, "partitionBy": string(parts)}
+		if pred != nil {
+			p, _ := json.Marshal([]string{pred.String()})
+			o.OperationParameters["predicate"] = string(p)
+		}
+	}
+	// This package checked every row against the invariants, CHECK
+	// constraints and generated columns.
+	o.RowsChecked = true
+	return o
+}
+
+// sameTable fails, as a conflict, when the snapshot a transaction runs on
+// has another protocol, schema, partitioning or configuration than the one
+// the data files were written for.
+func sameTable(wrote, now *snapshot.Snapshot) error {
+	if wrote.Version() == now.Version() {
+		return nil
+	}
+	a, b := wrote.Metadata(), now.Metadata()
+	pa, pb := wrote.Protocol(), now.Protocol()
+	if a.ID != b.ID || a.SchemaString != b.SchemaString || !slices.Equal(a.PartitionColumns, b.PartitionColumns) ||
+		!maps.Equal(a.Configuration, b.Configuration) || pa.MinReaderVersion != pb.MinReaderVersion ||
+		pa.MinWriterVersion != pb.MinWriterVersion || !slices.Equal(pa.ReaderFeatures, pb.ReaderFeatures) ||
+		!slices.Equal(pa.WriterFeatures, pb.WriterFeatures) {
+		return fmt.Errorf("write: the table's metadata or protocol changed at or before version %d, after the data files were written for version %d: %w",
+			now.Version(), wrote.Version(), txn.ErrConflict)
+	}
+	return nil
+}

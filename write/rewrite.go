@@ -1,0 +1,255 @@
+package write
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/scan"
+	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/snapshot"
+)
+
+// Verdict is what a rewrite does with one row of a file it reads.
+type Verdict uint8
+
+// The verdicts of a RowFunc.
+const (
+	// Keep writes the row again unchanged, if its file is rewritten.
+	Keep Verdict = iota
+	// Drop deletes the row (change type delete).
+	Drop
+	// Update replaces the row with the values the RowFunc returns
+	// (change types update_preimage and update_postimage).
+	Update
+)
+
+// RowFunc decides the fate of one live row of the file add: row holds its
+// values in table schema order, partition columns included, and pos is its
+// position in the file (as deletion vectors count rows). For Update it
+// returns the new row, in table schema order; it must not modify row, nor
+// keep it after returning (its slice is reused).
+//
+// Rewrite may call it twice for a row (once to find whether the file
+// changes, again to rewrite it): it must give the same answer both times.
+type RowFunc func(add *actions.Add, pos int64, row []schema.Value) (Verdict, []schema.Value, error)
+
+// RewriteOptions tune Rewrite. The zero value is usable.
+type RewriteOptions struct {
+	// Options tune the row writer: file size, compression, and Require,
+	// which every written row (kept or updated) must satisfy. Rows written
+	// are checked as Rows checks them.
+	Options
+	// NoDataChange marks the removes and adds dataChange=false and writes
+	// no change data: a rewrite that moves rows without changing them
+	// (OPTIMIZE). The RowFunc must then keep every row.
+	NoDataChange bool
+	// Copy rewrites every file given, even one whose rows the RowFunc
+	// all keeps (compaction); without it such a file is left as it is.
+	Copy bool
+}
+
+// Rewritten is what a rewrite of files changes in a table, for a
+// transaction to stage.
+type Rewritten struct {
+	// Removes are the remove actions of the files rewritten: dataChange
+	// as asked, with extendedFileMetadata (partition values, size, tags,
+	// stats, deletion vector, row tracking fields) from their adds.
+	Removes []actions.Remove
+	// Adds are the data files written with the rows kept and updated.
+	Adds []actions.Add
+	// CDC are the change-data files of the rows dropped (delete) and
+	// updated (update_preimage, update_postimage), when the table has the
+	// change data feed on and the rewrite changes data. A commit holding
+	// them must carry the change data of any other row it writes too (see
+	// RowsWithChanges).
+	CDC []actions.CDC
+	// Read are the paths of the files read, for the transaction's
+	// ReadFiles.
+	Read []string
+}
+
+// errChanges ends the read of a file at its first changed row.
+var errChanges = errors.New("write: file changes")
+
+// Rewrite reads the live rows of files, data files of snap, through
+// scan.FileReader, and rewrites each file in which fn changes a row (each
+// file, with Copy): it is removed, and its rows fn keeps or updates are
+// written to new data files with the row writer (constraints checked,
+// statistics, partition directories), while the rows it drops or updates
+// go to change data when the table has delta.enableChangeDataFeed on. A
+// file in which fn changes no row writes nothing and is not removed.
+//
+// Rows stream: a file is read batch by batch, and written files are rolled
+// at the target size, so memory does not grow with the files. A caller
+// that will rather delete rows by position (deletion vectors) reads pos in
+// fn. Rewrite commits nothing; on error it deletes the files it wrote and
+// returns no actions.
+func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add, fn RowFunc, opts RewriteOptions) (Rewritten, error) {
+	var out Rewritten
+	fr, err := scan.NewFileReader(snap, scan.Options{TableURI: opts.TableURI})
+	if err != nil {
+		return out, err
+	}
+	data, err := newRowWriter(snap, opts.Options, "")
+	if err != nil {
+		return out, err
+	}
+	var cdc *rowWriter
+	if !opts.NoDataChange && isTrue(snap.Properties()[PropEnableChangeDataFeed]) {
+		if cdc, err = newRowWriter(snap, opts.Options, ChangeDelete); err != nil {
+			return out, err
+		}
+	}
+	rw := rewriter{fr: fr, fn: fn, data: data, cdc: cdc, row: make([]schema.Value, len(snap.Schema().Fields))}
+	if err := rw.run(ctx, files, opts, &out); err != nil {
+		data.cleanup()
+		if cdc != nil {
+			cdc.cleanup()
+		}
+		return Rewritten{}, err
+	}
+	out.Adds = data.adds
+	if opts.NoDataChange {
+		for i := range out.Adds {
+			out.Adds[i].DataChange = false
+		}
+	}
+	if cdc != nil {
+		out.CDC = cdc.cdcs
+	}
+	return out, nil
+}
+
+// rewriter is the state of one Rewrite call.
+type rewriter struct {
+	fr   *scan.FileReader
+	fn   RowFunc
+	data *rowWriter
+	cdc  *rowWriter // nil: no change data
+	row  []schema.Value
+}
+
+func (rw *rewriter) run(ctx context.Context, files []*actions.Add, opts RewriteOptions, out *Rewritten) error {
+	now := time.Now().UnixMilli()
+	if opts.Now != nil {
+		now = opts.Now().UnixMilli()
+	}
+	for _, a := range files {
+		out.Read = append(out.Read, a.Path)
+		if !opts.Copy {
+			changes, err := rw.changes(ctx, a)
+			if err != nil {
+				return err
+			}
+			if !changes {
+				continue
+			}
+		}
+		out.Removes = append(out.Removes, removeOf(a, now, !opts.NoDataChange))
+		if err := rw.rewrite(ctx, a); err != nil {
+			return err
+		}
+	}
+	return rw.flush(ctx, true)
+}
+
+// each calls do with every live row of a, as rw.row, and its position,
+// and after with each batch done, when not nil.
+func (rw *rewriter) each(ctx context.Context, a *actions.Add, do func(pos int64, row []schema.Value) error, after func() error) error {
+	return rw.fr.ReadFile(ctx, a, func(b *scan.FileBatch) error {
+		for i := range b.Len {
+			for j := range rw.row {
+				rw.row[j] = b.Columns[j][i]
+			}
+			if err := do(b.Positions[i], rw.row); err != nil {
+				return err
+			}
+		}
+		if after != nil {
+			return after()
+		}
+		return nil
+	})
+}
+
+// changes reports whether fn changes a row of a, reading up to the first
+// such row.
+func (rw *rewriter) changes(ctx context.Context, a *actions.Add) (bool, error) {
+	err := rw.each(ctx, a, func(pos int64, row []schema.Value) error {
+		v, _, err := rw.fn(a, pos, row)
+		if err != nil {
+			return err
+		}
+		if v != Keep {
+			return errChanges
+		}
+		return nil
+	}, nil)
+	if errors.Is(err, errChanges) {
+		return true, nil
+	}
+	return false, err
+}
+
+// rewrite writes the rows of a that fn keeps or updates, and the change
+// data of those it drops or updates.
+func (rw *rewriter) rewrite(ctx context.Context, a *actions.Add) error {
+	return rw.each(ctx, a, func(pos int64, row []schema.Value) error {
+		v, vals, err := rw.fn(a, pos, row)
+		if err != nil {
+			return err
+		}
+		switch v {
+		case Keep:
+			err = rw.data.add(row)
+		case Drop:
+			if rw.cdc != nil {
+				err = rw.cdc.addAs(row, ChangeDelete)
+			}
+		case Update:
+			if len(vals) != len(row) {
+				return fmt.Errorf("%w: an update of row %d of %s gives %d values for %d columns", ErrBatch, pos, a.Path, len(vals), len(row))
+			}
+			if rw.cdc != nil {
+				if err = rw.cdc.addAs(row, ChangeUpdatePre); err != nil {
+					return err
+				}
+			}
+			// The data writer completes vals (generated columns): the
+			// post-image is the row as written.
+			if err = rw.data.add(vals); err == nil && rw.cdc != nil {
+				err = rw.cdc.addAs(vals, ChangeUpdatePost)
+			}
+		default:
+			return fmt.Errorf("write: row %d of %s: unknown verdict %d", pos, a.Path, v)
+		}
+		return err
+	}, func() error { return rw.flush(ctx, false) })
+}
+
+// flush writes out the rows staged from the batch read (all, and closes
+// every file, when final), so that staging never holds more than a batch.
+func (rw *rewriter) flush(ctx context.Context, final bool) error {
+	if err := rw.data.flush(ctx, final); err != nil {
+		return err
+	}
+	if rw.cdc != nil {
+		return rw.cdc.flush(ctx, final)
+	}
+	return nil
+}
+
+// removeOf is the remove action of the file a, at now, with the file's
+// metadata.
+func removeOf(a *actions.Add, now int64, dataChange bool) actions.Remove {
+	size := a.Size
+	ext := true
+	return actions.Remove{
+		Path: a.Path, DeletionTimestamp: &now, DataChange: dataChange, ExtendedFileMetadata: &ext,
+		PartitionValues: a.PartitionValues, Size: &size, Stats: a.Stats, Tags: a.Tags,
+		DeletionVector: a.DeletionVector, BaseRowID: a.BaseRowID, DefaultRowCommitVersion: a.DefaultRowCommitVersion,
+	}
+}
