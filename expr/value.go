@@ -332,16 +332,16 @@ func sparkTextAs(l Literal, hint schema.DataType) schema.Value {
 }
 
 // Violates reports whether a row violates a CHECK constraint or an
-// invariant e: whether EvalValue gives false. NULL does not violate, as in
-// Spark. An evaluation error is returned as is, and a result that is not
-// a boolean is ErrEval.
+// invariant e: whether EvalValue gives false or NULL, as Delta's invariant
+// checker refuses both. An evaluation error is returned as is, and a
+// result that is not a boolean is ErrEval.
 func Violates(e Expr, lookup Lookup) (bool, error) {
 	v, err := EvalValue(e, lookup)
 	switch {
 	case err != nil:
 		return false, err
 	case v.IsNull():
-		return false, nil
+		return true, nil
 	case v.Kind() != schema.KindBoolean:
 		return false, fmt.Errorf("%w: %s is not a boolean condition", ErrEval, e)
 	}

@@ -163,23 +163,20 @@ func (c *checks) apply(vals []schema.Value, row int64) error {
 		if err != nil {
 			return &ConstraintError{Kind: p.kind, Name: p.name, Expression: p.text, Row: row, Values: showRow(c.sch, vals), Err: err}
 		}
-		if violates(p.kind, v) {
+		if violates(v) {
 			return &ConstraintError{Kind: p.kind, Name: p.name, Expression: p.text, Row: row, Values: showRow(c.sch, vals)}
 		}
 	}
 	return nil
 }
 
-// violates reports whether a predicate's value breaks a constraint of
-// kind: false does for every kind, as in Spark; NULL (Unknown) passes a
-// CHECK constraint or an invariant, as in Spark, but not a replaceWhere
-// predicate, which a row must satisfy to be written into the range it
-// replaces.
-func violates(kind string, v schema.Value) bool {
-	if v.IsNull() {
-		return kind == KindPredicate
-	}
-	return v.Kind() != schema.KindBoolean || !v.Bool()
+// violates reports whether a predicate's value breaks a constraint: only
+// TRUE passes. NULL breaks a CHECK constraint and an invariant as false
+// does, as Delta's invariant checker (CheckDeltaInvariant) refuses a row
+// whose result is null or false, and a replaceWhere predicate, which a row
+// must satisfy to be written into the range it replaces.
+func violates(v schema.Value) bool {
+	return v.IsNull() || v.Kind() != schema.KindBoolean || !v.Bool()
 }
 
 // sameValue reports whether two values of one column are equal: numbers,
