@@ -270,7 +270,7 @@ func (s *Scan) Files() iter.Seq2[File, error] {
 					}
 					return true // reported below
 				}
-				if expr.Eval(s.pred, s.partitionLookup(pv)) == expr.False {
+				if expr.ExcludesPartition(s.pred, s.partitionLookup(pv)) {
 					s.m.skippedPart.Add(1)
 					return false
 				}
