@@ -258,3 +258,48 @@ func showRow(sch *schema.StructType, vals []schema.Value) string {
 	b.WriteByte('}')
 	return b.String()
 }
+
+// CheckConstraints refuses, with ErrInvalidSpec, the CHECK constraints
+// among props that no row could be checked against, as Spark refuses
+// them at CREATE TABLE and ALTER TABLE ... ADD CONSTRAINT: an empty name,
+// two names that differ only in case (Spark's names are case-insensitive),
+// an expression that does not parse, names a column sch does not have, or
+// is not a condition (a non-boolean column or value; see
+// expr.CheckPredicate).
+func CheckConstraints(sch *schema.StructType, props map[string]string) error {
+	seen := map[string]string{}
+	var names []string
+	for k := range props {
+		if strings.HasPrefix(k, PropConstraintPrefix) {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		name := strings.TrimPrefix(k, PropConstraintPrefix)
+		if strings.TrimSpace(name) == "" {
+			return specErr("property %s: a CHECK constraint needs a name", k)
+		}
+		if prev, dup := seen[strings.ToLower(name)]; dup {
+			return specErr("CHECK constraints %s and %s: constraint names are case-insensitive, so they are the same constraint", prev, name)
+		}
+		seen[strings.ToLower(name)] = name
+		e, err := expr.Parse(props[k])
+		if err != nil {
+			return specErr("CHECK constraint %s: %v", name, err)
+		}
+		l := &rowLookup{sch: sch}
+		types := map[string]schema.DataType{}
+		for _, c := range expr.Columns(e) {
+			t, _, ok := l.lookup(c)
+			if !ok {
+				return specErr("CHECK constraint %s (%s): column %q is not in the table", name, props[k], c)
+			}
+			types[c] = t
+		}
+		if err := expr.CheckPredicate(e, func(c string) (schema.DataType, bool) { t, ok := types[c]; return t, ok }); err != nil {
+			return specErr("CHECK constraint %s (%s): %v", name, props[k], err)
+		}
+	}
+	return nil
+}
