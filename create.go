@@ -2,7 +2,6 @@ package delta
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -59,8 +58,8 @@ func CreateStore(ctx context.Context, name string, store logstore.Store, spec Ta
 	if m.CreatedTime != nil {
 		now = *m.CreatedTime
 	}
-	partitionBy, _ := json.Marshal(m.PartitionColumns)
-	props, _ := json.Marshal(m.Configuration)
+	partitionBy, _ := actions.EncodeJSON(m.PartitionColumns)
+	props, _ := actions.EncodeJSON(m.Configuration)
 	blind := true
 	ci := actions.CommitInfo{
 		Timestamp: &now,

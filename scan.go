@@ -69,7 +69,12 @@ func (t *Table) ChangesSince(ctx context.Context, ts time.Time, opts ChangeOptio
 	at, err := snapshot.LoadAtTimestamp(ctx, latest, ts)
 	switch {
 	case errors.Is(err, ErrTimestampOutOfRange) && ts.Before(latest.Timestamp()):
-		opts.Start = 0 // before the first commit: from the start
+		// Before the first commit: from the earliest that can still be
+		// read, as Spark's change data feed starts, also after log cleanup
+		// removed the first commits.
+		if opts.Start, err = snapshot.EarliestVersion(ctx, t.store); err != nil {
+			return nil, err
+		}
 	case err != nil:
 		return nil, err
 	case at.Timestamp().Equal(ts):

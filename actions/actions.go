@@ -81,7 +81,8 @@ func (dv *DeletionVector) UniqueID() string {
 // Path is as written in the log: a URI, relative to the table root or
 // absolute, percent-encoded. PartitionValues maps partition column (physical
 // name under column mapping) to its serialized value; a null value decodes as
-// the empty string, which the protocol treats the same. Stats is the raw JSON
+// the empty string, which the protocol treats the same, and "" is written as
+// JSON null (see MarshalJSON). Stats is the raw JSON
 // statistics string, parsed only when needed.
 type Add struct {
 	Path                    string            `json:"path"`

@@ -6,15 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/logstore"
 )
 
-// Latest asks NewSegment for the newest version the listing holds.
-const Latest int64 = math.MaxInt64
+// Latest asks NewSegment for the newest version the listing holds. It is
+// not a version number (-1): every version, up to math.MaxInt64, names only
+// itself, so a version past the newest is ErrVersionNotFound and never
+// silently the latest.
+const Latest int64 = -1
 
 // List returns the log files of the table in store whose version is at
 // least from, sorted by version and then by key. Names that are not log
@@ -125,7 +127,7 @@ func (s Segment) CheckpointVersion() (int64, bool) {
 // reconstruct; deltaerr.ErrMissingLogFile when a commit between the
 // checkpoint and the version is missing.
 func NewSegment(files []LogFile, version int64, skip map[int64]bool) (Segment, error) {
-	if version < 0 {
+	if version < 0 && version != Latest {
 		return Segment{}, fmt.Errorf("deltalog: version %d: %w", version, deltaerr.ErrInvalidArgument)
 	}
 	commits := make(map[int64]LogFile)

@@ -2,6 +2,7 @@ package deltalog
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -73,7 +74,8 @@ func TestNewSegment(t *testing.T) {
 		{"after latest", []string{"0", "1"}, 5, nil, 0, 0, deltaerr.ErrVersionNotFound},
 		{"empty", nil, Latest, nil, 0, 0, deltaerr.ErrTableNotFound},
 		{"only crc", []string{"0.crc"}, Latest, nil, 0, 0, deltaerr.ErrTableNotFound},
-		{"negative", []string{"0"}, -1, nil, 0, 0, deltaerr.ErrInvalidArgument},
+		{"negative", []string{"0"}, -2, nil, 0, 0, deltaerr.ErrInvalidArgument},
+		{"max int64 is a version, not the latest", []string{"0", "1"}, math.MaxInt64, nil, 0, 0, deltaerr.ErrVersionNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

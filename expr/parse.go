@@ -347,16 +347,50 @@ func (p *parser) unary() (Expr, error) {
 	return Neg{Value: e}, nil
 }
 
+// number reads a numeric literal as Spark SQL types it: an integer that
+// fits a long is a long (EvalValue narrows it to INT where it fits); any
+// other number without an exponent, a fraction or an integer beyond a long,
+// is an exact DECIMAL of the narrowest precision that holds it, so that it
+// compares exactly with decimal and integer columns; a number with an
+// exponent (1.5e3) is a DOUBLE. A decimal of more than 38 digits is an
+// error, as in Spark.
 func (p *parser) number(text string, at int) (Expr, error) {
 	if i, err := strconv.ParseInt(text, 10, 64); err == nil {
 		return Literal{Value: schema.LongValue(i), Text: text}, nil
 	}
-	f, err := strconv.ParseFloat(text, 64)
-	if err != nil {
-		p.pos = at
-		return nil, p.errorf("bad number %q", text)
+	if !strings.ContainsAny(text, "eE") {
+		v, ok := decimalLiteral(text)
+		switch {
+		case !plainNumber(text):
+		case !ok:
+			p.pos = at
+			return nil, p.errorf("number %q does not fit a DECIMAL(%d)", text, schema.MaxDecimalPrecision)
+		default:
+			return Literal{Value: v, Text: text}, nil
+		}
+	} else if f, err := strconv.ParseFloat(text, 64); err == nil {
+		return Literal{Value: schema.DoubleValue(f), Text: text}, nil
 	}
-	return Literal{Value: schema.DoubleValue(f), Text: text}, nil
+	p.pos = at
+	return nil, p.errorf("bad number %q", text)
+}
+
+// plainNumber reports whether s is [-]digits[.digits] with at least one
+// digit.
+func plainNumber(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	digits, dots := 0, 0
+	for i := range len(s) {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.':
+			dots++
+		default:
+			return false
+		}
+	}
+	return digits > 0 && dots <= 1
 }
 
 func (p *parser) primary() (Expr, error) {

@@ -332,16 +332,16 @@ func sparkTextAs(l Literal, hint schema.DataType) schema.Value {
 }
 
 // Violates reports whether a row violates a CHECK constraint or an
-// invariant e: whether EvalValue gives false. NULL does not violate, as in
-// Spark. An evaluation error is returned as is, and a result that is not
-// a boolean is ErrEval.
+// invariant e: whether EvalValue gives false or NULL, as Delta's invariant
+// checker refuses both. An evaluation error is returned as is, and a
+// result that is not a boolean is ErrEval.
 func Violates(e Expr, lookup Lookup) (bool, error) {
 	v, err := EvalValue(e, lookup)
 	switch {
 	case err != nil:
 		return false, err
 	case v.IsNull():
-		return false, nil
+		return true, nil
 	case v.Kind() != schema.KindBoolean:
 		return false, fmt.Errorf("%w: %s is not a boolean condition", ErrEval, e)
 	}
@@ -349,8 +349,9 @@ func Violates(e Expr, lookup Lookup) (bool, error) {
 }
 
 // literalValue is the value of a literal as Spark types source literals:
-// an integer that fits is INT, a number with a fraction and no exponent a
-// DECIMAL. Literals built in code (without source Text) keep their value.
+// an integer that fits is INT (the parser reads numbers with a fraction as
+// exact decimals already, see parser.number). Literals built in code
+// (without source Text) keep their value.
 func literalValue(l Literal) schema.Value {
 	if l.IsText || l.Text == "" {
 		return l.Value
@@ -359,12 +360,6 @@ func literalValue(l Literal) schema.Value {
 	case schema.KindLong:
 		if i := l.Value.Int64(); i >= math.MinInt32 && i <= math.MaxInt32 {
 			return schema.IntegerValue(int32(i))
-		}
-	case schema.KindDouble:
-		if !strings.ContainsAny(l.Text, "eE") {
-			if v, ok := decimalLiteral(l.Text); ok {
-				return v
-			}
 		}
 	}
 	return l.Value

@@ -408,7 +408,7 @@ func TestEvalPredicates(t *testing.T) {
 		{text: "CAST(ts AS DATE) = '2024-03-05'", eval: True},
 		{text: "CAST(ts AS DATE) = DATE '2024-03-06'", eval: False, violate: true},
 		{text: "year(ts) IN (2023, 2024)", eval: True},
-		{text: "n + 1 > 0", eval: Unknown}, // NULL passes
+		{text: "n + 1 > 0", eval: Unknown, violate: true}, // NULL violates, as in Delta
 		{text: "isnotnull(n)", eval: False, violate: true},
 		{text: "isnull(n)", eval: True},
 		{text: "upper(name) = 'ALICE'", eval: True},

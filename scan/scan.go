@@ -145,15 +145,25 @@ func newReader(snap *snapshot.Snapshot, opts Options) (*reader, error) {
 	// Predicate columns must exist; the top-level ones are read too.
 	var predTop []string
 	if s.pred != nil {
+		types := map[string]schema.DataType{}
 		for _, c := range expr.Columns(s.pred) {
-			top, err := s.resolvePredColumn(c)
+			top, typ, err := s.resolvePredColumn(c)
 			if err != nil {
 				return nil, err
 			}
+			types[c] = typ
 			predTop = append(predTop, top)
 			if _, isPart := s.parts[top]; !isPart {
 				s.statsC = append(s.statsC, c)
 			}
+		}
+		// A predicate that is Unknown on every row by its form matches
+		// nothing: say so instead of returning no rows.
+		if err := expr.CheckPredicate(s.pred, func(c string) (schema.DataType, bool) {
+			t, ok := types[c]
+			return t, ok
+		}); err != nil {
+			return nil, fmt.Errorf("scan: predicate %s: %w", s.pred, err)
 		}
 	}
 	physical, err := s.table.PhysicalSchema(s.mode)
@@ -194,30 +204,30 @@ func (s *reader) field(name string) (*schema.StructField, error) {
 // resolvePredColumn checks a predicate column ("a" or "a.b.c") and returns
 // its top-level column's name. A name that is itself a top-level column
 // (even with dots in it) wins over a nested path.
-func (s *reader) resolvePredColumn(name string) (string, error) {
+func (s *reader) resolvePredColumn(name string) (string, schema.DataType, error) {
 	if f, err := s.field(name); err == nil {
-		return f.Name, nil
+		return f.Name, f.Type, nil
 	}
 	path := strings.Split(name, ".")
 	f, err := s.field(path[0])
 	if err != nil {
-		return "", fmt.Errorf("scan: predicate column %q is not in the table schema: %w", name, deltaerr.ErrInvalidArgument)
+		return "", nil, fmt.Errorf("scan: predicate column %q is not in the table schema: %w", name, deltaerr.ErrInvalidArgument)
 	}
 	t := f.Type
 	for _, seg := range path[1:] {
 		st, ok := t.(*schema.StructType)
 		if !ok {
-			return "", fmt.Errorf("scan: predicate column %q: %q is not a struct: %w", name, seg, deltaerr.ErrInvalidArgument)
+			return "", nil, fmt.Errorf("scan: predicate column %q: %q is not a struct: %w", name, seg, deltaerr.ErrInvalidArgument)
 		}
 		sf, ok := st.Field(seg)
 		if !ok {
 			if sf, ok = st.FieldFold(seg); !ok {
-				return "", fmt.Errorf("scan: predicate column %q is not in the table schema: %w", name, deltaerr.ErrInvalidArgument)
+				return "", nil, fmt.Errorf("scan: predicate column %q is not in the table schema: %w", name, deltaerr.ErrInvalidArgument)
 			}
 		}
 		t = sf.Type
 	}
-	return f.Name, nil
+	return f.Name, t, nil
 }
 
 // Schema returns the logical schema of the rows the scan returns.
@@ -260,7 +270,7 @@ func (s *Scan) Files() iter.Seq2[File, error] {
 					}
 					return true // reported below
 				}
-				if expr.Eval(s.pred, s.partitionLookup(pv)) == expr.False {
+				if expr.ExcludesPartition(s.pred, s.partitionLookup(pv)) {
 					s.m.skippedPart.Add(1)
 					return false
 				}

@@ -110,6 +110,17 @@ func readCommitInfo(ctx context.Context, store logstore.Store, key string) (*act
 	return ci, nil
 }
 
+// EarliestVersion returns the earliest version of the table in store that
+// can still be reconstructed: 0 while commit 0 exists, else the oldest
+// complete checkpoint's, after log cleanup.
+func EarliestVersion(ctx context.Context, store logstore.Store) (int64, error) {
+	files, err := deltalog.List(ctx, store, 0)
+	if err != nil {
+		return 0, err
+	}
+	return deltalog.Earliest(files)
+}
+
 // VersionAtTimestamp returns the newest version whose commit timestamp is at
 // or before t: the version that was current at time t. latest is a current
 // snapshot of the table, which says whether and from which version the

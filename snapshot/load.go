@@ -31,7 +31,7 @@ import (
 // cannot be decoded or lacks protocol or metaData; a *deltaerr.FeatureError
 // for a table this library cannot read.
 func Load(ctx context.Context, store logstore.Store, version int64) (*Snapshot, error) {
-	if version < 0 {
+	if version < 0 && version != deltalog.Latest {
 		return nil, fmt.Errorf("snapshot: version %d: %w", version, deltaerr.ErrInvalidArgument)
 	}
 	from := int64(0)
@@ -41,7 +41,7 @@ func Load(ctx context.Context, store logstore.Store, version int64) (*Snapshot, 
 		return nil, err
 	case err != nil:
 		slog.WarnContext(ctx, "ignoring unreadable checkpoint hint", "err", err)
-	case hint != nil && hint.Version <= version:
+	case hint != nil && (version == deltalog.Latest || hint.Version <= version):
 		from = hint.Version
 	}
 

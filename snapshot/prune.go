@@ -12,9 +12,11 @@ import (
 )
 
 // FilesWhere yields the live files that may hold rows matching pred, by
-// partition pruning: a file is skipped only when pred is False on its
-// partition values. Columns that are not partition columns leave the
-// predicate Unknown for every file, so they never skip one.
+// partition pruning: a file is skipped only when no row of it can match,
+// by its partition values (see expr.ExcludesPartition: a comparison with a
+// NULL partition value is never TRUE). Columns that are not partition
+// columns leave the predicate Unknown for every file, so they never skip
+// one.
 //
 // A column pred names that is not in the schema is
 // deltaerr.ErrInvalidArgument.
@@ -50,7 +52,7 @@ func (s *Snapshot) FilesWhere(pred expr.Expr) (iter.Seq[*actions.Add], error) {
 				}
 				return p.typ, v, true
 			}
-			if expr.Eval(pred, lookup) == expr.False {
+			if expr.ExcludesPartition(pred, lookup) {
 				continue
 			}
 			if !yield(f) {

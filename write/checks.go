@@ -163,23 +163,20 @@ func (c *checks) apply(vals []schema.Value, row int64) error {
 		if err != nil {
 			return &ConstraintError{Kind: p.kind, Name: p.name, Expression: p.text, Row: row, Values: showRow(c.sch, vals), Err: err}
 		}
-		if violates(p.kind, v) {
+		if violates(v) {
 			return &ConstraintError{Kind: p.kind, Name: p.name, Expression: p.text, Row: row, Values: showRow(c.sch, vals)}
 		}
 	}
 	return nil
 }
 
-// violates reports whether a predicate's value breaks a constraint of
-// kind: false does for every kind, as in Spark; NULL (Unknown) passes a
-// CHECK constraint or an invariant, as in Spark, but not a replaceWhere
-// predicate, which a row must satisfy to be written into the range it
-// replaces.
-func violates(kind string, v schema.Value) bool {
-	if v.IsNull() {
-		return kind == KindPredicate
-	}
-	return v.Kind() != schema.KindBoolean || !v.Bool()
+// violates reports whether a predicate's value breaks a constraint: only
+// TRUE passes. NULL breaks a CHECK constraint and an invariant as false
+// does, as Delta's invariant checker (CheckDeltaInvariant) refuses a row
+// whose result is null or false, and a replaceWhere predicate, which a row
+// must satisfy to be written into the range it replaces.
+func violates(v schema.Value) bool {
+	return v.IsNull() || v.Kind() != schema.KindBoolean || !v.Bool()
 }
 
 // sameValue reports whether two values of one column are equal: numbers,
@@ -260,4 +257,49 @@ func showRow(sch *schema.StructType, vals []schema.Value) string {
 	}
 	b.WriteByte('}')
 	return b.String()
+}
+
+// CheckConstraints refuses, with ErrInvalidSpec, the CHECK constraints
+// among props that no row could be checked against, as Spark refuses
+// them at CREATE TABLE and ALTER TABLE ... ADD CONSTRAINT: an empty name,
+// two names that differ only in case (Spark's names are case-insensitive),
+// an expression that does not parse, names a column sch does not have, or
+// is not a condition (a non-boolean column or value; see
+// expr.CheckPredicate).
+func CheckConstraints(sch *schema.StructType, props map[string]string) error {
+	seen := map[string]string{}
+	var names []string
+	for k := range props {
+		if strings.HasPrefix(k, PropConstraintPrefix) {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		name := strings.TrimPrefix(k, PropConstraintPrefix)
+		if strings.TrimSpace(name) == "" {
+			return specErr("property %s: a CHECK constraint needs a name", k)
+		}
+		if prev, dup := seen[strings.ToLower(name)]; dup {
+			return specErr("CHECK constraints %s and %s: constraint names are case-insensitive, so they are the same constraint", prev, name)
+		}
+		seen[strings.ToLower(name)] = name
+		e, err := expr.Parse(props[k])
+		if err != nil {
+			return specErr("CHECK constraint %s: %v", name, err)
+		}
+		l := &rowLookup{sch: sch}
+		types := map[string]schema.DataType{}
+		for _, c := range expr.Columns(e) {
+			t, _, ok := l.lookup(c)
+			if !ok {
+				return specErr("CHECK constraint %s (%s): column %q is not in the table", name, props[k], c)
+			}
+			types[c] = t
+		}
+		if err := expr.CheckPredicate(e, func(c string) (schema.DataType, bool) { t, ok := types[c]; return t, ok }); err != nil {
+			return specErr("CHECK constraint %s (%s): %v", name, props[k], err)
+		}
+	}
+	return nil
 }

@@ -2,7 +2,6 @@ package write
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -160,10 +159,10 @@ func txnOptions(o txn.Options, snap *snapshot.Snapshot, mode string, pred expr.E
 		o.Operation = "WRITE"
 	}
 	if o.OperationParameters == nil {
-		parts, _ := json.Marshal(snap.Metadata().PartitionColumns)
+		parts, _ := actions.EncodeJSON(snap.Metadata().PartitionColumns)
 		o.OperationParameters = map[string]any{"mode": mode, "partitionBy": string(parts)}
 		if pred != nil {
-			p, _ := json.Marshal([]string{pred.String()})
+			p, _ := actions.EncodeJSON([]string{pred.String()})
 			o.OperationParameters["predicate"] = string(p)
 		}
 	}

@@ -106,7 +106,7 @@ func TestRowsConstraints(t *testing.T) {
 		{"not null", []schema.Value{{}, in(1), in(1), {}, sv(in(1))}, KindNotNull, "id", false},
 		{"nested not null", []schema.Value{l(1), in(1), in(1), {}, sv(schema.Value{})}, KindNotNull, "s.x", false},
 		{"check", []schema.Value{l(1), in(0), in(1), {}, sv(in(1))}, KindCheck, "positive", false},
-		{"check null passes", []schema.Value{l(1), {}, in(1), {}, sv(in(1))}, "", "", true},
+		{"check null violates", []schema.Value{l(1), {}, in(1), {}, sv(in(1))}, KindCheck, "positive", false},
 		{"invariant", []schema.Value{l(1), in(1), in(100), {}, sv(in(1))}, KindInvariant, "w", false},
 		{"generated mismatch", []schema.Value{l(1), in(1), in(1), l(3), sv(in(1))}, KindGenerated, "g", false},
 		{"generated given right", []schema.Value{l(1), in(1), in(1), l(2), sv(in(1))}, "", "", true},

@@ -98,6 +98,9 @@ func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 	if err := checkColumns(sch, feats); err != nil {
 		return p, m, err
 	}
+	if err := CheckConstraints(sch, props); err != nil {
+		return p, m, err
+	}
 	mode, _ := schema.ParseColumnMappingMode(props[schema.PropertyColumnMappingMode])
 	if mode != schema.ColumnMappingNone {
 		feats[actions.FeatureColumnMapping] = true

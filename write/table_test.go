@@ -169,6 +169,13 @@ func TestNewTableInvalid(t *testing.T) {
 		{"bad mode", TableSpec{Schema: st(field("a", schema.Long)), Properties: map[string]string{"delta.columnMapping.mode": "path"}}, ErrInvalidSpec},
 		{"bad constraint", TableSpec{Schema: st(field("a", schema.Long)), Properties: map[string]string{"delta.constraints.c": "a >"}}, ErrInvalidSpec},
 		{"bad invariant", TableSpec{Schema: st(field("a", schema.Long, MetaInvariants, `"nope"`))}, ErrInvalidSpec},
+		// Constraints no row could be checked against (issue 19, item 18).
+		{"constraint on a missing column", TableSpec{Schema: st(field("a", schema.Long)), Properties: map[string]string{"delta.constraints.c": "b > 0"}}, ErrInvalidSpec},
+		{"constraint not boolean", TableSpec{Schema: st(field("a", schema.Long)), Properties: map[string]string{"delta.constraints.c": "a + 1"}}, ErrInvalidSpec},
+		{"constraint a bare column", TableSpec{Schema: st(field("a", schema.Long)), Properties: map[string]string{"delta.constraints.c": "a"}}, ErrInvalidSpec},
+		{"constraint without a name", TableSpec{Schema: st(field("a", schema.Long)), Properties: map[string]string{"delta.constraints.": "a > 0"}}, ErrInvalidSpec},
+		{"constraint names equal ignoring case", TableSpec{Schema: st(field("a", schema.Long)), Properties: map[string]string{"delta.constraints.c1": "a > 0", "delta.constraints.C1": "a < 9"}}, ErrInvalidSpec},
+		{"constraint on a missing nested field", TableSpec{Schema: st(field("s", st(field("x", schema.Long)))), Properties: map[string]string{"delta.constraints.c": "s.y > 0"}}, ErrInvalidSpec},
 		{"unknown feature", TableSpec{Schema: st(field("a", schema.Long)), Properties: map[string]string{"delta.feature.noSuchThing": "supported"}}, deltaerr.ErrUnsupportedFeature},
 		{"identity", TableSpec{Schema: st(field("a", schema.Long, "delta.identity.start", "1"))}, deltaerr.ErrUnsupportedFeature},
 	}
@@ -208,6 +215,17 @@ func TestEscapePathName(t *testing.T) {
 		}
 		if got := encodePath(dir); got != tt.uri {
 			t.Errorf("encodePath(%q) = %q, want %q", dir, got, tt.uri)
+		}
+	}
+}
+
+// Constraints that name columns by any case, nested fields and functions
+// are accepted.
+func TestNewTableConstraintsAccepted(t *testing.T) {
+	sch := st(field("a", schema.Long), field("ok", schema.Boolean), field("s", st(field("x", schema.Long))), field("d", schema.Date))
+	for _, c := range []string{"A > 0", "ok", "NOT ok OR a > 1", "s.x IS NOT NULL", "year(d) >= 2020", "d >= '2020-01-01'", "a IN (1, 2)"} {
+		if _, _, err := NewTable(TableSpec{Schema: sch, Properties: map[string]string{"delta.constraints.c": c}}); err != nil {
+			t.Errorf("%s: %v", c, err)
 		}
 	}
 }
