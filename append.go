@@ -27,8 +27,9 @@ type RowBatch = write.Batch
 var (
 	// ErrConstraint is matched by every *ConstraintError.
 	ErrConstraint = write.ErrConstraint
-	// ErrAppendOnly is returned by Overwrite on a table with
-	// delta.appendOnly=true.
+	// ErrAppendOnly is returned by Overwrite, and by any commit that
+	// removes data, on a table with delta.appendOnly=true. It is
+	// txn.ErrAppendOnly and write.ErrAppendOnly.
 	ErrAppendOnly = write.ErrAppendOnly
 )
 
@@ -139,7 +140,7 @@ func (t *Table) Overwrite(ctx context.Context, batches iter.Seq2[RowBatch, error
 	if err != nil {
 		return 0, err
 	}
-	if snap.Properties()[write.PropAppendOnly] == "true" {
+	if snap.Config().AppendOnly() {
 		return 0, fmt.Errorf("delta: overwrite of %s: %w", logstore.RedactURI(t.uri), ErrAppendOnly)
 	}
 	pred := opts.ReplaceWhere

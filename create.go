@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,6 +12,7 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/tableconfig"
 	"github.com/godelta/delta/write"
 )
 
@@ -76,7 +76,11 @@ func CreateStore(ctx context.Context, name string, store logstore.Store, spec Ta
 		EngineInfo:     EngineInfo,
 		TxnID:          uuid.NewString(),
 	}
-	if p.HasWriterFeature(actions.FeatureInCommitTimestamp) && strings.EqualFold(m.Configuration[write.PropEnableICT], "true") {
+	cfg, err := tableconfig.New(p, m)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.InCommitTimestamps() {
 		ci.InCommitTimestamp = &now
 	}
 	// commitInfo first: the protocol requires it there when in-commit

@@ -48,13 +48,7 @@ func fileRows(ctx context.Context, snap *snapshot.Snapshot, add *actions.Add, yi
 	}
 	sch := snap.Schema()
 	m := snap.Metadata()
-	p := snap.Protocol()
-	mode := schema.ColumnMappingNone
-	if p.HasReaderFeature(actions.FeatureColumnMapping) {
-		if mode, err = schema.ParseColumnMappingMode(m.Configuration[schema.PropertyColumnMappingMode]); err != nil {
-			return err
-		}
-	}
+	mode := snap.Config().ColumnMappingMode()
 	data := &schema.StructType{}
 	var dataIdx []int
 	partVals := make([]schema.Value, len(sch.Fields))
