@@ -21,7 +21,10 @@
 //
 // Protocol and metaData are checked before any file of the checkpoint is
 // decoded: a table this library cannot read is refused with a
-// *deltaerr.FeatureError without reading its file actions.
+// *deltaerr.FeatureError without reading its file actions. They are parsed
+// once into a tableconfig.Config (Snapshot.Config), through which every
+// table property is read; a property value Spark would refuse makes the
+// snapshot fail to load with a *tableconfig.PropertyError.
 //
 // A checkpoint that is missing or cannot be decoded is skipped: the
 // snapshot is rebuilt from an older checkpoint, or from the commits alone.

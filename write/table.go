@@ -90,9 +90,6 @@ func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 	for _, name := range enabled {
 		feats[name] = true
 	}
-	if err := checkConstraints(props); err != nil {
-		return p, m, err
-	}
 	if err := checkColumns(sch, feats); err != nil {
 		return p, m, err
 	}
@@ -108,6 +105,11 @@ func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 	cfg, err := tableconfig.New(p, actions.Metadata{Configuration: props})
 	if err != nil {
 		return p, m, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
+	}
+	for _, c := range cfg.Constraints() {
+		if _, err := expr.Parse(c.Expression); err != nil {
+			return p, m, specErr("CHECK constraint %s: %v", c.Name, err)
+		}
 	}
 	if mode := cfg.ColumnMappingMode(); mode != schema.ColumnMappingNone {
 		maxID, _ := cfg.MaxColumnID()
@@ -178,21 +180,6 @@ func partitionable(t schema.DataType) bool {
 		return true
 	}
 	return false
-}
-
-// checkConstraints parses the expression of every CHECK constraint;
-// tableconfig checked that each has one.
-func checkConstraints(props map[string]string) error {
-	cfg, err := tableconfig.New(actions.Protocol{}, actions.Metadata{Configuration: props})
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidSpec, err)
-	}
-	for _, c := range cfg.Constraints() {
-		if _, err := expr.Parse(c.Expression); err != nil {
-			return specErr("CHECK constraint %s: %v", c.Name, err)
-		}
-	}
-	return nil
 }
 
 // checkColumns walks every field, nested ones included, for the features
