@@ -22,8 +22,9 @@ type RowBatch = schema.Batch
 var (
 	// ErrConstraint is matched by every *ConstraintError.
 	ErrConstraint = write.ErrConstraint
-	// ErrAppendOnly is returned by Overwrite on a table with
-	// delta.appendOnly=true.
+	// ErrAppendOnly is returned by Overwrite, and by any commit that
+	// removes data, on a table with delta.appendOnly=true. It is
+	// txn.ErrAppendOnly and write.ErrAppendOnly.
 	ErrAppendOnly = write.ErrAppendOnly
 )
 

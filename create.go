@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,6 +11,7 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/tableconfig"
 	"github.com/godelta/delta/write"
 )
 
@@ -75,7 +75,11 @@ func CreateStore(ctx context.Context, name string, store logstore.Store, spec Ta
 		EngineInfo:     EngineInfo,
 		TxnID:          uuid.NewString(),
 	}
-	if p.HasWriterFeature(actions.FeatureInCommitTimestamp) && strings.EqualFold(m.Configuration[write.PropEnableICT], "true") {
+	cfg, err := tableconfig.New(p, m)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.InCommitTimestamps() {
 		ci.InCommitTimestamp = &now
 	}
 	// commitInfo first: the protocol requires it there when in-commit

@@ -2,11 +2,9 @@ package delta
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/godelta/delta/checkpoint"
 	"github.com/godelta/delta/deltalog"
-	"github.com/godelta/delta/snapshot"
 )
 
 // CleanupResult says what CleanupLog deleted.
@@ -35,14 +33,8 @@ func (t *Table) CleanupLog(ctx context.Context, dryRun bool) (CleanupResult, err
 	if err != nil {
 		return CleanupResult{}, err
 	}
-	var retention = deltalog.DefaultLogRetention
-	if s, ok := snap.Properties()["delta.logRetentionDuration"]; ok {
-		if retention, err = snapshot.ParseInterval(s); err != nil {
-			return CleanupResult{}, fmt.Errorf("delta: table property delta.logRetentionDuration %q: %w", s, err)
-		}
-	}
 	return deltalog.Cleanup(ctx, t.store, deltalog.CleanupOptions{
-		Retention:   retention,
+		Retention:   snap.Config().LogRetention(),
 		SidecarRefs: checkpoint.SidecarRefs(t.store),
 		DryRun:      dryRun,
 	})

@@ -21,6 +21,7 @@ import (
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // State is the reconciled state of a table at one version, which Write
@@ -39,6 +40,9 @@ type State interface {
 	Txns() iter.Seq[actions.Txn]
 	// Domains yields the domains present (not removed).
 	Domains() iter.Seq[actions.DomainMetadata]
+	// Config is the checked configuration of Protocol and Metadata; the
+	// table properties Write honours are read through it.
+	Config() *tableconfig.Config
 }
 
 // WriteOptions tune Write. The zero value writes what the table's
@@ -70,17 +74,7 @@ type WriteOptions struct {
 	RowGroupRows int
 }
 
-// Table properties Write honours. Their names are part of the on-disk
-// format: never change them.
-const (
-	propWriteStatsAsJSON      = "delta.checkpoint.writeStatsAsJson"
-	propWriteStatsAsStruct    = "delta.checkpoint.writeStatsAsStruct"
-	propDeletedFileRetention  = "delta.deletedFileRetentionDuration"
-	propSetTxnRetention       = "delta.setTransactionRetentionDuration"
-	propColumnMappingMode     = "delta.columnMapping.mode"
-	defaultDeletedFileRetains = 7 * 24 * time.Hour
-	defaultRowGroupRows       = 1 << 17
-)
+const defaultRowGroupRows = 1 << 17
 
 // Keys of the tags of a checkpointMetadata action (PROTOCOL.md
 // "Checkpoint Metadata Tags"). Part of the on-disk format.
@@ -201,28 +195,23 @@ func newWriter(st State, opts WriteOptions) (*writer, error) {
 		w.opts.RowGroupRows = defaultRowGroupRows
 	}
 	w.v2 = w.protocol.HasReaderFeature(actions.FeatureV2Checkpoint)
-	conf := w.metadata.Configuration
-
+	cfg := st.Config()
 	now := w.opts.Now()
-	retain := defaultDeletedFileRetains
-	if d, ok := parseInterval(conf[propDeletedFileRetention]); ok {
-		retain = d
-	}
-	w.tombstoneCutoff = now.Add(-retain).UnixMilli()
-	if d, ok := parseInterval(conf[propSetTxnRetention]); ok {
+	w.tombstoneCutoff = now.Add(-cfg.DeletedFileRetention()).UnixMilli()
+	if d, ok := cfg.SetTransactionRetention(); ok {
 		w.txnCutoff = now.Add(-d).UnixMilli()
 	}
 
-	w.statsJSON = conf[propWriteStatsAsJSON] != "false"
+	w.statsJSON = cfg.WriteStatsAsJSON()
 	if opts.WriteStatsAsJSON != nil {
 		w.statsJSON = *opts.WriteStatsAsJSON
 	}
-	statsStruct := conf[propWriteStatsAsStruct] == "true"
+	statsStruct := cfg.WriteStatsAsStruct()
 	if opts.WriteStatsAsStruct != nil {
 		statsStruct = *opts.WriteStatsAsStruct
 	}
 	if statsStruct {
-		w.typedColumns(st.Schema())
+		w.typedColumns(st.Schema(), cfg.ColumnMappingMode())
 	}
 	w.addNode = addNode(w.statsJSON, w.partsN, w.statsN)
 	return w, nil
@@ -231,13 +220,9 @@ func newWriter(st State, opts WriteOptions) (*writer, error) {
 // typedColumns sets the stats_parsed and partitionValues_parsed nodes for
 // the table schema. A schema whose physical form cannot be worked out
 // (column mapping without physical names) gets neither.
-func (w *writer) typedColumns(logical *schema.StructType) {
+func (w *writer) typedColumns(logical *schema.StructType, mode schema.ColumnMappingMode) {
 	if logical == nil {
 		return
-	}
-	mode, err := schema.ParseColumnMappingMode(w.metadata.Configuration[propColumnMappingMode])
-	if err != nil || !w.protocol.HasReaderFeature(actions.FeatureColumnMapping) {
-		mode = schema.ColumnMappingNone
 	}
 	physical, err := logical.PhysicalSchema(mode)
 	if err != nil {
@@ -772,38 +757,4 @@ func orEmpty(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// parseInterval parses a duration table property as Delta writes them
-// ("interval 7 days", "1 week", "168 hours"); false when absent or not
-// understood. It mirrors snapshot.ParseInterval, which this package cannot
-// import.
-func parseInterval(s string) (time.Duration, bool) {
-	fields := strings.Fields(strings.ToLower(s))
-	if len(fields) > 0 && fields[0] == "interval" {
-		fields = fields[1:]
-	}
-	if len(fields) != 2 {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(fields[0], 10, 64)
-	if err != nil || n < 0 {
-		return 0, false
-	}
-	unit, ok := intervalUnits[strings.TrimSuffix(fields[1], "s")]
-	if !ok || n > int64(1<<63-1)/int64(unit) {
-		return 0, false
-	}
-	return time.Duration(n) * unit, true
-}
-
-var intervalUnits = map[string]time.Duration{
-	"nanosecond":  time.Nanosecond,
-	"microsecond": time.Microsecond,
-	"millisecond": time.Millisecond,
-	"second":      time.Second,
-	"minute":      time.Minute,
-	"hour":        time.Hour,
-	"day":         24 * time.Hour,
-	"week":        7 * 24 * time.Hour,
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // fakeState is a State held in slices.
@@ -33,6 +34,13 @@ func (f *fakeState) Tombstones() iter.Seq[*actions.Remove] {
 func (f *fakeState) Txns() iter.Seq[actions.Txn] { return func(func(actions.Txn) bool) {} }
 func (f *fakeState) Domains() iter.Seq[actions.DomainMetadata] {
 	return func(func(actions.DomainMetadata) bool) {}
+}
+
+// Config builds the configuration of p and m; a test that gives bad
+// properties gets a nil Config, and Write then fails loudly.
+func (f *fakeState) Config() *tableconfig.Config {
+	c, _ := tableconfig.New(f.p, f.m)
+	return c
 }
 
 // TestWriteParsedColumns reads partitionValues_parsed and stats_parsed

@@ -11,6 +11,7 @@ import (
 
 	"github.com/godelta/delta/datafile"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // tableMeta is what the corpus test needs of a table's log: the latest
@@ -52,7 +53,7 @@ func readMeta(t *testing.T, root string) tableMeta {
 			if err != nil {
 				t.Fatalf("%s: schema: %v", p, err)
 			}
-			mode, err := schema.ParseColumnMappingMode(line.MetaData.Configuration[schema.PropertyColumnMappingMode])
+			mode, err := schema.ParseColumnMappingMode(line.MetaData.Configuration[tableconfig.KeyColumnMappingMode])
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/tableconfig"
 	"github.com/godelta/delta/testutil"
 )
 
@@ -767,7 +768,7 @@ func replayJSON(t *testing.T, logDir string, fn func(tbl *corpusTable, add corpu
 					tbl.schema = nil
 					continue
 				}
-				mode, err := schema.ParseColumnMappingMode(a.MetaData.Configuration[schema.PropertyColumnMappingMode])
+				mode, err := schema.ParseColumnMappingMode(a.MetaData.Configuration[tableconfig.KeyColumnMappingMode])
 				if err != nil {
 					t.Errorf("%s: mode: %v", name, err)
 					continue

@@ -14,6 +14,7 @@ import (
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // The change data feed's extra columns, and the change types it reports.
@@ -28,9 +29,6 @@ const (
 	ChangeUpdatePreimage  = "update_preimage"
 	ChangeUpdatePostimage = "update_postimage"
 )
-
-// cdfProperty is the table property that turns the change data feed on.
-const cdfProperty = "delta.enableChangeDataFeed"
 
 // ChangeOptions choose the commits and columns of a change data feed.
 type ChangeOptions struct {
@@ -103,7 +101,7 @@ func NewChanges(ctx context.Context, latest *snapshot.Snapshot, opts ChangeOptio
 			return nil, err
 		}
 	}
-	if startSnap.Properties()[cdfProperty] != "true" {
+	if !startSnap.Config().ChangeDataFeed() {
 		return nil, fmt.Errorf("scan: version %d: %w", start, ErrChangeDataFeedDisabled)
 	}
 	s, err := New(endSnap, Options{Columns: opts.Columns, TableURI: opts.TableURI, Concurrency: opts.Concurrency, BatchSize: opts.BatchSize})
@@ -123,7 +121,7 @@ func NewChanges(ctx context.Context, latest *snapshot.Snapshot, opts ChangeOptio
 // the table did not record its change data feed
 // (delta.enableChangeDataFeed was not true). It wraps
 // deltaerr.ErrInvalidArgument.
-var ErrChangeDataFeedDisabled = fmt.Errorf("change data feed is not enabled (table property %s): %w", cdfProperty, deltaerr.ErrInvalidArgument)
+var ErrChangeDataFeedDisabled = fmt.Errorf("change data feed is not enabled (table property %s): %w", tableconfig.KeyEnableChangeDataFeed, deltaerr.ErrInvalidArgument)
 
 // Schema returns the schema of the rows: the table columns asked for, then
 // _change_type, _commit_version and _commit_timestamp.
@@ -211,8 +209,14 @@ func (c *Changes) commitReads(v int64, ts time.Time, acts []actions.Action) ([]*
 	var cdcs []*actions.CDC
 	for i := range acts {
 		a := &acts[i]
-		if a.Metadata != nil && a.Metadata.Configuration[cdfProperty] != "true" {
-			return nil, fmt.Errorf("scan: version %d: %w", v, ErrChangeDataFeedDisabled)
+		if a.Metadata != nil {
+			cfg, err := tableconfig.New(c.s.snap.Protocol(), *a.Metadata)
+			if err != nil {
+				return nil, fmt.Errorf("scan: version %d: %w", v, err)
+			}
+			if !cfg.ChangeDataFeed() {
+				return nil, fmt.Errorf("scan: version %d: %w", v, ErrChangeDataFeedDisabled)
+			}
 		}
 		if a.CDC != nil {
 			cdcs = append(cdcs, a.CDC)

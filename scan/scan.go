@@ -176,17 +176,7 @@ func newReader(snap *snapshot.Snapshot, opts Options) (*reader, error) {
 }
 
 func columnMappingMode(snap *snapshot.Snapshot) schema.ColumnMappingMode {
-	p := snap.Protocol()
-	mode, err := schema.ParseColumnMappingMode(snap.Metadata().Configuration["delta.columnMapping.mode"])
-	if err != nil {
-		return schema.ColumnMappingNone
-	}
-	// Before reader version 3 column mapping needs reader version 2;
-	// with table features it needs the feature.
-	if p.MinReaderVersion >= 3 && !p.HasReaderFeature(actions.FeatureColumnMapping) || p.MinReaderVersion < 2 {
-		return schema.ColumnMappingNone
-	}
-	return mode
+	return snap.Config().ColumnMappingMode()
 }
 
 // field resolves a top-level output column by name, exactly or ignoring

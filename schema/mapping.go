@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// Column mapping keys. The first three are field metadata keys, the last two
-// table properties (metaData configuration). They are part of the on-disk
-// format: they must never change.
+// Column mapping field metadata keys. They are part of the on-disk format:
+// they must never change. The table properties of column mapping
+// (delta.columnMapping.mode and maxColumnId) are package tableconfig's.
 const (
 	// MetadataColumnMappingID holds a field's column id, a 32-bit integer
 	// written as a JSON number; it is the Parquet field_id.
@@ -19,11 +19,14 @@ const (
 	// elements and map keys and values below a field, as a JSON object.
 	MetadataNestedIDs = "delta.columnMapping.nested.ids"
 
-	// PropertyColumnMappingMode is the table property naming the mode.
-	PropertyColumnMappingMode = "delta.columnMapping.mode"
-	// PropertyColumnMappingMaxColumnID is the table property holding the
-	// largest column id assigned so far.
-	PropertyColumnMappingMaxColumnID = "delta.columnMapping.maxColumnId"
+	// MetadataInvariants holds a column invariant (writer version 2) as
+	// JSON {"expression": {"expression": "<sql>"}}.
+	MetadataInvariants = "delta.invariants"
+	// MetadataGenerationExpression holds a generated column's expression.
+	MetadataGenerationExpression = "delta.generationExpression"
+	// MetadataIdentityPrefix starts the keys of an identity column
+	// (delta.identity.start, .step, .highWaterMark, .allowExplicitInsert).
+	MetadataIdentityPrefix = "delta.identity."
 )
 
 // ColumnMappingMode says how columns in data files are matched to the
@@ -32,7 +35,7 @@ const (
 // keyed by physical name. The values are those of the table property.
 //
 // The property counts only when the protocol supports the columnMapping
-// feature; deciding that is the caller's job.
+// feature; tableconfig.Config.ColumnMappingMode decides that.
 type ColumnMappingMode string
 
 // The column mapping modes, as written in the table property; they must

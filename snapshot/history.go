@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/godelta/delta/actions"
@@ -159,8 +158,8 @@ func VersionAtTimestamp(ctx context.Context, latest *Snapshot, t time.Time) (int
 	ictTarget := hasICT && split < len(times)
 	if ictTarget && split > 0 {
 		// Mixed history: the enablement timestamp says which part t is in.
-		enabledAt, err := strconv.ParseInt(latest.metadata.Configuration["delta.inCommitTimestampEnablementTimestamp"], 10, 64)
-		ictTarget = err != nil || target >= enabledAt
+		enabledAt, ok := latest.config.InCommitTimestampEnablementTimestamp()
+		ictTarget = !ok || target >= enabledAt
 	}
 	var stamp func(i int) (int64, error)
 	lo, hi := 0, split // search range [lo, hi)

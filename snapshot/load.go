@@ -15,7 +15,7 @@ import (
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
-	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // Load reconstructs the table in store at version, or at its newest version
@@ -141,7 +141,7 @@ func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFil
 	}
 	base.finish()
 	r.finish(s, base)
-	s.timestamp = commitTimestamp(&s.metadata, seg, r.lastCommitInfo)
+	s.timestamp = commitTimestamp(s, seg, r.lastCommitInfo)
 	return s, nil
 }
 
@@ -178,7 +178,7 @@ func (s *Snapshot) Update(ctx context.Context) (*Snapshot, error) {
 		return nil, err
 	}
 	r.finish(ns, s.base)
-	ns.timestamp = commitTimestamp(&ns.metadata, seg, r.lastCommitInfo)
+	ns.timestamp = commitTimestamp(ns, seg, r.lastCommitInfo)
 	return ns, nil
 }
 
@@ -318,17 +318,15 @@ func (r *replay) finishPM(s *Snapshot) error {
 	if err := r.protocol.ReadSupported(); err != nil {
 		return err
 	}
-	// Old Spark tests wrote metaData without a schemaString; Spark reads
-	// that as an empty schema, and so do we.
-	schemaString := r.metadata.SchemaString
-	if schemaString == "" {
-		schemaString = `{"type":"struct","fields":[]}`
-	}
-	sch, err := schema.Parse(schemaString)
+	// The checked configuration parses the schema (an empty schemaString,
+	// as old Spark tests wrote, is an empty schema) and every known table
+	// property; a value Spark refuses makes the table unreadable, as in
+	// Spark (see package tableconfig).
+	cfg, err := tableconfig.New(*r.protocol, *r.metadata)
 	if err != nil {
-		return &deltaerr.CorruptError{Path: deltalog.LogDir, Reason: "metaData.schemaString", Err: err}
+		return fmt.Errorf("snapshot: version %d: %w", s.version, err)
 	}
-	s.protocol, s.metadata, s.schema = *r.protocol, *r.metadata, sch
+	s.protocol, s.metadata, s.schema, s.config = *r.protocol, *r.metadata, cfg.Schema(), cfg
 	return nil
 }
 
@@ -379,8 +377,8 @@ func (r *replay) finish(s *Snapshot, base *baseState) {
 }
 
 // commitTimestamp is the commit time of the segment's version.
-func commitTimestamp(m *actions.Metadata, seg deltalog.Segment, ci *actions.CommitInfo) int64 {
-	if from, ok := ictEnablement(m); ok && seg.Version >= from && ci != nil && ci.InCommitTimestamp != nil {
+func commitTimestamp(s *Snapshot, seg deltalog.Segment, ci *actions.CommitInfo) int64 {
+	if from, ok := s.InCommitTimestampsFrom(); ok && seg.Version >= from && ci != nil && ci.InCommitTimestamp != nil {
 		return *ci.InCommitTimestamp
 	}
 	if n := len(seg.Commits); n > 0 {

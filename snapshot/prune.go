@@ -21,10 +21,7 @@ import (
 // A column pred names that is not in the schema is
 // deltaerr.ErrInvalidArgument.
 func (s *Snapshot) FilesWhere(pred expr.Expr) (iter.Seq[*actions.Add], error) {
-	mode, _ := schema.ParseColumnMappingMode(s.metadata.Configuration["delta.columnMapping.mode"])
-	if !s.protocol.HasReaderFeature(actions.FeatureColumnMapping) {
-		mode = schema.ColumnMappingNone
-	}
+	mode := s.config.ColumnMappingMode()
 	type part struct {
 		typ      schema.DataType
 		physical string

@@ -21,7 +21,10 @@
 //
 // Protocol and metaData are checked before any file of the checkpoint is
 // decoded: a table this library cannot read is refused with a
-// *deltaerr.FeatureError without reading its file actions.
+// *deltaerr.FeatureError without reading its file actions. They are parsed
+// once into a tableconfig.Config (Snapshot.Config), through which every
+// table property is read; a property value Spark would refuse makes the
+// snapshot fail to load with a *tableconfig.PropertyError.
 //
 // A checkpoint that is missing or cannot be decoded is skipped: the
 // snapshot is rebuilt from an older checkpoint, or from the commits alone.
@@ -30,7 +33,6 @@ package snapshot
 import (
 	"iter"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +40,7 @@ import (
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // Snapshot is the state of a table at one version.
@@ -49,6 +52,7 @@ type Snapshot struct {
 	protocol actions.Protocol
 	metadata actions.Metadata
 	schema   *schema.StructType
+	config   *tableconfig.Config
 
 	// base holds the file actions of the checkpoint, shared with snapshots
 	// built from this one by Update. tail holds the reconciled file actions
@@ -144,8 +148,14 @@ func (s *Snapshot) Metadata() actions.Metadata { return s.metadata }
 // Schema returns the table's logical schema.
 func (s *Snapshot) Schema() *schema.StructType { return s.schema }
 
-// Properties returns the table's configuration (table properties). The map
-// is shared: callers must not change it.
+// Config returns the table's checked configuration: protocol, metadata
+// and table properties, parsed once when the snapshot was loaded. Read
+// every delta.* property through it.
+func (s *Snapshot) Config() *tableconfig.Config { return s.config }
+
+// Properties returns the table's configuration (table properties), raw.
+// The map is shared: callers must not change it. Known properties are
+// read through Config, never from this map.
 func (s *Snapshot) Properties() map[string]string { return s.metadata.Configuration }
 
 // Segment returns the log files the snapshot was built from.
@@ -272,12 +282,7 @@ func (s *Snapshot) TxnVersion(appID string) (int64, bool) {
 }
 
 func (s *Snapshot) txnRetention() (time.Duration, bool) {
-	v, ok := s.metadata.Configuration["delta.setTransactionRetentionDuration"]
-	if !ok {
-		return 0, false
-	}
-	d, err := ParseInterval(v)
-	return d, err == nil
+	return s.config.SetTransactionRetention()
 }
 
 // DomainMetadata returns the configuration of a domain, and false when the
@@ -301,20 +306,9 @@ func (s *Snapshot) Domains() iter.Seq[actions.DomainMetadata] {
 // InCommitTimestampsFrom returns the version from which the table records
 // in-commit timestamps, and false when it does not.
 func (s *Snapshot) InCommitTimestampsFrom() (int64, bool) {
-	return ictEnablement(&s.metadata)
-}
-
-func ictEnablement(m *actions.Metadata) (int64, bool) {
-	if m.Configuration["delta.enableInCommitTimestamps"] != "true" {
+	if !s.config.InCommitTimestamps() {
 		return 0, false
 	}
-	v, ok := m.Configuration["delta.inCommitTimestampEnablementVersion"]
-	if !ok {
-		return 0, true // enabled at table creation
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	return n, true
+	v, _ := s.config.InCommitTimestampEnablementVersion() // unset: from creation, version 0
+	return v, true
 }

@@ -270,18 +270,3 @@ func TestInCommitTimestamps(t *testing.T) {
 		}
 	}
 }
-
-func TestParseInterval(t *testing.T) {
-	for s, want := range map[string]time.Duration{
-		"interval 7 days": 7 * 24 * time.Hour, "1 week": 7 * 24 * time.Hour, "2 hours": 2 * time.Hour, "interval 30 seconds": 30 * time.Second,
-	} {
-		if got, err := snapshot.ParseInterval(s); err != nil || got != want {
-			t.Errorf("%q = %v, %v", s, got, err)
-		}
-	}
-	for _, s := range []string{"", "7", "seven days", "7 fortnights", "-1 day"} {
-		if _, err := snapshot.ParseInterval(s); err == nil {
-			t.Errorf("%q parsed", s)
-		}
-	}
-}

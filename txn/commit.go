@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/godelta/delta/actions"
@@ -15,6 +14,7 @@ import (
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // Backoff between attempts: full jitter over an exponential bound, capped.
@@ -66,19 +66,12 @@ func (t *Transaction) checkpointAfter(ctx context.Context, v int64) {
 	if t.opts.NoCheckpoint {
 		return
 	}
-	conf := t.snap.Properties()
-	if t.metadata != nil {
-		conf = t.metadata.Configuration
+	cfg, err := t.newConfig()
+	if err != nil { // validate refused it already: unreachable
+		t.log.WarnContext(ctx, "txn: no checkpoint: the committed table configuration is invalid", "version", v, "err", err)
+		return
 	}
-	interval := int64(DefaultCheckpointInterval)
-	if s, ok := conf["delta.checkpointInterval"]; ok {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n <= 0 {
-			t.log.WarnContext(ctx, "txn: ignoring an invalid delta.checkpointInterval", "value", s)
-		} else {
-			interval = n
-		}
-	}
+	interval := cfg.CheckpointInterval()
 	if v%interval != 0 {
 		return
 	}
@@ -92,16 +85,10 @@ func (t *Transaction) checkpointAfter(ctx context.Context, v int64) {
 		return
 	}
 	// Then, as Spark does, the expired log goes, unless the table says no.
-	if conf["delta.enableExpiredLogCleanup"] == "false" {
+	if !cfg.ExpiredLogCleanup() {
 		return
 	}
-	retention := deltalog.DefaultLogRetention
-	if s, ok := conf["delta.logRetentionDuration"]; ok {
-		if retention, err = snapshot.ParseInterval(s); err != nil {
-			t.log.WarnContext(ctx, "txn: ignoring an invalid delta.logRetentionDuration; no log cleanup", "value", s)
-			return
-		}
-	}
+	retention := cfg.LogRetention()
 	opts := deltalog.CleanupOptions{Retention: retention, SidecarRefs: checkpoint.SidecarRefs(store)}
 	if t.opts.Clock != nil {
 		opts.Now = t.opts.Clock
@@ -113,7 +100,7 @@ func (t *Transaction) checkpointAfter(ctx context.Context, v int64) {
 
 // DefaultCheckpointInterval is how many commits apart checkpoints are
 // written when the table does not set delta.checkpointInterval.
-const DefaultCheckpointInterval = 10
+const DefaultCheckpointInterval = tableconfig.DefaultCheckpointInterval
 
 func (t *Transaction) commit(ctx context.Context) (int64, error) {
 	if t.done {
@@ -294,11 +281,10 @@ func sleep(ctx context.Context, attempt int) error {
 // initialState computes the attempt state from the snapshot read.
 func (t *Transaction) initialState() (*attemptState, error) {
 	p := t.snap.Protocol()
-	props := t.snap.Properties()
 	st := &attemptState{
 		level:  t.isolation(),
 		blind:  t.isBlindAppend(),
-		ict:    p.HasWriterFeature(actions.FeatureInCommitTimestamp) && props["delta.enableInCommitTimestamps"] == "true",
+		ict:    t.snap.Config().InCommitTimestamps(),
 		lastTS: t.snap.Timestamp().UnixMilli(),
 		// The protocol's row-tracking writer requirements apply as soon
 		// as the feature is supported.

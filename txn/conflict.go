@@ -9,6 +9,7 @@ import (
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // ConflictKind names the rule a concurrent commit broke. The values appear
@@ -109,6 +110,21 @@ func (t *Transaction) checkConflicts(w *winner, level IsolationLevel) error {
 		return &ConflictError{Kind: kind, Version: w.version, Detail: fmt.Sprintf(format, args...)}
 	}
 
+	// 0. A winner that makes the table append-only refuses this
+	// transaction's removes outright: no retry can make them valid.
+	if w.metadata != nil && t.removesData() {
+		p := t.snap.Protocol()
+		if w.protocol != nil {
+			p = *w.protocol
+		}
+		cfg, err := tableconfig.New(p, *w.metadata)
+		if err != nil {
+			return fmt.Errorf("txn: metadata of the commit of version %d: %w", w.version, err)
+		}
+		if cfg.AppendOnly() {
+			return fmt.Errorf("txn: the commit of version %d made the table append-only: %w", w.version, ErrAppendOnly)
+		}
+	}
 	// 1. Protocol.
 	if w.protocol != nil {
 		if t.protocol != nil {
@@ -221,11 +237,8 @@ func (t *Transaction) partitionLookup() func(*actions.Add) expr.Lookup {
 		typ      schema.DataType
 		physical string
 	}
-	md, pr := t.snap.Metadata(), t.snap.Protocol()
-	mode, _ := schema.ParseColumnMappingMode(md.Configuration["delta.columnMapping.mode"])
-	if !pr.HasReaderFeature(actions.FeatureColumnMapping) {
-		mode = schema.ColumnMappingNone
-	}
+	md := t.snap.Metadata()
+	mode := t.snap.Config().ColumnMappingMode()
 	parts := map[string]part{}
 	if sch := t.snap.Schema(); sch != nil {
 		for _, name := range md.PartitionColumns {

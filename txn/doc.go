@@ -124,6 +124,18 @@
 // carries the new mark. On a rebase both are assigned again from the
 // winner's mark and the new version, so ids never overlap.
 //
+// # Table properties and append-only tables
+//
+// Commit reads the table's properties only through the snapshot's
+// tableconfig.Config, and checks staged metadata with tableconfig.New: a
+// staged property value Spark would refuse is a *tableconfig.PropertyError
+// (errors.Is deltaerr.ErrInvalidArgument). On a table whose
+// delta.appendOnly is true (in any case, as Spark reads it) in the
+// snapshot read, in the staged metadata, or in the metadata of a winner
+// it would be rebased on, a transaction that stages a remove with
+// dataChange=true is refused with ErrAppendOnly, and nothing is written.
+// Removes with dataChange=false (compaction) stay allowed.
+//
 // # Table features
 //
 // Commit refuses, with a *deltaerr.FeatureError (errors.Is

@@ -7,6 +7,7 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // writeSupport says how this package stands towards a writer feature.
@@ -32,7 +33,7 @@ const (
 // the table unwritable. Reasons, feature by feature:
 //
 //   - appendOnly: Commit refuses data-changing removes when delta.appendOnly
-//     is true.
+//     is true (ErrAppendOnly).
 //   - changeDataFeed: the caller stages the cdc actions of its changes
 //     (AddCDC); a commit of adds only needs none.
 //   - columnMapping: commits carry physical names the caller chose;
@@ -157,17 +158,17 @@ func featureActive(name string, sch *schema.StructType, m *actions.Metadata) boo
 	switch name {
 	case actions.FeatureCheckConstraints:
 		for k := range m.Configuration {
-			if strings.HasPrefix(k, "delta.constraints.") {
+			if strings.HasPrefix(k, tableconfig.KeyConstraintPrefix) {
 				return true
 			}
 		}
 		return false
 	case actions.FeatureInvariants:
-		keyPrefix = "delta.invariants"
+		keyPrefix = schema.MetadataInvariants
 	case actions.FeatureGeneratedColumns:
-		keyPrefix = "delta.generationExpression"
+		keyPrefix = schema.MetadataGenerationExpression
 	case actions.FeatureIdentityColumns:
-		keyPrefix = "delta.identity."
+		keyPrefix = schema.MetadataIdentityPrefix
 	case actions.FeatureAllowColumnDefaults:
 		keyPrefix = "CURRENT_DEFAULT"
 	default:

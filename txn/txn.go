@@ -14,6 +14,7 @@ import (
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // IsolationLevel is how strictly a transaction is checked against the
@@ -22,11 +23,12 @@ import (
 // delta.isolationLevel: never change them.
 type IsolationLevel string
 
-// Isolation levels, strongest first.
+// Isolation levels, strongest first (tableconfig's, which parses the
+// table property).
 const (
-	Serializable      IsolationLevel = "Serializable"
-	WriteSerializable IsolationLevel = "WriteSerializable"
-	SnapshotIsolation IsolationLevel = "SnapshotIsolation"
+	Serializable      = IsolationLevel(tableconfig.Serializable)
+	WriteSerializable = IsolationLevel(tableconfig.WriteSerializable)
+	SnapshotIsolation = IsolationLevel(tableconfig.SnapshotIsolation)
 )
 
 func (l IsolationLevel) valid() bool {
@@ -88,6 +90,14 @@ var (
 	// ErrDone is returned by a second call to Commit: a Transaction commits
 	// at most once, whatever the first call returned.
 	ErrDone = errors.New("txn: transaction already finished")
+
+	// ErrAppendOnly is returned by Commit for a transaction that removes
+	// data (a remove with dataChange=true) from a table whose
+	// delta.appendOnly is true: the table read, the metadata staged, or
+	// the metadata of a concurrent commit it would be rebased on. It is
+	// tableconfig.ErrAppendOnly, also exported as write.ErrAppendOnly and
+	// delta.ErrAppendOnly, and matches deltaerr.ErrInvalidArgument.
+	ErrAppendOnly = tableconfig.ErrAppendOnly
 )
 
 // Transaction is one optimistic write to a table: what it read, and the
@@ -248,10 +258,11 @@ func (t *Transaction) validate() error {
 		added[k] = true
 	}
 	removed := map[key]bool{}
-	appendOnly := m.Configuration["delta.appendOnly"] == "true"
-	if t.metadata != nil {
-		appendOnly = t.metadata.Configuration["delta.appendOnly"] == "true"
+	cfg, err := t.newConfig()
+	if err != nil {
+		return err
 	}
+	appendOnly := cfg.AppendOnly()
 	for i := range t.removes {
 		r := &t.removes[i]
 		if r.Path == "" {
@@ -263,10 +274,44 @@ func (t *Transaction) validate() error {
 		}
 		removed[k] = true
 		if appendOnly && r.DataChange {
-			return fmt.Errorf("txn: table is append-only (delta.appendOnly): cannot remove %s with dataChange: %w", r.Path, deltaerr.ErrInvalidArgument)
+			return fmt.Errorf("txn: cannot remove %s with dataChange: %w", r.Path, ErrAppendOnly)
 		}
 	}
 	return nil
+}
+
+// newConfig returns the configuration the table has once this
+// transaction commits: the snapshot's, or the one of the staged protocol
+// and metadata, checked. A staged property value Spark refuses is a
+// *tableconfig.PropertyError: SetMetadata is how an ALTER TABLE ... SET
+// TBLPROPERTIES reaches the log, and this is where it is checked.
+func (t *Transaction) newConfig() (*tableconfig.Config, error) {
+	if t.protocol == nil && t.metadata == nil {
+		return t.snap.Config(), nil
+	}
+	p, m := t.snap.Protocol(), t.snap.Metadata()
+	if t.protocol != nil {
+		p = *t.protocol
+	}
+	if t.metadata != nil {
+		m = *t.metadata
+	}
+	cfg, err := tableconfig.New(p, m)
+	if err != nil {
+		return nil, fmt.Errorf("txn: staged metadata: %w", err)
+	}
+	return cfg, nil
+}
+
+// removesData reports whether the transaction stages a remove with
+// dataChange, which an append-only table refuses.
+func (t *Transaction) removesData() bool {
+	for i := range t.removes {
+		if t.removes[i].DataChange {
+			return true
+		}
+	}
+	return false
 }
 
 // isBlindAppend reports whether the transaction only adds files and read
@@ -280,10 +325,7 @@ func (t *Transaction) isBlindAppend() bool {
 func (t *Transaction) isolation() IsolationLevel {
 	level := t.opts.Isolation
 	if level == "" {
-		level = IsolationLevel(t.snap.Properties()["delta.isolationLevel"])
-		if !level.valid() {
-			level = WriteSerializable
-		}
+		level = IsolationLevel(t.snap.Config().IsolationLevel())
 	}
 	if t.metadata != nil || t.protocol != nil || len(t.txns) > 0 || len(t.domains) > 0 || len(t.cdcs) > 0 {
 		return level

@@ -8,6 +8,7 @@ import (
 
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // rowCheck is one predicate every row must satisfy.
@@ -35,7 +36,7 @@ type checks struct {
 // compileChecks reads the constraints of a table: generated columns and
 // invariants from the schema's metadata, CHECK constraints from the
 // properties (in name order), and the required predicate, if any.
-func compileChecks(sch *schema.StructType, props map[string]string, require expr.Expr) (*checks, error) {
+func compileChecks(sch *schema.StructType, constraints []tableconfig.Constraint, require expr.Expr) (*checks, error) {
 	c := &checks{sch: sch}
 	for i := range sch.Fields {
 		f := &sch.Fields[i]
@@ -69,19 +70,12 @@ func compileChecks(sch *schema.StructType, props map[string]string, require expr
 	if err := inv(sch, ""); err != nil {
 		return nil, err
 	}
-	var names []string
-	for k := range props {
-		if strings.HasPrefix(k, PropConstraintPrefix) {
-			names = append(names, k)
-		}
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		e, err := expr.Parse(props[k])
+	for _, k := range constraints { // sorted by name
+		e, err := expr.Parse(k.Expression)
 		if err != nil {
-			return nil, fmt.Errorf("write: CHECK constraint %s: %w", strings.TrimPrefix(k, PropConstraintPrefix), err)
+			return nil, fmt.Errorf("write: CHECK constraint %s: %w", k.Name, err)
 		}
-		c.preds = append(c.preds, rowCheck{kind: KindCheck, name: strings.TrimPrefix(k, PropConstraintPrefix), text: props[k], e: e})
+		c.preds = append(c.preds, rowCheck{kind: KindCheck, name: k.Name, text: k.Expression, e: e})
 	}
 	if require != nil {
 		c.preds = append(c.preds, rowCheck{kind: KindPredicate, name: "replaceWhere", text: require.String(), e: require})
@@ -270,13 +264,13 @@ func CheckConstraints(sch *schema.StructType, props map[string]string) error {
 	seen := map[string]string{}
 	var names []string
 	for k := range props {
-		if strings.HasPrefix(k, PropConstraintPrefix) {
+		if strings.HasPrefix(k, tableconfig.KeyConstraintPrefix) {
 			names = append(names, k)
 		}
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		name := strings.TrimPrefix(k, PropConstraintPrefix)
+		name := strings.TrimPrefix(k, tableconfig.KeyConstraintPrefix)
 		if strings.TrimSpace(name) == "" {
 			return specErr("property %s: a CHECK constraint needs a name", k)
 		}

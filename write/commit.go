@@ -68,7 +68,7 @@ func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batc
 // feed on, an overwrite that rewrites rows writes the change data of the
 // rows it deletes and inserts. An append-only table is ErrAppendOnly.
 func Overwrite(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts CommitOptions) (int64, error) {
-	if snap.Properties()[PropAppendOnly] == "true" {
+	if snap.Config().AppendOnly() {
 		return 0, ErrAppendOnly
 	}
 	pred := opts.ReplaceWhere

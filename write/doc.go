@@ -31,7 +31,9 @@
 // "col-<uuid>" (fields that already carry them keep them) and sets
 // delta.columnMapping.maxColumnId. Row tracking sets the materialized
 // column name properties as Spark does. Identity columns and column
-// defaults are refused: the write path cannot honour them.
+// defaults are refused: the write path cannot honour them. Property values
+// are checked with tableconfig.Validate, as Spark checks them when they are
+// set; which properties turn which features on is tableconfig.FeaturesFor.
 //
 // # Writing rows
 //

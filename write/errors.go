@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // Error kinds of this package, matched with errors.Is.
@@ -19,9 +20,10 @@ var (
 	ErrConstraint = fmt.Errorf("write: constraint violated: %w", deltaerr.ErrInvalidArgument)
 
 	// ErrAppendOnly is returned for an operation that would remove rows
-	// from a table with delta.appendOnly=true. It matches
-	// deltaerr.ErrInvalidArgument.
-	ErrAppendOnly = fmt.Errorf("write: table is append-only (delta.appendOnly=true): %w", deltaerr.ErrInvalidArgument)
+	// from a table with delta.appendOnly=true. It is txn.ErrAppendOnly
+	// (tableconfig.ErrAppendOnly), which Commit returns for the same
+	// reason, and matches deltaerr.ErrInvalidArgument.
+	ErrAppendOnly = tableconfig.ErrAppendOnly
 
 	// ErrInvalidSpec is returned by NewTable for a table specification that
 	// breaks a rule: a partition column missing or of a type that cannot be

@@ -36,7 +36,7 @@ func RewritesRows(snap *snapshot.Snapshot, pred expr.Expr) (rewrites, changeData
 			rewrites = true
 		}
 	}
-	return rewrites, rewrites && isTrue(snap.Properties()[PropEnableChangeDataFeed]), nil
+	return rewrites, rewrites && snap.Config().ChangeDataFeed(), nil
 }
 
 // Replace plans the removal of the rows of snap that pred matches (TRUE),
@@ -51,7 +51,7 @@ func RewritesRows(snap *snapshot.Snapshot, pred expr.Expr) (rewrites, changeData
 // delta.appendOnly=true is ErrAppendOnly.
 func Replace(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts Options) (Rewritten, error) {
 	var r Rewritten
-	if isTrue(snap.Properties()[PropAppendOnly]) {
+	if snap.Config().AppendOnly() {
 		return r, ErrAppendOnly
 	}
 	now := time.Now().UnixMilli()

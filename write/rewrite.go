@@ -98,7 +98,7 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 		return out, err
 	}
 	var cdc *rowWriter
-	if !opts.NoDataChange && isTrue(snap.Properties()[PropEnableChangeDataFeed]) {
+	if !opts.NoDataChange && snap.Config().ChangeDataFeed() {
 		if cdc, err = newRowWriter(snap, opts.Options, ChangeDelete); err != nil {
 			return out, err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/tableconfig"
 	"github.com/godelta/delta/snapshot"
 )
 
@@ -46,7 +47,7 @@ func fileRows(t *testing.T, snap *snapshot.Snapshot, add *actions.Add) [][]schem
 func rewriteSpec(cdf bool) TableSpec {
 	props := map[string]string{}
 	if cdf {
-		props[PropEnableChangeDataFeed] = "true"
+		props[tableconfig.KeyEnableChangeDataFeed] = "true"
 	}
 	return TableSpec{
 		Schema:           st(schema.StructField{Name: "id", Type: schema.Long}, field("v", schema.String), field("p", schema.String)),

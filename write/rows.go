@@ -7,7 +7,6 @@ import (
 	"iter"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // DefaultTargetFileSize is the size at which Rows starts a new data file
@@ -167,18 +167,12 @@ type openFile struct {
 func newRowWriter(snap *snapshot.Snapshot, opts Options, change string) (*rowWriter, error) {
 	sch := snap.Schema()
 	m := snap.Metadata()
-	p := snap.Protocol()
-	mode := schema.ColumnMappingNone
-	if p.HasReaderFeature(actions.FeatureColumnMapping) || p.HasWriterFeature(actions.FeatureColumnMapping) {
-		var err error
-		if mode, err = schema.ParseColumnMappingMode(m.Configuration[schema.PropertyColumnMappingMode]); err != nil {
-			return nil, err
-		}
-	}
+	cfg := snap.Config()
+	mode := cfg.ColumnMappingMode()
 	var c *checks
 	if change == "" {
 		var err error
-		if c, err = compileChecks(sch, m.Configuration, opts.Require); err != nil {
+		if c, err = compileChecks(sch, cfg.Constraints(), opts.Require); err != nil {
 			return nil, err
 		}
 	}
@@ -211,7 +205,7 @@ func newRowWriter(snap *snapshot.Snapshot, opts Options, change string) (*rowWri
 		ByFieldID:    mode != schema.ColumnMappingNone,
 		Compression:  opts.Compression,
 		RowGroupSize: opts.RowGroupSize,
-		Stats:        statsOptions(data, mode, m.Configuration),
+		Stats:        statsOptions(data, mode, cfg),
 	}
 	if change != "" {
 		w.physical.Fields = append(w.physical.Fields[:len(w.physical.Fields):len(w.physical.Fields)],
@@ -229,26 +223,23 @@ func newRowWriter(snap *snapshot.Snapshot, opts Options, change string) (*rowWri
 	return w, nil
 }
 
-// statsOptions reads delta.dataSkippingNumIndexedCols and
-// delta.dataSkippingStatsColumns (logical names, mapped to physical ones).
-func statsOptions(data *schema.StructType, mode schema.ColumnMappingMode, props map[string]string) datafile.StatsOptions {
+// statsOptions applies delta.dataSkippingNumIndexedCols and
+// delta.dataSkippingStatsColumns (logical names, mapped to physical ones;
+// names that match no column are skipped).
+func statsOptions(data *schema.StructType, mode schema.ColumnMappingMode, cfg *tableconfig.Config) datafile.StatsOptions {
 	var so datafile.StatsOptions
-	if v, ok := props[PropNumIndexedCols]; ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			switch {
-			case n == 0:
-				so.StatsColumns = []string{}
-			case n < 0:
-				so.NumIndexedCols = -1
-			default:
-				so.NumIndexedCols = n
-			}
-		}
-	}
-	if v, ok := props[PropStatsColumns]; ok {
+	switch n := cfg.NumIndexedCols(); {
+	case n == 0:
 		so.StatsColumns = []string{}
-		for name := range strings.SplitSeq(v, ",") {
-			path := splitColumn(strings.TrimSpace(name))
+	case n < 0:
+		so.NumIndexedCols = -1
+	default:
+		so.NumIndexedCols = n
+	}
+	if names, ok := cfg.StatsColumns(); ok {
+		so.StatsColumns = []string{}
+		for _, name := range names {
+			path := splitColumn(name)
 			if len(path) == 0 {
 				continue
 			}

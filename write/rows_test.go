@@ -16,6 +16,7 @@ import (
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // newSnapshot creates a table from spec in a memory store, with adds in
@@ -228,16 +229,27 @@ func TestRowsRollsFiles(t *testing.T) {
 
 func TestStatsOptionsFromProperties(t *testing.T) {
 	data := st(field("a", schema.Long), field("s", st(field("x", schema.Integer))))
-	so := statsOptions(data, schema.ColumnMappingNone, map[string]string{PropStatsColumns: "a, s.x ,nope"})
+	cfg := func(props map[string]string) *tableconfig.Config {
+		c, err := tableconfig.New(actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, actions.Metadata{Configuration: props})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	so := statsOptions(data, schema.ColumnMappingNone, cfg(map[string]string{tableconfig.KeyDataSkippingStatsColumns: "a, s.x ,nope"}))
 	if !slices.Equal(so.StatsColumns, []string{"a", "s.x"}) {
 		t.Errorf("StatsColumns = %q", so.StatsColumns)
 	}
-	so = statsOptions(data, schema.ColumnMappingNone, map[string]string{PropNumIndexedCols: "0"})
+	so = statsOptions(data, schema.ColumnMappingNone, cfg(map[string]string{tableconfig.KeyDataSkippingNumIndexedCols: "0"}))
 	if so.StatsColumns == nil || len(so.StatsColumns) != 0 {
 		t.Errorf("0 indexed columns: %+v", so)
 	}
-	so = statsOptions(data, schema.ColumnMappingNone, map[string]string{PropNumIndexedCols: "-1"})
+	so = statsOptions(data, schema.ColumnMappingNone, cfg(map[string]string{tableconfig.KeyDataSkippingNumIndexedCols: "-1"}))
 	if so.NumIndexedCols != -1 {
 		t.Errorf("-1 indexed columns: %+v", so)
+	}
+	so = statsOptions(data, schema.ColumnMappingNone, cfg(nil))
+	if so.NumIndexedCols != tableconfig.DefaultNumIndexedCols || so.StatsColumns != nil {
+		t.Errorf("defaults: %+v", so)
 	}
 }

@@ -2,6 +2,7 @@ package write
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,30 +14,16 @@ import (
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/tableconfig"
 )
 
-// Table properties and column metadata keys this package reads or sets.
-// They are part of the on-disk format shared with every Delta writer:
-// never change them.
+// Column metadata keys this package reads: field metadata, not table
+// properties (those are tableconfig's Key* constants). The delta.* keys are
+// package schema's, where every layer finds them.
 const (
-	PropAppendOnly            = "delta.appendOnly"
-	PropEnableChangeDataFeed  = "delta.enableChangeDataFeed"
-	PropEnableDeletionVectors = "delta.enableDeletionVectors"
-	PropEnableRowTracking     = "delta.enableRowTracking"
-	PropEnableICT             = "delta.enableInCommitTimestamps"
-	PropCheckpointPolicy      = "delta.checkpointPolicy"
-	PropNumIndexedCols        = "delta.dataSkippingNumIndexedCols"
-	PropStatsColumns          = "delta.dataSkippingStatsColumns"
-	PropRowIDColumn           = "delta.rowTracking.materializedRowIdColumnName"
-	PropRowCommitVersionCol   = "delta.rowTracking.materializedRowCommitVersionColumnName"
-	// PropConstraintPrefix starts the name of a CHECK constraint property.
-	PropConstraintPrefix = "delta.constraints."
-	// PropFeaturePrefix starts Spark's delta.feature.<name> = supported.
-	PropFeaturePrefix = "delta.feature."
-
-	MetaInvariants           = "delta.invariants"
-	MetaGenerationExpression = "delta.generationExpression"
-	metaIdentityPrefix       = "delta.identity."
+	MetaInvariants           = schema.MetadataInvariants
+	MetaGenerationExpression = schema.MetadataGenerationExpression
+	metaIdentityPrefix       = schema.MetadataIdentityPrefix
 	metaCurrentDefault       = "CURRENT_DEFAULT"
 )
 
@@ -48,8 +35,10 @@ type TableSpec struct {
 	PartitionColumns []string
 	// Name and Description go to metaData.
 	Name, Description string
-	// Properties are the table properties (metaData.configuration).
-	// Unknown delta.* keys are kept as given.
+	// Properties are the table properties (metaData.configuration),
+	// checked by tableconfig.Validate. Unknown delta.* keys are kept as
+	// given; delta.feature.<name> = supported asks for a feature and is
+	// not stored.
 	Properties map[string]string
 }
 
@@ -58,7 +47,9 @@ type TableSpec struct {
 // package doc), the metadata with a fresh id, createdTime now, the schema
 // with column mapping applied when asked for. Errors match ErrInvalidSpec,
 // or deltaerr.ErrUnsupportedFeature for a feature this library cannot
-// write.
+// write. A property value Spark would refuse (delta.appendOnly=maybe,
+// delta.checkpointInterval=abc) is also a *tableconfig.PropertyError,
+// found with errors.As.
 func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 	var p actions.Protocol
 	var m actions.Metadata
@@ -73,13 +64,13 @@ func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 	if err != nil {
 		return p, m, specErr("schema: %v", err)
 	}
+	if err := tableconfig.Validate(spec.Properties); err != nil {
+		return p, m, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
+	}
 	props := map[string]string{}
 	feats := map[string]bool{}
 	for k, v := range spec.Properties {
-		if name, ok := strings.CutPrefix(k, PropFeaturePrefix); ok {
-			if lv := strings.ToLower(v); lv != "supported" && lv != "enabled" {
-				return p, m, specErr("property %s = %q: want supported", k, v)
-			}
+		if name, ok := strings.CutPrefix(k, tableconfig.KeyFeaturePrefix); ok {
 			if _, known := actions.LookupFeature(name); !known {
 				return p, m, &deltaerr.FeatureError{Feature: "table feature " + name, Op: "write"}
 			}
@@ -92,35 +83,44 @@ func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 	if err != nil {
 		return p, m, err
 	}
-	if err := checkProperties(props, feats); err != nil {
-		return p, m, err
+	enabled, err := tableconfig.FeaturesFor(props)
+	if err != nil {
+		return p, m, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
+	}
+	for _, name := range enabled {
+		feats[name] = true
 	}
 	if err := checkColumns(sch, feats); err != nil {
 		return p, m, err
 	}
-	if err := CheckConstraints(sch, props); err != nil {
-		return p, m, err
-	}
-	mode, _ := schema.ParseColumnMappingMode(props[schema.PropertyColumnMappingMode])
-	if mode != schema.ColumnMappingNone {
-		feats[actions.FeatureColumnMapping] = true
-		maxID := assignColumnMapping(sch, props[schema.PropertyColumnMappingMaxColumnID])
-		props[schema.PropertyColumnMappingMaxColumnID] = strconv.FormatInt(maxID, 10)
-	}
 	if feats[actions.FeatureRowTracking] {
 		feats[actions.FeatureDomainMetadata] = true
-		if isTrue(props[PropEnableRowTracking]) {
-			if props[PropRowIDColumn] == "" {
-				props[PropRowIDColumn] = "_row-id-col-" + uuid.NewString()
-			}
-			if props[PropRowCommitVersionCol] == "" {
-				props[PropRowCommitVersionCol] = "_row-commit-version-col-" + uuid.NewString()
-			}
-		}
 	}
 	p = chooseProtocol(feats)
 	if err := p.ReadSupported(); err != nil {
 		return p, m, err
+	}
+	// The properties as the new protocol reads them, for what the table
+	// needs set up: column ids and physical names, row-tracking columns.
+	cfg, err := tableconfig.New(p, actions.Metadata{Configuration: props})
+	if err != nil {
+		return p, m, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
+	}
+	if err := CheckConstraints(sch, props); err != nil {
+		return p, m, err
+	}
+	if mode := cfg.ColumnMappingMode(); mode != schema.ColumnMappingNone {
+		maxID, _ := cfg.MaxColumnID()
+		maxID = assignColumnMapping(sch, maxID)
+		props[tableconfig.KeyColumnMappingMaxColumnID] = strconv.FormatInt(maxID, 10)
+	}
+	if cfg.RowTracking() {
+		if _, ok := cfg.MaterializedRowIDColumn(); !ok {
+			props[tableconfig.KeyMaterializedRowIDColumn] = "_row-id-col-" + uuid.NewString()
+		}
+		if _, ok := cfg.MaterializedRowCommitVersionColumn(); !ok {
+			props[tableconfig.KeyMaterializedRowCommitVersionColumn] = "_row-commit-version-col-" + uuid.NewString()
+		}
 	}
 	out, err := sch.MarshalJSON()
 	if err != nil {
@@ -178,56 +178,6 @@ func partitionable(t schema.DataType) bool {
 		return true
 	}
 	return false
-}
-
-// boolProps are the boolean table properties whose true value enables a
-// feature.
-var boolProps = map[string]string{
-	PropAppendOnly:            actions.FeatureAppendOnly,
-	PropEnableChangeDataFeed:  actions.FeatureChangeDataFeed,
-	PropEnableDeletionVectors: actions.FeatureDeletionVectors,
-	PropEnableRowTracking:     actions.FeatureRowTracking,
-	PropEnableICT:             actions.FeatureInCommitTimestamp,
-}
-
-func isTrue(v string) bool { return strings.EqualFold(v, "true") }
-
-// checkProperties validates the values of the properties this package
-// understands and records the features they enable.
-func checkProperties(props map[string]string, feats map[string]bool) error {
-	for k, v := range props {
-		switch {
-		case boolProps[k] != "":
-			if !isTrue(v) && !strings.EqualFold(v, "false") {
-				return specErr("property %s = %q: want true or false", k, v)
-			}
-			if isTrue(v) {
-				feats[boolProps[k]] = true
-			}
-		case k == schema.PropertyColumnMappingMode:
-			if _, err := schema.ParseColumnMappingMode(v); err != nil {
-				return specErr("property %s = %q: want none, id or name", k, v)
-			}
-		case k == PropCheckpointPolicy:
-			switch strings.ToLower(v) {
-			case "v2":
-				feats[actions.FeatureV2Checkpoint] = true
-			case "classic":
-			default:
-				return specErr("property %s = %q: want classic or v2", k, v)
-			}
-		case k == PropNumIndexedCols:
-			if n, err := strconv.Atoi(v); err != nil || n < -1 {
-				return specErr("property %s = %q: want an integer >= -1", k, v)
-			}
-		case strings.HasPrefix(k, PropConstraintPrefix):
-			if _, err := expr.Parse(v); err != nil {
-				return specErr("CHECK constraint %s: %v", strings.TrimPrefix(k, PropConstraintPrefix), err)
-			}
-			feats[actions.FeatureCheckConstraints] = true
-		}
-	}
-	return nil
 }
 
 // checkColumns walks every field, nested ones included, for the features
@@ -320,11 +270,10 @@ func parseGeneration(raw json.RawMessage) (expr.Expr, error) {
 }
 
 // assignColumnMapping gives every field without them a column id (above
-// the largest id already present and the property's max) and a physical
+// the largest id already present and maxID, the property's max) and a physical
 // name col-<uuid>, in pre-order (a struct before its fields), and returns
 // the largest id.
-func assignColumnMapping(sch *schema.StructType, maxProp string) int64 {
-	maxID, _ := strconv.ParseInt(maxProp, 10, 64)
+func assignColumnMapping(sch *schema.StructType, maxID int64) int64 {
 	var visit func(t schema.DataType, fn func(f *schema.StructField))
 	visit = func(t schema.DataType, fn func(f *schema.StructField)) {
 		switch t := t.(type) {

@@ -10,6 +10,7 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/tableconfig"
 )
 
 func field(name string, t schema.DataType, meta ...string) schema.StructField {
@@ -80,7 +81,7 @@ func TestNewTableProtocol(t *testing.T) {
 				t.Errorf("schema string: %v", err)
 			}
 			for k := range m.Configuration {
-				if len(k) > 14 && k[:14] == PropFeaturePrefix {
+				if len(k) > 14 && k[:14] == tableconfig.KeyFeaturePrefix {
 					t.Errorf("feature property %s kept in configuration", k)
 				}
 			}
@@ -143,7 +144,7 @@ func TestNewTableRowTrackingProperties(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, prefix := range map[string]string{PropRowIDColumn: "_row-id-col-", PropRowCommitVersionCol: "_row-commit-version-col-"} {
+	for k, prefix := range map[string]string{tableconfig.KeyMaterializedRowIDColumn: "_row-id-col-", tableconfig.KeyMaterializedRowCommitVersionColumn: "_row-commit-version-col-"} {
 		if v := m.Configuration[k]; len(v) != len(prefix)+36 || v[:len(prefix)] != prefix {
 			t.Errorf("%s = %q", k, v)
 		}

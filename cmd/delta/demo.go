@@ -13,6 +13,7 @@ import (
 
 	"github.com/godelta/delta"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // The demo's shape: writers appending at once, commits each, rows each.
@@ -75,7 +76,7 @@ func runDemo(ctx context.Context, w io.Writer, dir string) error {
 	}
 	t, err := delta.Create(ctx, dir, delta.TableSpec{
 		Schema: sch, PartitionColumns: []string{"region"}, Name: "events",
-		Properties: map[string]string{"delta.constraints.positive_amount": "amount >= 0"},
+		Properties: map[string]string{tableconfig.KeyConstraintPrefix + "positive_amount": "amount >= 0"},
 	})
 	if err != nil {
 		return err

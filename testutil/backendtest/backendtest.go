@@ -25,6 +25,7 @@ import (
 	"github.com/godelta/delta"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/tableconfig"
 	"github.com/godelta/delta/testutil"
 )
 
@@ -283,7 +284,7 @@ func TableRoundTrip(t *testing.T, st, reopened logstore.Store) {
 	shared, err := delta.CreateStore(ctx, name, st, delta.TableSpec{
 		Schema:           sch,
 		PartitionColumns: []string{"p"},
-		Properties:       map[string]string{"delta.checkpointInterval": "50"},
+		Properties:       map[string]string{tableconfig.KeyCheckpointInterval: "50"},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,44 @@
+// Package tableconfig is the one checked view of a table's configuration:
+// its protocol, its metadata, and its table properties (the delta.* keys
+// of metaData.configuration), parsed once.
+//
+// Protocol and metadata as package actions decodes them are unchecked
+// data. A property is only a string there, and each reader of a string
+// ends up with its own rules: one compares "true" exactly, another
+// ignores case; one parses "interval 7 days", another also "1 week".
+// Two rules for one property are a bug waiting for the table that tells
+// them apart (an append-only table that refuses an overwrite but accepts
+// a remove). So the rule of the house is:
+//
+//	No code reads a delta.* table property except through this package.
+//
+// Property names are the Key* constants; no other package spells them.
+// A *Config, built by New (package snapshot builds one per snapshot and
+// exposes it as Snapshot.Config), answers every question: AppendOnly,
+// ColumnMappingMode, CheckpointInterval, LogRetention, ... with the
+// protocol taken into account where the protocol says it counts, and
+// Spark's default where the property is not set.
+//
+// # Parsing
+//
+// Values are parsed as Spark's DeltaConfigs parses them: booleans in any
+// case ("TRUE", "false"); integers with Spark's range checks
+// (checkpointInterval > 0, dataSkippingNumIndexedCols >= -1, ...);
+// intervals as CalendarInterval strings ("interval 7 days", "1 week",
+// "168 hours"; months and years refused, see ParseInterval); enums in any
+// case. Unknown keys, other engines' and future delta.* ones, are kept
+// and never refused.
+//
+// # Invalid values
+//
+// Validate checks a property map when it is SET: table creation calls it,
+// and so must a future ALTER TABLE ... SET TBLPROPERTIES. A table already
+// on disk with a value Spark refuses (written by another engine) makes New
+// fail, and with it the loading of its snapshot: Spark throws as soon as
+// it reads the property, and guessing (the default? ignore the value?)
+// could break the table's rules, such as append-only or retention. Both
+// return a *PropertyError naming the key, the value and what is allowed;
+// it matches ErrInvalidProperty and deltaerr.ErrInvalidArgument.
+//
+// This package does no I/O and imports only actions, schema and deltaerr.
+package tableconfig
