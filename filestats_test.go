@@ -322,3 +322,50 @@ func TestFileStatsColumnMappingID(t *testing.T) {
 		t.Errorf("file without field ids: %v", err)
 	}
 }
+
+// TestFileStatsPartitioned adds a file to a partitioned table: the file
+// holds the data columns only, the caller gives the partition values.
+func TestFileStatsPartitioned(t *testing.T) {
+	ctx := context.Background()
+	sch := &schema.StructType{Fields: []schema.StructField{nf("region", schema.String), {Name: "id", Type: schema.Long}}}
+	tbl, err := Create(ctx, filepath.Join(t.TempDir(), "t"), TableSpec{Schema: sch, PartitionColumns: []string{"region"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type data struct {
+		ID int64 `parquet:"id"`
+	}
+	if err := tbl.Store().Put(ctx, "region=eu/a.parquet", parquetFile(t, []data{{4}, {2}})); err != nil {
+		t.Fatal(err)
+	}
+	add, err := FileStats(ctx, tbl, "region=eu/a.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"numRecords":2,"minValues":{"id":2},"maxValues":{"id":4},"nullCount":{"id":0},"tightBounds":true}`; add.Stats != want {
+		t.Errorf("stats %s, want %s", add.Stats, want)
+	}
+	add.PartitionValues["region"] = "eu"
+	tx, err := tbl.Begin(ctx, TxnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.Add(add)
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	validateLog(t, tbl)
+	diffRows(t, scanRows(t, tbl), []string{"string:eu | long:2", "string:eu | long:4"})
+
+	type withPartition struct {
+		Region string `parquet:"region"`
+		ID     int64  `parquet:"id"`
+	}
+	if err := tbl.Store().Put(ctx, "b.parquet", parquetFile(t, []withPartition{{"eu", 1}})); err != nil {
+		t.Fatal(err)
+	}
+	var fe *FileSchemaError
+	if _, err := FileStats(ctx, tbl, "b.parquet"); !errors.As(err, &fe) || fe.Column != "region" || !strings.Contains(fe.Reason, "partition column") {
+		t.Errorf("file holding the partition column: %v", err)
+	}
+}

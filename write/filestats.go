@@ -109,6 +109,10 @@ func FileAdd(ctx context.Context, snap *snapshot.Snapshot, key string) (actions.
 	}
 	byID := mode == schema.ColumnMappingByID
 	if err := checkFileStruct(key, have, physical, byID, nil); err != nil {
+		var fe *FileSchemaError
+		if errors.As(err, &fe) && !strings.Contains(fe.Column, ".") && isPartitionColumn(snap, mode, fe.Column) {
+			fe.Reason = "is a partition column: its values go in the add action's partitionValues, not in the file"
+		}
 		return actions.Add{}, err
 	}
 	w, err := datafile.NewWriter(io.Discard, physical, datafile.WriteOptions{
@@ -222,4 +226,16 @@ func checkFileType(file string, have, want schema.DataType, byID bool, path []st
 		return bad()
 	}
 	return nil
+}
+
+// isPartitionColumn reports whether name is the physical name of one of
+// the partition columns of snap.
+func isPartitionColumn(snap *snapshot.Snapshot, mode schema.ColumnMappingMode, name string) bool {
+	sch := snap.Schema()
+	for _, c := range snap.Metadata().PartitionColumns {
+		if f, ok := sch.Field(c); ok && strings.EqualFold(f.PhysicalName(mode), name) {
+			return true
+		}
+	}
+	return false
 }

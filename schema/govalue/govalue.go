@@ -412,14 +412,21 @@ func truncate(s string) string {
 
 // ---- writing: Go to schema.Value ----
 
+// maxIndirections is the most pointers and interfaces Value follows to
+// reach one value.
+const maxIndirections = 64
+
 // Value converts src, a Go value, into a value of Delta type t (see the
 // package doc). A nil pointer, interface, slice or map, or an invalid
 // reflect.Value, gives null: whether the column allows it is for the
 // caller to check.
 func (m *Mapper) Value(src reflect.Value, t schema.DataType) (schema.Value, error) {
-	for {
+	for depth := 0; ; depth++ {
 		if !src.IsValid() {
 			return schema.Value{}, nil
+		}
+		if depth > maxIndirections { // a pointer cycle, as var x any; x = &x
+			return schema.Value{}, fmt.Errorf("%w: more than %d pointers or interfaces in a row", ErrMismatch, maxIndirections)
 		}
 		if src.Type() == valueType {
 			return src.Interface().(schema.Value), nil

@@ -119,6 +119,8 @@ func TestValueStruct(t *testing.T) {
 
 func TestValueErrors(t *testing.T) {
 	d52 := schema.DecimalType{Precision: 5, Scale: 2}
+	var cycle any
+	cycle = &cycle
 	tests := []struct {
 		name string
 		src  any
@@ -143,6 +145,7 @@ func TestValueErrors(t *testing.T) {
 		{"array from map", map[int]int{}, &schema.ArrayType{ElementType: schema.Long}, "cannot be written as array"},
 		{"bad element", []string{"a"}, &schema.ArrayType{ElementType: schema.Long}, "element 0"},
 		{"variant", []byte{1}, schema.Variant, "cannot be written as variant"},
+		{"pointer cycle", cycle, schema.Long, "pointers or interfaces in a row"},
 		{"year out of range", time.Date(300000, 1, 1, 0, 0, 0, 0, time.UTC), schema.Timestamp, "year 300000"},
 	}
 	var m govalue.Mapper
