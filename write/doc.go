@@ -85,6 +85,14 @@
 // rewrite never holds a whole file. Replace, the removal half of an
 // overwrite, is a Rewrite that drops the rows the replaceWhere matches.
 //
+// # Go values and files written elsewhere
+//
+// StructBatches turns Go structs into batches for Rows, by the binding
+// scan.All reads with (package schema/govalue). FileAdd is for programs
+// that write their own Parquet files: it checks such a file against the
+// table's schema and returns its add action with the statistics this
+// package's writer would give the same rows.
+//
 // Nothing here is safe for concurrent use on one call, but independent
 // calls may run at once: file names are random UUIDs.
 package write
