@@ -37,7 +37,7 @@ func TestWrongCredentials(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := azblob.New(t.Context(), cfg.Container, "p", opts)
 			var re *azcore.ResponseError
-			if !errors.Is(err, azblob.ErrAccessDenied) || errors.Is(err, logstore.ErrNotFound) || !errors.As(err, &re) || re.StatusCode != http.StatusForbidden {
+			if !errors.Is(err, logstore.ErrPermission) || errors.Is(err, logstore.ErrNotFound) || !errors.As(err, &re) || re.StatusCode != http.StatusForbidden {
 				t.Fatalf("New with a wrong key = %v; want ErrAccessDenied over a 403 *azcore.ResponseError", err)
 			}
 			if strings.Contains(err.Error(), wrongKey) || strings.Contains(err.Error(), cfg.AccountKey) {
@@ -54,7 +54,7 @@ func TestWrongCredentials(t *testing.T) {
 func TestMissingContainer(t *testing.T) {
 	cfg := azurite(t)
 	_, err := azblob.New(t.Context(), "no-such-container", "", options(cfg))
-	if !errors.Is(err, azblob.ErrContainerNotFound) || errors.Is(err, logstore.ErrNotFound) {
+	if !errors.Is(err, logstore.ErrRootNotFound) || errors.Is(err, logstore.ErrNotFound) {
 		t.Fatalf("New on a missing container = %v, want ErrContainerNotFound", err)
 	}
 	t.Log(err)
@@ -69,7 +69,7 @@ func TestMissingContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Client().Delete(t.Context(), nil); err != nil {
+	if _, err := driver(s).Client().Delete(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
@@ -84,7 +84,7 @@ func TestMissingContainer(t *testing.T) {
 		"PutIfAbsent": s.PutIfAbsent(ctx, "k", []byte("x")),
 		"Put":         s.Put(ctx, "k", []byte("x")),
 	} {
-		if !errors.Is(err, azblob.ErrContainerNotFound) || errors.Is(err, logstore.ErrNotFound) || errors.Is(err, logstore.ErrAlreadyExists) {
+		if !errors.Is(err, logstore.ErrRootNotFound) || errors.Is(err, logstore.ErrNotFound) || errors.Is(err, logstore.ErrAlreadyExists) {
 			t.Errorf("%s in a deleted container = %v, want ErrContainerNotFound", op, err)
 		}
 	}

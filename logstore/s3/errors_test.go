@@ -76,7 +76,7 @@ func checkDenied(t *testing.T, method string, err error) {
 	t.Helper()
 	var ae smithy.APIError
 	switch {
-	case !errors.Is(err, s3.ErrAccessDenied):
+	case !errors.Is(err, logstore.ErrPermission):
 		t.Errorf("%s with wrong credentials = %v, want ErrAccessDenied", method, err)
 	case errors.Is(err, logstore.ErrNotFound), errors.Is(err, logstore.ErrAlreadyExists):
 		t.Errorf("%s with wrong credentials = %v: also NotFound or AlreadyExists", method, err)
@@ -92,7 +92,7 @@ func TestMissingBucket(t *testing.T) {
 	cfg := server(t)
 	ctx := t.Context()
 	_, err := s3.New(ctx, "no-such-bucket", "p", options(cfg))
-	if !errors.Is(err, s3.ErrNoSuchBucket) || errors.Is(err, logstore.ErrNotFound) {
+	if !errors.Is(err, logstore.ErrRootNotFound) || errors.Is(err, logstore.ErrNotFound) {
 		t.Errorf("New on a missing bucket = %v, want ErrNoSuchBucket", err)
 	}
 	opts := options(cfg)
@@ -107,11 +107,11 @@ func TestMissingBucket(t *testing.T) {
 			// A HEAD has no body to tell a missing bucket from a missing
 			// key (New checks the bucket for that reason); versitygw
 			// answers DELETE with 404 NoSuchBucket.
-			if err != nil && !errors.Is(err, s3.ErrNoSuchBucket) && !errors.Is(err, logstore.ErrNotFound) {
+			if err != nil && !errors.Is(err, logstore.ErrRootNotFound) && !errors.Is(err, logstore.ErrNotFound) {
 				t.Errorf("%s on a missing bucket = %v", method, err)
 			}
 		default:
-			if !errors.Is(err, s3.ErrNoSuchBucket) || errors.Is(err, logstore.ErrNotFound) || errors.Is(err, logstore.ErrAlreadyExists) {
+			if !errors.Is(err, logstore.ErrRootNotFound) || errors.Is(err, logstore.ErrNotFound) || errors.Is(err, logstore.ErrAlreadyExists) {
 				t.Errorf("%s on a missing bucket = %v, want ErrNoSuchBucket only", method, err)
 			}
 		}
@@ -157,7 +157,7 @@ func (f *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-func faultyStore(t *testing.T, prefix string) (*s3.Store, *faultTransport) {
+func faultyStore(t *testing.T, prefix string) (*logstore.Portable, *faultTransport) {
 	t.Helper()
 	cfg := server(t)
 	ft := &faultTransport{base: http.DefaultTransport.(*http.Transport).Clone()}
@@ -179,7 +179,7 @@ func TestPutIfAbsentAmbiguous(t *testing.T) {
 	// ErrAlreadyExists, although the retry finds the key taken.
 	ft.dropAnswer.Store(1)
 	err := st.PutIfAbsent(ctx, "lost", []byte("mine"))
-	if err == nil || errors.Is(err, logstore.ErrAlreadyExists) || !errors.Is(err, s3.ErrOutcomeUnknown) {
+	if err == nil || errors.Is(err, logstore.ErrAlreadyExists) || !errors.Is(err, logstore.ErrOutcomeUnknown) {
 		t.Errorf("PutIfAbsent with a lost answer = %v, want ErrOutcomeUnknown only", err)
 	}
 	if got, err := st.Get(ctx, "lost"); err != nil || string(got) != "mine" {
@@ -194,7 +194,7 @@ func TestPutIfAbsentAmbiguous(t *testing.T) {
 	// 503s, then the key is found taken: perhaps by the 503'd attempt, so
 	// the outcome is unknown.
 	ft.beforeSend.Store(1)
-	if err := st.PutIfAbsent(ctx, "retried", []byte("again")); errors.Is(err, logstore.ErrAlreadyExists) || !errors.Is(err, s3.ErrOutcomeUnknown) {
+	if err := st.PutIfAbsent(ctx, "retried", []byte("again")); errors.Is(err, logstore.ErrAlreadyExists) || !errors.Is(err, logstore.ErrOutcomeUnknown) {
 		t.Errorf("PutIfAbsent after a 503 on a taken key = %v, want ErrOutcomeUnknown", err)
 	}
 	// Without faults a taken key is ErrAlreadyExists.

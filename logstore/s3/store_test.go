@@ -161,8 +161,8 @@ func TestNewOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Prefix() != "same/place/" || a.Bucket() != cfg.Bucket {
-		t.Errorf("Prefix() = %q, Bucket() = %q", a.Prefix(), a.Bucket())
+	if driver(a).Prefix() != "same/place/" || driver(a).Bucket() != cfg.Bucket {
+		t.Errorf("Prefix() = %q, Bucket() = %q", driver(a).Prefix(), driver(a).Bucket())
 	}
 	if err := a.Put(ctx, "k", []byte("v")); err != nil {
 		t.Fatal(err)
@@ -187,8 +187,8 @@ func TestOpenURI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Prefix() != "uri/table/" {
-		t.Errorf("Prefix() = %q", st.Prefix())
+	if driver(st).Prefix() != "uri/table/" {
+		t.Errorf("Prefix() = %q", driver(st).Prefix())
 	}
 	if err := st.PutIfAbsent(ctx, "_delta_log/00000000000000000000.json", []byte("{}")); err != nil {
 		t.Fatal(err)
