@@ -238,7 +238,7 @@ func TestMissingBucket(t *testing.T) {
 	ctx := t.Context()
 	_, err := gcs.New(ctx, "no-such-bucket", "p", gcs.Options{Endpoint: s.URL()})
 	if !errors.Is(err, logstore.ErrRootNotFound) || !errors.Is(err, storage.ErrBucketNotExist) {
-		t.Fatalf("New on a missing bucket = %v, want ErrBucketNotFound wrapping storage.ErrBucketNotExist", err)
+		t.Fatalf("New on a missing bucket = %v, want ErrRootNotFound wrapping storage.ErrBucketNotExist", err)
 	}
 	if errors.Is(err, logstore.ErrNotFound) {
 		t.Errorf("a missing bucket is ErrNotFound: %v", err)
@@ -259,14 +259,14 @@ func TestMissingBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := st.PutIfAbsent(ctx, "k", []byte("x")); !errors.Is(err, logstore.ErrRootNotFound) || errors.Is(err, logstore.ErrAlreadyExists) {
-		t.Errorf("PutIfAbsent into a deleted bucket = %v, want ErrBucketNotFound", err)
+		t.Errorf("PutIfAbsent into a deleted bucket = %v, want ErrRootNotFound", err)
 	}
 	if err := st.Put(ctx, "k", []byte("x")); !errors.Is(err, logstore.ErrRootNotFound) {
-		t.Errorf("Put into a deleted bucket = %v, want ErrBucketNotFound", err)
+		t.Errorf("Put into a deleted bucket = %v, want ErrRootNotFound", err)
 	}
 	for _, err := range st.List(ctx, "", "") {
 		if !errors.Is(err, logstore.ErrRootNotFound) {
-			t.Errorf("List of a deleted bucket = %v, want ErrBucketNotFound", err)
+			t.Errorf("List of a deleted bucket = %v, want ErrRootNotFound", err)
 		}
 	}
 }
@@ -331,4 +331,11 @@ func TestServerStopped(t *testing.T) {
 func driver(st logstore.Store) *gcs.Store {
 	d, _ := logstore.DriverOf[*gcs.Store](st)
 	return d
+}
+
+// TestConformanceMissingRoot runs the shared missing-root checks.
+func TestConformanceMissingRoot(t *testing.T) {
+	storetest.RunMissingRoot(t, func(t *testing.T) (logstore.Store, error) {
+		return gcs.New(t.Context(), "no-such-bucket", "p", gcs.Options{Endpoint: server(t).URL()})
+	})
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/s3"
+	"github.com/godelta/delta/logstore/storetest"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/testutil/testserver"
 	"github.com/godelta/delta/txn"
@@ -77,7 +78,7 @@ func checkDenied(t *testing.T, method string, err error) {
 	var ae smithy.APIError
 	switch {
 	case !errors.Is(err, logstore.ErrPermission):
-		t.Errorf("%s with wrong credentials = %v, want ErrAccessDenied", method, err)
+		t.Errorf("%s with wrong credentials = %v, want ErrPermission", method, err)
 	case errors.Is(err, logstore.ErrNotFound), errors.Is(err, logstore.ErrAlreadyExists):
 		t.Errorf("%s with wrong credentials = %v: also NotFound or AlreadyExists", method, err)
 	case method != "Stat" && method != "New" && !errors.As(err, &ae):
@@ -93,7 +94,7 @@ func TestMissingBucket(t *testing.T) {
 	ctx := t.Context()
 	_, err := s3.New(ctx, "no-such-bucket", "p", options(cfg))
 	if !errors.Is(err, logstore.ErrRootNotFound) || errors.Is(err, logstore.ErrNotFound) {
-		t.Errorf("New on a missing bucket = %v, want ErrNoSuchBucket", err)
+		t.Errorf("New on a missing bucket = %v, want ErrRootNotFound", err)
 	}
 	opts := options(cfg)
 	opts.SkipBucketCheck = true
@@ -112,7 +113,7 @@ func TestMissingBucket(t *testing.T) {
 			}
 		default:
 			if !errors.Is(err, logstore.ErrRootNotFound) || errors.Is(err, logstore.ErrNotFound) || errors.Is(err, logstore.ErrAlreadyExists) {
-				t.Errorf("%s on a missing bucket = %v, want ErrNoSuchBucket only", method, err)
+				t.Errorf("%s on a missing bucket = %v, want ErrRootNotFound only", method, err)
 			}
 		}
 	}
@@ -331,3 +332,17 @@ func commitAdd(ctx context.Context, tbl *delta.Table, path string) (int64, error
 }
 
 var _ = txn.ErrCommitUnknown
+
+// TestConformanceMissingRoot runs the shared missing-root checks, with and
+// without New's bucket check.
+func TestConformanceMissingRoot(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		t.Run(fmt.Sprintf("SkipBucketCheck=%v", skip), func(t *testing.T) {
+			storetest.RunMissingRoot(t, func(t *testing.T) (logstore.Store, error) {
+				opts := options(server(t))
+				opts.SkipBucketCheck = skip
+				return s3.New(t.Context(), "no-such-bucket", "p", opts)
+			})
+		})
+	}
+}
