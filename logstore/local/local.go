@@ -198,19 +198,20 @@ func (s *Store) path(_ context.Context, _, key string) (string, error) {
 	return filepath.Join(s.root, filepath.FromSlash(key)), nil
 }
 
-// wrap adds op and key to err, which stays reachable with errors.As.
-func wrap(op, key string, err error) error {
-	return fmt.Errorf("logstore/local: %s %q: %w", op, key, err)
+// wrap marks err as this backend's; it stays reachable with errors.As. The
+// operation and key are added by the portable layer.
+func wrap(_, _ string, err error) error {
+	return fmt.Errorf("logstore/local: %w", err)
 }
 
 // wrapRead is wrap for reads of an object, which also adds
 // logstore.ErrNotFound when err says the file does not exist, or that a
 // parent of it is a file (ENOTDIR).
-func wrapRead(op, key string, err error) error {
+func wrapRead(_, _ string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return fmt.Errorf("logstore/local: %s %q: %w: %w", op, key, logstore.ErrNotFound, err)
+		return fmt.Errorf("logstore/local: %w: %w", logstore.ErrNotFound, err)
 	}
-	return fmt.Errorf("logstore/local: %s %q: %w", op, key, err)
+	return fmt.Errorf("logstore/local: %w", err)
 }
 
 // open opens file p of an object for reading. A directory is not an
@@ -297,7 +298,7 @@ func (s *Store) Stat(ctx context.Context, key string) (logstore.ObjectInfo, erro
 // skipped.
 func (s *Store) List(ctx context.Context, dir, startAfter string) iter.Seq2[logstore.ObjectInfo, error] {
 	return func(yield func(logstore.ObjectInfo, error) bool) {
-		fail := func(err error) { yield(logstore.ObjectInfo{}, fmt.Errorf("logstore/local: list %q: %w", dir, err)) }
+		fail := func(err error) { yield(logstore.ObjectInfo{}, fmt.Errorf("logstore/local: %w", err)) }
 		p := filepath.Join(s.root, filepath.FromSlash(dir))
 		entries, err := os.ReadDir(p)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
@@ -358,7 +359,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 		if fi, serr := os.Lstat(p); serr == nil && fi.IsDir() {
 			return wrap(op, key, &fs.PathError{Op: "link", Path: p, Err: syscall.EISDIR})
 		}
-		return fmt.Errorf("logstore/local: %s %q: %w: %w", op, key, logstore.ErrAlreadyExists, err)
+		return fmt.Errorf("logstore/local: %w: %w", logstore.ErrAlreadyExists, err)
 	case noLinks(err):
 		return s.putExclusive(op, key, p, data)
 	default:
@@ -383,7 +384,7 @@ func noLinks(err error) bool {
 func (s *Store) putExclusive(op, key, p string, data []byte) error {
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("logstore/local: %s %q: %w: %w", op, key, logstore.ErrAlreadyExists, err)
+		return fmt.Errorf("logstore/local: %w: %w", logstore.ErrAlreadyExists, err)
 	}
 	if err != nil {
 		return wrap(op, key, err)

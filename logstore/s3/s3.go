@@ -180,8 +180,8 @@ func init() {
 
 // openStore is Open as a logstore.OpenFunc; s3a:// is read as s3://.
 func openStore(ctx context.Context, uri string) (logstore.Store, error) {
-	if rest, ok := strings.CutPrefix(uri, "s3a://"); ok {
-		uri = "s3://" + rest
+	if logstore.SchemeOf(uri) == "s3a" {
+		uri = "s3://" + uri[len("s3a://"):]
 	}
 	p, err := Open(ctx, uri)
 	if err != nil {

@@ -204,6 +204,21 @@ func TestOpenURI(t *testing.T) {
 		t.Errorf("Get through AWS_ENDPOINT_URL_S3 = %q, %v", got, err)
 	}
 
+	// logstore.Open reaches the same store by the registered schemes, s3a
+	// as s3, and URI names it without the query.
+	for _, scheme := range []string{"s3", "S3A"} {
+		st3, err := logstore.Open(ctx, scheme+"://"+cfg.Bucket+"/uri/table/?path_style=1")
+		if err != nil {
+			t.Fatalf("logstore.Open(%s://...): %v", scheme, err)
+		}
+		if got, err := st3.Get(ctx, "_delta_log/00000000000000000000.json"); err != nil || string(got) != "{}" {
+			t.Errorf("Get through logstore.Open(%s://...) = %q, %v", scheme, got, err)
+		}
+		if got, want := st3.URI(), "s3://"+cfg.Bucket+"/uri/table"; got != want {
+			t.Errorf("URI() = %q, want %q", got, want)
+		}
+	}
+
 	for _, bad := range []string{
 		"s3:///no-bucket", "gs://b/p", "s3://b/p?regoin=x", "s3://b/p?path_style=maybe",
 		"s3://user:secret@b/p", "not a uri",
