@@ -11,7 +11,7 @@
 //
 // A Store is a bucket and an optional prefix inside it: key K is the object
 // PREFIX/K. The prefix is given without surrounding slashes; "" is the
-// bucket's root. Keys are checked with logstore.CheckKey before any request.
+// bucket's root. Keys are checked by the portable layer before any request.
 //
 // # Put-if-absent
 //

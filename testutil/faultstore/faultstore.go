@@ -29,7 +29,8 @@
 //   - CrashAfter: the call is done, then the process stops as for Crash.
 //
 // No injected error is ever logstore.ErrNotFound or ErrAlreadyExists, so a
-// caller that treats those as answers never mistakes a fault for one. Every
+// caller that treats those as answers never mistakes a fault for one. A
+// write that was done and then failed matches logstore.ErrOutcomeUnknown. Every
 // injected error is an *Error; errors.Is reports ErrInjected for all but
 // crashes, and ErrTransient, context.DeadlineExceeded or ErrCrashed as the
 // kind says.
@@ -162,17 +163,25 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("faultstore: %s %q: injected %s fault (%s)", e.Op, e.Key, e.Kind, done)
 }
 
-// Unwrap returns the sentinels the fault matches.
+// Unwrap returns the sentinels the fault matches. A write that was done and
+// then failed (After, Deadline, CrashAfter on a write) also matches
+// logstore.ErrOutcomeUnknown, as a real store's lost answer does.
 func (e *Error) Unwrap() []error {
+	var errs []error
 	switch e.Kind {
 	case Crash, CrashAfter:
-		return []error{ErrCrashed}
+		errs = []error{ErrCrashed}
 	case Transient:
-		return []error{ErrInjected, ErrTransient}
+		errs = []error{ErrInjected, ErrTransient}
 	case Deadline:
-		return []error{ErrInjected, context.DeadlineExceeded}
+		errs = []error{ErrInjected, context.DeadlineExceeded}
+	default:
+		errs = []error{ErrInjected}
 	}
-	return []error{ErrInjected}
+	if e.Done && e.Op&Writes != 0 {
+		errs = append(errs, logstore.ErrOutcomeUnknown)
+	}
+	return errs
 }
 
 // Rule says which calls get which fault. The zero Ops means AllOps; an

@@ -186,6 +186,9 @@ func TestWriterClose(t *testing.T) {
 			if err != nil && !errors.Is(err, faultstore.ErrInjected) && !errors.Is(err, faultstore.ErrCrashed) {
 				t.Errorf("Close = %v, want an injected fault", err)
 			}
+			if unknown := errors.Is(err, logstore.ErrOutcomeUnknown); unknown != (tc.failure && tc.landed) {
+				t.Errorf("Close = %v: ErrOutcomeUnknown %v, want it exactly for a write that landed and failed", err, unknown)
+			}
 			_, err = inner.Stat(ctx, "k")
 			if landed := err == nil; landed != tc.landed {
 				t.Errorf("object landed = %v (%v), want %v", landed, err, tc.landed)
