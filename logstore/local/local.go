@@ -25,7 +25,9 @@
 //     replaces it atomically: readers see the old file or the new one.
 //
 // After the final name is made, the directory is synced too, so a write
-// that returned nil survives a crash of the machine. Delete syncs the
+// that returned nil survives a crash of the machine. If that sync fails the
+// object is in place but may not survive a crash: the error matches
+// logstore.ErrOutcomeUnknown. Delete syncs the
 // directory as well. WithoutSync turns all syncing off, for benchmarks only.
 //
 // Some file systems (FAT, some network and FUSE mounts) have no hard links.
@@ -204,6 +206,12 @@ func wrap(_, _ string, err error) error {
 	return fmt.Errorf("logstore/local: %w", err)
 }
 
+// unknown is wrap for a write that took effect but whose directory sync
+// failed: it may not survive a crash, so its outcome is unknown.
+func unknown(err error) error {
+	return fmt.Errorf("logstore/local: %w: syncing the directory: %w", logstore.ErrOutcomeUnknown, err)
+}
+
 // wrapRead is wrap for reads of an object, which also adds
 // logstore.ErrNotFound when err says the file does not exist, or that a
 // parent of it is a file (ENOTDIR).
@@ -352,7 +360,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 		if err := s.syncDir(filepath.Dir(p)); err != nil {
 			// The object is there but may not be durable: the outcome is
 			// unknown, so not nil.
-			return wrap(op, key, err)
+			return unknown(err)
 		}
 		return nil
 	case errors.Is(err, fs.ErrExist):
@@ -394,7 +402,7 @@ func (s *Store) putExclusive(op, key, p string, data []byte) error {
 		return wrap(op, key, err)
 	}
 	if err := s.syncDir(filepath.Dir(p)); err != nil {
-		return wrap(op, key, err)
+		return unknown(err)
 	}
 	return nil
 }
@@ -415,7 +423,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 		return wrap(op, key, err)
 	}
 	if err := s.syncDir(filepath.Dir(p)); err != nil {
-		return wrap(op, key, err)
+		return unknown(err)
 	}
 	return nil
 }
@@ -440,7 +448,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 		return wrap(op, key, err)
 	}
 	if err := s.syncDir(filepath.Dir(p)); err != nil {
-		return wrap(op, key, err)
+		return unknown(err)
 	}
 	return nil
 }
