@@ -355,16 +355,15 @@ func mustDo(t *testing.T, err error) {
 // age sets the modification time of key to when.
 func age(t *testing.T, store logstore.Store, key string, when time.Time) {
 	t.Helper()
-	switch s := store.(type) {
-	case *memory.Store:
+	if s, ok := logstore.DriverOf[*memory.Store](store); ok {
 		data, err := s.Get(context.Background(), key)
 		mustDo(t, err)
 		s.SetClock(func() time.Time { return when })
 		defer s.SetClock(nil)
 		mustDo(t, s.Put(context.Background(), key, data))
-	case *local.Store:
+	} else if s, ok := logstore.DriverOf[*local.Store](store); ok {
 		mustDo(t, os.Chtimes(filepath.Join(s.Root(), filepath.FromSlash(key)), when, when))
-	default:
+	} else {
 		t.Fatalf("cannot age a %T", store)
 	}
 }

@@ -34,16 +34,24 @@ const EngineInfo = "godelta"
 // a Delta log is ErrTableExists; a bad spec is write.ErrInvalidSpec; a
 // spec needing a feature this library cannot write is
 // ErrUnsupportedFeature.
+//
+// The Table owns the store it opens: Close it when done.
 func Create(ctx context.Context, uri string, spec TableSpec) (*Table, error) {
 	store, err := ResolveContext(ctx, uri)
 	if err != nil {
 		return nil, err
 	}
-	return CreateStore(ctx, uri, store, spec)
+	t, err := CreateStore(ctx, uri, store, spec)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	t.owned = true
+	return t, nil
 }
 
 // CreateStore is Create on a table whose root is the root of store; name
-// is used in messages only.
+// is used in messages only. The Table does not own store (see Table).
 func CreateStore(ctx context.Context, name string, store logstore.Store, spec TableSpec) (*Table, error) {
 	if _, err := OpenStore(ctx, name, store); err == nil {
 		return nil, fmt.Errorf("delta: creating %s: %w", logstore.RedactURI(name), ErrTableExists)

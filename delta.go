@@ -66,24 +66,49 @@ type Snapshot = snapshot.Snapshot
 type Commit = snapshot.Commit
 
 // Table is a Delta table at a location.
+//
+// Who owns the store: a Table from Open or Create opened its store itself
+// (see Resolve) and owns it, so Close closes it. A Table from OpenStore or
+// CreateStore uses the store it was given and never closes it; its Close
+// does nothing, and the caller closes the store when every Table over it is
+// done.
 type Table struct {
 	uri   string
 	store logstore.Store
+	owned bool // store was opened by Open or Create: Close closes it
 }
 
 // Open returns the table at uri: a local path, or a URI whose scheme names
 // a store (see Resolve). It fails with ErrTableNotFound when the location
-// has no Delta log.
+// has no Delta log. The Table owns the store it opens: Close it when done.
 func Open(ctx context.Context, uri string) (*Table, error) {
 	store, err := ResolveContext(ctx, uri)
 	if err != nil {
 		return nil, err
 	}
-	return OpenStore(ctx, uri, store)
+	t, err := OpenStore(ctx, uri, store)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	t.owned = true
+	return t, nil
+}
+
+// Close releases the store of a Table from Open or Create (an SDK client,
+// say); later calls on the Table then fail with logstore.ErrClosed. For a
+// Table from OpenStore or CreateStore it does nothing: the store belongs to
+// the caller. A second Close returns nil.
+func (t *Table) Close() error {
+	if !t.owned {
+		return nil
+	}
+	return t.store.Close()
 }
 
 // OpenStore returns the table whose root is the root of store. name is used
-// in messages only.
+// in messages only. The Table does not own store: its Close leaves store
+// open.
 func OpenStore(ctx context.Context, name string, store logstore.Store) (*Table, error) {
 	for obj, err := range store.List(ctx, deltalog.LogDir, "") {
 		if err != nil {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/godelta/delta/logstore"
-	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/snapshot"
 )
@@ -93,10 +93,13 @@ func (t *Table) ChangesSince(ctx context.Context, ts time.Time, opts ChangeOptio
 }
 
 // rootURI is the table root as a URI, against which absolute file paths in
-// the log are checked.
+// the log are checked: the store's URI (file:///abs/root, s3://bucket/prefix,
+// without options or credentials), through any wrapper. A store with no
+// root of its own (an unnamed memory store, URI "memory://") takes the
+// name the table was opened with, redacted.
 func (t *Table) rootURI() string {
-	if l, ok := t.store.(*local.Store); ok {
-		return "file://" + l.Root()
+	if u := t.store.URI(); u != "" && !strings.HasSuffix(u, "://") {
+		return u
 	}
-	return logstore.RedactURI(t.uri) // s3://bucket/prefix, without options or credentials
+	return logstore.RedactURI(t.uri)
 }

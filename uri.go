@@ -2,18 +2,15 @@ package delta
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/godelta/delta/logstore"
-	"github.com/godelta/delta/logstore/azblob"
-	"github.com/godelta/delta/logstore/gcs"
 	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/logstore/memory"
-	"github.com/godelta/delta/logstore/s3"
 )
 
 // Resolve returns the store for a table location:
@@ -22,15 +19,19 @@ import (
 //     file:// URI (file:///abs/path or file:/abs/path): the local disk;
 //   - memory://NAME: an in-memory table, shared by every Resolve of the same
 //     NAME in this process, for tests and examples;
-//   - s3://bucket/prefix: Amazon S3 or a compatible service, configured by
-//     the standard AWS chain and the URI's query (see logstore/s3.Open);
-//   - gs://bucket/prefix: Google Cloud Storage (see logstore/gcs.Open);
-//   - az://container/prefix and
-//     abfss://container@account.dfs.core.windows.net/prefix: Azure Blob
-//     Storage (see logstore/azblob.Open).
+//   - any other scheme: the backend registered for it with
+//     logstore.Register, which a program makes available by importing it:
+//     s3://bucket/prefix (import _ "github.com/godelta/delta/logstore/s3"),
+//     gs://bucket/prefix (logstore/gcs), az://container/prefix and
+//     abfss://container@account.dfs.core.windows.net/prefix
+//     (logstore/azblob). This package imports only local and memory, so a
+//     program that uses neither cloud links no cloud SDK; cmd/delta imports
+//     them all.
 //
-// Any other scheme is ErrUnsupportedScheme. Cloud stores check that their
-// bucket or container exists; that check runs under ctx.
+// A scheme no imported backend registered is ErrUnsupportedScheme, and the
+// message says which package to import. Cloud stores check that their
+// bucket or container exists; that check runs under ctx. The caller owns
+// the store and should Close it (Table.Close does, for a table from Open).
 func Resolve(uri string) (logstore.Store, error) { return ResolveContext(context.Background(), uri) }
 
 // ResolveContext is Resolve under ctx.
@@ -55,30 +56,12 @@ func ResolveContext(ctx context.Context, uri string) (logstore.Store, error) {
 		}
 		return local.New(u.Path)
 	case "memory", "mem":
-		return memoryStore(strings.TrimSuffix(rest, "/")), nil
-	case "s3", "s3a":
-		return s3.Open(ctx, "s3://"+rest)
-	case "gs":
-		return gcs.Open(ctx, uri)
-	case "az", "abfs", "abfss":
-		return azblob.Open(ctx, uri)
-	default:
-		return nil, fmt.Errorf("delta: %q: scheme %q (known: file, memory, s3, gs, az, abfss): %w", logstore.RedactURI(uri), scheme, ErrUnsupportedScheme)
+		return memory.Named(strings.TrimSuffix(rest, "/")), nil
 	}
-}
-
-var (
-	memoryMu     sync.Mutex
-	memoryStores = map[string]*memory.Store{}
-)
-
-func memoryStore(name string) *memory.Store {
-	memoryMu.Lock()
-	defer memoryMu.Unlock()
-	s, ok := memoryStores[name]
-	if !ok {
-		s = memory.New()
-		memoryStores[name] = s
+	st, err := logstore.Open(ctx, uri)
+	var se *logstore.SchemeError
+	if errors.As(err, &se) {
+		return nil, fmt.Errorf("delta: %q: scheme %q is not registered: %w: %w", logstore.RedactURI(uri), scheme, ErrUnsupportedScheme, err)
 	}
-	return s
+	return st, err
 }

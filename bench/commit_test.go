@@ -8,6 +8,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/txn"
@@ -15,7 +16,7 @@ import (
 
 // newCommitTable creates an empty table on local disk (synced writes, as
 // in production) and returns its store.
-func newCommitTable(b *testing.B) *local.Store {
+func newCommitTable(b *testing.B) *logstore.Portable {
 	b.Helper()
 	store, err := local.New(filepath.Join(b.TempDir(), "t"))
 	if err != nil {

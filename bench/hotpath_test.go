@@ -10,13 +10,14 @@ import (
 	"github.com/godelta/delta/checkpoint"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
 )
 
 // memTable builds a synthetic table of n checkpoint files in memory.
-func memTable(b *testing.B, n int) *memory.Store {
+func memTable(b *testing.B, n int) *logstore.Portable {
 	b.Helper()
 	store := memory.New()
 	if _, err := synth.Build(context.Background(), store, n, 10); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/snapshot"
@@ -92,7 +93,7 @@ func scanTable(b *testing.B) (dir string, files []string, size int64) {
 			acts = append(acts, actions.Action{Add: &actions.Add{Path: name, Size: int64(buf.Len()), DataChange: true,
 				Stats: fmt.Sprintf(`{"numRecords":%d}`, scanRowsPerFile)}})
 		}
-		var store *local.Store
+		var store *logstore.Portable
 		if store, s.err = local.New(s.dir); s.err != nil {
 			return
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/godelta/delta/bench/synth"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/snapshot"
 )
@@ -22,7 +23,7 @@ import (
 var large = flag.Bool("large", false, "also benchmark the 1,000,000-file table")
 
 // table builds (once per benchmark) a synthetic table on local disk.
-func table(b *testing.B, n int) *local.Store {
+func table(b *testing.B, n int) *logstore.Portable {
 	b.Helper()
 	dir := filepath.Join(b.TempDir(), "t")
 	store, err := local.New(dir, local.WithoutSync())

@@ -117,6 +117,13 @@ func (s dirStore) Put(ctx context.Context, key string, data []byte) error {
 
 func (s dirStore) Delete(ctx context.Context, key string) error { return errors.ErrUnsupported }
 
+func (s dirStore) NewWriter(ctx context.Context, key string) (logstore.Writer, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func (s dirStore) URI() string  { return "file://" + filepath.ToSlash(s.root) }
+func (s dirStore) Close() error { return nil }
+
 // memStore is a logstore.Store over a map, for tests and benchmarks.
 type memStore struct {
 	dirStore // for the methods tests do not use

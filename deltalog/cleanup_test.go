@@ -122,7 +122,7 @@ var day = 24 * time.Hour
 // logTable builds, in a local store, a table of n commits, commit v
 // written at base + v days, with checkpoints at the versions in cps (V2
 // with sidecars when v2 is set), and returns the store.
-func logTable(t *testing.T, n int, cps []int64, v2 bool, base time.Time) (*local.Store, string) {
+func logTable(t *testing.T, n int, cps []int64, v2 bool, base time.Time) (*logstore.Portable, string) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/testutil"
 )
@@ -121,7 +122,7 @@ func TestCorpus(t *testing.T) {
 
 // originalBytes returns the serialized bitmap a descriptor points at, as
 // stored.
-func originalBytes(t *testing.T, store *local.Store, d *actions.DeletionVector) []byte {
+func originalBytes(t *testing.T, store *logstore.Portable, d *actions.DeletionVector) []byte {
 	t.Helper()
 	if d.StorageType == StorageInline {
 		b, err := Z85Decode(d.PathOrInlineDv)

@@ -1,37 +1,90 @@
-// Package logstore is the storage layer under every Delta table: one small
-// interface, Store, over a flat namespace of objects, with a backend per
-// kind of storage (local disk, memory, and object stores).
+// Package logstore is the storage layer under every Delta table: one
+// interface, Store, over a flat namespace of objects, with a backend per kind
+// of storage (local disk, memory, and object stores).
 //
 // The package knows nothing of Delta. What the Delta protocol needs from
 // storage is written here as the Store contract, and every backend must pass
-// the shared suite in logstore/storetest, which checks it:
+// the shared suite in logstore/storetest, which checks it.
+//
+// # Two layers
+//
+// As in gocloud.dev/blob, a backend is a small Driver, and one portable type,
+// *Portable, does the shared work once, over any driver:
+//
+//   - it refuses invalid keys, directories and ranges (CheckKey, CheckDir,
+//     CheckRange, and a driver's own KeyChecker), before the driver sees them;
+//   - it returns ErrClosed for every call after Close;
+//   - it returns the context's error, wrapped, when ctx is already done;
+//   - it wraps every error in an *OpError with the operation and key, and
+//     adds the portable kind the driver's ErrorKind gives for it, so callers
+//     test kinds with errors.Is and still reach the driver's own error (an
+//     SDK error, a *fs.PathError) with errors.As.
+//
+// A driver therefore sees only valid keys and live contexts, and does no
+// checks of its own. Every backend constructor (local.New, memory.New,
+// s3.New, gcs.New, azblob.New, and their Open functions) returns a
+// *Portable; the backend's own type (*local.Store, *s3.Store, ...) is the
+// driver, reached with DriverOf when its extras are needed (Root, Client,
+// SetClock). A driver must not be used as a Store directly.
+//
+// # The contract
 //
 //   - Keys are relative, '/'-separated paths under the store's root, such as
 //     "_delta_log/00000000000000000000.json". A key never starts or ends
 //     with '/' and has no empty, "." or ".." segments; Store methods refuse
 //     other keys with ErrInvalidKey (see CheckKey), so no key escapes the
 //     root. A backend may refuse a few more names it reserves for itself
-//     (the local backend's temporary files) and documents them. Callers must not use one key both as an object and as a
-//     directory of other objects: object stores allow it, the local disk
-//     cannot, and Delta never needs it.
+//     (the local backend's temporary files) and documents them. Callers must
+//     not use one key both as an object and as a directory of other objects:
+//     object stores allow it, the local disk cannot, and Delta never needs it.
+//   - Get, GetRange and Stat of a missing object give ErrNotFound. A key
+//     that only names a directory is not an object.
 //   - PutIfAbsent is atomic: of many concurrent callers for one key, exactly
 //     one succeeds and every other gets ErrAlreadyExists. An existing object
 //     is never overwritten, not even partly. This is the single point where a
 //     Delta commit becomes visible.
-//   - A write that returned nil is as durable as the backend's storage: the
-//     local backend has synced file and directory to disk.
-//   - An operation whose outcome is unknown (a timeout, a reset connection)
-//     returns an error that is neither ErrAlreadyExists nor nil. Callers that
-//     need to know whether a PutIfAbsent landed read the object back.
-//   - A missing object gives ErrNotFound from Get, GetRange and Stat.
-//     Delete of a missing object is not an error, so it may be repeated.
-//     A key that only names a directory is not an object.
+//   - Put and a Writer's Close replace an existing object whole; readers see
+//     the old content or the new, never a mix.
+//   - Delete of a missing object is not an error, so it may be repeated.
 //   - List returns the objects directly under a directory, not those in
 //     sub-directories, in strictly increasing byte order of key, starting
 //     after a given key. A missing directory lists as empty.
+//   - A write that returned nil is as durable as the backend's storage: the
+//     local backend has synced file and directory to disk.
+//   - A cancelled or expired ctx: a call made with it returns its error
+//     (wrapped; errors.Is(err, context.Canceled) holds) and does nothing. A
+//     write cancelled midway may or may not have landed, and then also
+//     matches ErrOutcomeUnknown.
+//   - An operation whose outcome is unknown (a timeout, a reset connection,
+//     a 5xx answer after the request was sent) returns an error matching
+//     ErrOutcomeUnknown, which is never also ErrAlreadyExists nor nil.
+//     Callers that need to know whether a PutIfAbsent landed read the
+//     object back.
+//   - A missing root (bucket, container) gives ErrRootNotFound, from the
+//     constructor or from any later call; refused credentials or a denying
+//     policy give ErrPermission. The local backend creates its root
+//     directory on the first write, so there a missing root is an empty
+//     store, not an error.
+//   - Close releases what the store holds (SDK clients, connections). Every
+//     call after it gives ErrClosed; a second Close returns nil. Closing
+//     while calls are in flight lets them fail as the driver fails them.
+//   - URI names the root without credentials or query secrets:
+//     file:///abs/root, memory://name, s3://bucket/prefix,
+//     gs://bucket/prefix, az://container/prefix.
 //
-// Errors wrap the kinds below, so errors.Is works, and keep the backend's own
-// error reachable through errors.As.
+// # Adding a backend
+//
+// Write a type that implements Driver, assuming valid keys and live
+// contexts, with an ErrorKind that maps the backend's errors onto the kinds
+// below; make its constructor return NewPortable(driver); run
+// storetest.Run (and storetest.RunMissingRoot, where a root can be missing)
+// from its tests against a real server; and Register its URI schemes in an
+// init function, so that a blank import makes Open understand them:
+//
+//	import _ "github.com/godelta/delta/logstore/s3" // s3://, s3a://
+//
+// Programs link only the backends they import: the root package delta
+// imports local and memory only.
 package logstore
 
 import (
@@ -44,7 +97,8 @@ import (
 	"time"
 )
 
-// Error kinds every backend maps its own errors to.
+// Error kinds every backend maps its own errors to. Test them with
+// errors.Is; the backend's error stays reachable with errors.As.
 var (
 	// ErrNotFound is returned when the object does not exist.
 	ErrNotFound = errors.New("logstore: object not found")
@@ -57,6 +111,19 @@ var (
 	// ErrInvalidRange is returned by GetRange for a negative offset or
 	// length (see CheckRange).
 	ErrInvalidRange = errors.New("logstore: invalid range")
+	// ErrRootNotFound is returned when the store's root does not exist: a
+	// missing bucket or container.
+	ErrRootNotFound = errors.New("logstore: root not found")
+	// ErrPermission is returned when the storage refuses the caller: wrong,
+	// unknown or expired credentials, or a policy that denies the request.
+	ErrPermission = errors.New("logstore: permission denied")
+	// ErrOutcomeUnknown is returned by a write that may or may not have
+	// taken effect: a timeout, a reset connection, a cancelled context or a
+	// 5xx answer after the request was sent. It never comes with
+	// ErrAlreadyExists.
+	ErrOutcomeUnknown = errors.New("logstore: outcome of the write unknown")
+	// ErrClosed is returned by every call on a store after its Close.
+	ErrClosed = errors.New("logstore: store closed")
 )
 
 // ObjectInfo describes one stored object.
@@ -104,10 +171,24 @@ type Store interface {
 
 	// Delete removes the object at key. A missing object is not an error.
 	Delete(ctx context.Context, key string) error
+
+	// NewWriter returns a Writer that streams a new object to key; see
+	// Writer. Nothing is visible at key until the Writer's Close returns
+	// nil; cancelling ctx aborts the write.
+	NewWriter(ctx context.Context, key string) (Writer, error)
+
+	// URI returns the root of the store as a URI, without credentials or
+	// query secrets: file:///abs/root, memory://name, s3://bucket/prefix.
+	URI() string
+
+	// Close releases what the store holds. Every later call gives
+	// ErrClosed; a second Close returns nil.
+	Close() error
 }
 
 // CheckKey returns ErrInvalidKey (wrapped with the key) unless key is a
-// relative, clean, '/'-separated path. Backends call it on every key.
+// relative, clean, '/'-separated path. The portable layer calls it on every
+// key, so drivers need not.
 func CheckKey(key string) error {
 	if key == "" || strings.HasPrefix(key, "/") || strings.HasSuffix(key, "/") || strings.Contains(key, "\\") || strings.ContainsRune(key, 0) {
 		return &KeyError{Key: key}
@@ -133,7 +214,7 @@ func CheckDir(dir string) error {
 }
 
 // CheckRange returns ErrInvalidRange (wrapped) if offset or length is
-// negative. Backends call it in GetRange.
+// negative. The portable layer calls it in GetRange.
 func CheckRange(offset, length int64) error {
 	if offset < 0 || length < 0 {
 		return fmt.Errorf("%w: offset %d, length %d", ErrInvalidRange, offset, length)

@@ -12,11 +12,12 @@ import (
 
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/snapshot"
 )
 
-func corpusTable(t *testing.T, rel string) *memory.Store {
+func corpusTable(t *testing.T, rel string) *logstore.Portable {
 	t.Helper()
 	dir := os.Getenv("GODELTA_TESTDATA")
 	if dir == "" {
@@ -69,21 +70,21 @@ func TestCheckpointFallbacks(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		mutate  func(s *memory.Store)
+		mutate  func(s *logstore.Portable)
 		wantCP  bool // whether the checkpoint is still used
 		wantErr error
 	}{
-		{"corrupt _last_checkpoint", func(s *memory.Store) {
+		{"corrupt _last_checkpoint", func(s *logstore.Portable) {
 			s.Put(ctx, deltalog.LastCheckpointKey, []byte("{not json"))
 		}, true, nil},
-		{"_last_checkpoint names a missing checkpoint", func(s *memory.Store) {
+		{"_last_checkpoint names a missing checkpoint", func(s *logstore.Portable) {
 			s.Put(ctx, deltalog.LastCheckpointKey, []byte(`{"version":13,"size":3}`))
 		}, true, nil},
-		{"truncated checkpoint", func(s *memory.Store) {
+		{"truncated checkpoint", func(s *logstore.Portable) {
 			data, _ := s.Get(ctx, deltalog.ClassicCheckpointKey(10))
 			s.Put(ctx, deltalog.ClassicCheckpointKey(10), data[:len(data)/2])
 		}, false, nil},
-		{"missing commit after the checkpoint", func(s *memory.Store) {
+		{"missing commit after the checkpoint", func(s *logstore.Portable) {
 			s.Delete(ctx, deltalog.CommitKey(12))
 		}, false, deltaerr.ErrMissingLogFile},
 	}
@@ -111,7 +112,7 @@ func TestCheckpointFallbacks(t *testing.T) {
 	}
 }
 
-func commit(t *testing.T, s *memory.Store, v int64, lines ...string) {
+func commit(t *testing.T, s *logstore.Portable, v int64, lines ...string) {
 	t.Helper()
 	if err := s.PutIfAbsent(context.Background(), deltalog.CommitKey(v), []byte(strings.Join(lines, "\n")+"\n")); err != nil {
 		t.Fatal(err)
@@ -159,9 +160,10 @@ func add(path string) string {
 
 func TestReplayUpdateAndTimeTravel(t *testing.T) {
 	ctx := context.Background()
-	s := memory.New()
+	d := memory.NewDriver()
+	s := logstore.NewPortable(d)
 	clock := time.UnixMilli(1_000_000)
-	s.SetClock(func() time.Time { return clock })
+	d.SetClock(func() time.Time { return clock })
 	commit(t, s, 0, proto1, meta, add("a"), `{"txn":{"appId":"app","version":1}}`)
 	clock = clock.Add(time.Second)
 	commit(t, s, 1, add("b"), `{"remove":{"path":"a","deletionTimestamp":5,"dataChange":true}}`,
@@ -251,8 +253,9 @@ func TestReplayUpdateAndTimeTravel(t *testing.T) {
 
 func TestInCommitTimestamps(t *testing.T) {
 	ctx := context.Background()
-	s := memory.New()
-	s.SetClock(func() time.Time { return time.UnixMilli(5) }) // file times say nothing
+	d := memory.NewDriver()
+	s := logstore.NewPortable(d)
+	d.SetClock(func() time.Time { return time.UnixMilli(5) }) // file times say nothing
 	ictMeta := strings.Replace(meta, `"configuration":{}`, `"configuration":{"delta.enableInCommitTimestamps":"true"}`, 1)
 	commit(t, s, 0, `{"commitInfo":{"inCommitTimestamp":1000}}`, `{"protocol":{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":["inCommitTimestamp"]}}`, ictMeta)
 	commit(t, s, 1, `{"commitInfo":{"inCommitTimestamp":2000}}`, add("a"))

@@ -7,12 +7,13 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/txn"
 )
 
-func exampleTable(ctx context.Context) *memory.Store {
+func exampleTable(ctx context.Context) *logstore.Portable {
 	store := memory.New()
 	store.PutIfAbsent(ctx, deltalog.CommitKey(0), []byte(`{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}
 {"metaData":{"id":"ex","format":{"provider":"parquet","options":{}},"schemaString":"{\"type\":\"struct\",\"fields\":[{\"name\":\"year\",\"type\":\"integer\",\"nullable\":true,\"metadata\":{}}]}","partitionColumns":["year"],"configuration":{}}}

@@ -24,6 +24,7 @@ func newCheckpointCmd() *cobra.Command {
 			if err != nil {
 				return failure(err)
 			}
+			defer t.Close()
 			v, err := t.Checkpoint(ctx)
 			if err != nil {
 				return failure(err)

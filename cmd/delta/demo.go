@@ -81,6 +81,7 @@ func runDemo(ctx context.Context, w io.Writer, dir string) error {
 	if err != nil {
 		return err
 	}
+	defer t.Close()
 	step("create", start, "events, partitioned by region, CHECK (amount >= 0)")
 
 	// 2. Concurrent appends.

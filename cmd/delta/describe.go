@@ -26,6 +26,7 @@ func newDescribeCmd() *cobra.Command {
 		Args:  tableArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			snap, err := sel.snapshot(cmd, args[0])
+			defer sel.close()
 			if err != nil {
 				return err
 			}

@@ -25,6 +25,7 @@ func newFilesCmd() *cobra.Command {
 		Args:  tableArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			snap, err := sel.snapshot(cmd, args[0])
+			defer sel.close()
 			if err != nil {
 				return err
 			}

@@ -28,6 +28,7 @@ func newHistoryCmd() *cobra.Command {
 			if err != nil {
 				return failure(err)
 			}
+			defer t.Close()
 			commits, err := t.History(ctx, limit)
 			if err != nil {
 				return failure(err)

@@ -9,8 +9,11 @@
 //	delta changes  TABLE (--from V | --since T) [--to W] [--columns a,b]
 //	               [--limit N] [--format table|csv|jsonl]
 //
-// TABLE is a local path or a URI (file:///abs/path, memory://name); see
-// delta.Resolve for the schemes known.
+// TABLE is a local path or a URI (file:///abs/path, memory://name,
+// s3://bucket/prefix, gs://bucket/prefix, az://container/prefix,
+// abfss://container@account.dfs.core.windows.net/prefix); see delta.Resolve.
+// The command links every backend of the module, by the blank imports
+// below, so that it speaks every scheme.
 //
 // --version V selects the table as of version V. --timestamp T selects the
 // newest version committed at or before T, which may be written
@@ -139,6 +142,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/godelta/delta"
+	// Every backend, so that TABLE may be any URI scheme of the module
+	// (the root package links only local and memory).
+	_ "github.com/godelta/delta/logstore/azblob"
+	_ "github.com/godelta/delta/logstore/gcs"
+	_ "github.com/godelta/delta/logstore/s3"
 )
 
 // Exit statuses.
@@ -269,6 +277,15 @@ func tableArg(cmd *cobra.Command, args []string) error {
 type selector struct {
 	version   int64
 	timestamp string
+	table     *delta.Table // the table snapshot or open opened, for close
+}
+
+// close closes the table snapshot or open opened, if any.
+func (s *selector) close() {
+	if s.table != nil {
+		s.table.Close()
+		s.table = nil
+	}
 }
 
 func (s *selector) register(fs *pflag.FlagSet) {
@@ -305,6 +322,7 @@ func (s *selector) open(cmd *cobra.Command, uri string) (*delta.Table, *delta.Sn
 	if err != nil {
 		return nil, nil, failure(err)
 	}
+	s.table = t
 	var snap *delta.Snapshot
 	switch {
 	case byVersion:

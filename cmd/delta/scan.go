@@ -76,6 +76,7 @@ func newScanCmd() *cobra.Command {
 				opts.Predicate = pred
 			}
 			t, snap, err := sel.open(cmd, args[0])
+			defer sel.close()
 			if err != nil {
 				return err
 			}
@@ -136,6 +137,7 @@ func newChangesCmd() *cobra.Command {
 			if err != nil {
 				return failure(err)
 			}
+			defer t.Close()
 			var c *delta.Changes
 			if bySince {
 				ts, err := parseTimestamp(since)

@@ -50,6 +50,7 @@ func newCreateCmd() *cobra.Command {
 			if err != nil {
 				return failure(err)
 			}
+			defer t.Close()
 			snap, err := t.Snapshot(cmd.Context())
 			if err != nil {
 				return failure(err)
@@ -116,6 +117,7 @@ func newAppendCmd() *cobra.Command {
 			if err != nil {
 				return failure(err)
 			}
+			defer t.Close()
 			snap, err := t.Snapshot(ctx)
 			if err != nil {
 				return failure(err)

@@ -43,10 +43,12 @@
 //
 // # Errors and ambiguous outcomes
 //
-// Every error is an *Error: it matches logstore.ErrNotFound,
-// ErrAlreadyExists or ErrInvalidKey, or ErrContainerNotFound or
-// ErrAccessDenied of this package, with errors.Is, and errors.As reaches the
-// SDK's *azcore.ResponseError (or transport error) below it. Error
+// Every error of the driver is an *Error: it matches logstore.ErrNotFound,
+// ErrAlreadyExists, ErrRootNotFound (a missing container), ErrPermission
+// (refused credentials), ErrOutcomeUnknown (Unknown set), or ErrTooLarge of
+// this package, with errors.Is, and errors.As reaches the SDK's
+// *azcore.ResponseError (or transport error) below it. Store.ErrorKind is
+// the classifier. Error
 // messages never hold credentials: they name the operation, the az:// key,
 // the HTTP status and the service's error code, never the SDK's message
 // (which may hold the response body) or a URL's query (where a SAS token
@@ -80,6 +82,11 @@
 // the connection string and key from the environment are used when they
 // are for that account.
 //
+// New and Open return the portable logstore.Store (a *logstore.Portable)
+// over the driver, a *Store, which logstore.DriverOf reaches for Client,
+// Container and Prefix. Importing the package registers the URI schemes
+// az://, azure://, abfs:// and abfss:// with logstore.Open.
+//
 // A Store is safe for concurrent use by multiple goroutines.
 package azblob
 
@@ -108,17 +115,12 @@ import (
 	"github.com/godelta/delta/logstore"
 )
 
-// Error kinds of this package, besides those of logstore.
-var (
-	// ErrContainerNotFound is returned when the container does not exist:
-	// by New, and by any method if it is deleted later.
-	ErrContainerNotFound = errors.New("logstore/azblob: container not found")
-	// ErrAccessDenied is returned when the service refuses the credentials
-	// (401 or 403: a wrong key, an expired SAS token, a missing role).
-	ErrAccessDenied = errors.New("logstore/azblob: access denied")
-	// ErrTooLarge is returned by PutIfAbsent for data over 256 MiB.
-	ErrTooLarge = errors.New("logstore/azblob: too large for put-if-absent")
-)
+// ErrTooLarge is returned by PutIfAbsent for data over 256 MiB. The other
+// kinds are logstore's: ErrRootNotFound when the container does not exist
+// (from New, and from any method if it is deleted later), ErrPermission
+// when the service refuses the credentials (401 or 403: a wrong key, an
+// expired SAS token, a missing role).
+var ErrTooLarge = errors.New("logstore/azblob: too large for put-if-absent")
 
 // maxPutIfAbsent is the largest body PutIfAbsent sends, in one request.
 const maxPutIfAbsent = blockblob.MaxUploadBlobBytes
@@ -157,15 +159,37 @@ type Store struct {
 	pageSize  int32
 }
 
-var _ logstore.Store = (*Store)(nil)
+var _ logstore.Driver = (*Store)(nil)
 
-// New returns a Store over the blobs named prefix + key in containerName.
+func init() {
+	for _, scheme := range []string{"az", "azure", "abfs", "abfss"} {
+		logstore.Register(scheme, func(ctx context.Context, uri string) (logstore.Store, error) {
+			p, err := Open(ctx, uri)
+			if err != nil {
+				return nil, err
+			}
+			return p, nil
+		})
+	}
+}
+
+// New returns the store over the blobs named prefix + key in containerName.
 // prefix may be "" and is taken with or without a trailing '/'. New makes
-// one List Blobs request, so that a missing container (ErrContainerNotFound)
-// or refused credentials (ErrAccessDenied) show here rather than at the
-// first read; the credentials therefore need list permission, which List
-// needs anyway.
-func New(ctx context.Context, containerName, prefix string, opts Options) (*Store, error) {
+// one List Blobs request, so that a missing container
+// (logstore.ErrRootNotFound) or refused credentials (logstore.ErrPermission)
+// show here rather than at the first read; the credentials therefore need
+// list permission, which List needs anyway.
+func New(ctx context.Context, containerName, prefix string, opts Options) (*logstore.Portable, error) {
+	d, err := NewDriver(ctx, containerName, prefix, opts)
+	if err != nil {
+		return nil, err
+	}
+	return logstore.NewPortable(d), nil
+}
+
+// NewDriver is New without the portable layer, for tests of the driver;
+// wrap it with logstore.NewPortable to use it as a Store.
+func NewDriver(ctx context.Context, containerName, prefix string, opts Options) (*Store, error) {
 	if containerName == "" || strings.ContainsAny(containerName, "/?#\\") {
 		return nil, fmt.Errorf("logstore/azblob: invalid container name %q", containerName)
 	}
@@ -241,24 +265,36 @@ func (s *Store) Prefix() string { return s.prefix }
 // Client returns the SDK's container client the Store uses.
 func (s *Store) Client() *container.Client { return s.client }
 
-// check validates key and ctx, in that order.
-func (s *Store) check(ctx context.Context, op, key string) error {
-	if err := logstore.CheckKey(key); err != nil {
-		return &Error{Op: op, Kind: logstore.ErrInvalidKey, Err: err}
+func (s *Store) uri(key string) string { return "az://" + s.container + "/" + s.prefix + key }
+
+// URI implements logstore.Driver: az://CONTAINER/PREFIX.
+func (s *Store) URI() string { return "az://" + s.container + "/" + strings.TrimSuffix(s.prefix, "/") }
+
+// Close implements logstore.Driver. The SDK's client holds nothing that
+// needs releasing.
+func (s *Store) Close() error { return nil }
+
+// ErrorKind implements logstore.Driver: the kind of an *Error (see Error),
+// or of an SDK error met elsewhere.
+func (s *Store) ErrorKind(err error) error {
+	if k := logstore.KindOf(err); k != nil {
+		return k
 	}
-	if err := ctx.Err(); err != nil {
-		return &Error{Op: op, Key: s.uri(key), Kind: err} // nothing was sent
+	var e *Error
+	if !errors.As(err, &e) {
+		e, _ = s.wrap(context.Background(), "", "", err).(*Error)
+	}
+	if e != nil && e.Unknown {
+		return logstore.ErrOutcomeUnknown
+	}
+	if e != nil {
+		return logstore.KindOf(e.Kind)
 	}
 	return nil
 }
 
-func (s *Store) uri(key string) string { return "az://" + s.container + "/" + s.prefix + key }
-
-// Get implements logstore.Store.
+// Get implements logstore.Driver.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
-	if err := s.check(ctx, "get", key); err != nil {
-		return nil, err
-	}
 	return s.download(ctx, "get", key, blob.HTTPRange{})
 }
 
@@ -285,14 +321,8 @@ func (s *Store) download(ctx context.Context, op, key string, r blob.HTTPRange) 
 	return buf.Bytes(), nil
 }
 
-// GetRange implements logstore.Store.
+// GetRange implements logstore.Driver.
 func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
-	if err := s.check(ctx, "get range", key); err != nil {
-		return nil, err
-	}
-	if err := logstore.CheckRange(offset, length); err != nil {
-		return nil, &Error{Op: "get range", Key: s.uri(key), Kind: logstore.ErrInvalidRange, Err: err}
-	}
 	if length == 0 {
 		if _, err := s.Stat(ctx, key); err != nil {
 			return nil, err
@@ -306,11 +336,8 @@ func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) 
 	return s.download(ctx, "get range", key, r)
 }
 
-// Stat implements logstore.Store.
+// Stat implements logstore.Driver.
 func (s *Store) Stat(ctx context.Context, key string) (logstore.ObjectInfo, error) {
-	if err := s.check(ctx, "stat", key); err != nil {
-		return logstore.ObjectInfo{}, err
-	}
 	resp, err := s.client.NewBlobClient(s.prefix+key).GetProperties(ctx, nil)
 	if err != nil {
 		return logstore.ObjectInfo{}, s.wrap(ctx, "stat", key, err)
@@ -325,18 +352,10 @@ func (s *Store) Stat(ctx context.Context, key string) (logstore.ObjectInfo, erro
 	return info, nil
 }
 
-// List implements logstore.Store; see the package doc for how startAfter
+// List implements logstore.Driver; see the package doc for how startAfter
 // maps to the service.
 func (s *Store) List(ctx context.Context, dir, startAfter string) iter.Seq2[logstore.ObjectInfo, error] {
 	return func(yield func(logstore.ObjectInfo, error) bool) {
-		if err := logstore.CheckDir(dir); err != nil {
-			yield(logstore.ObjectInfo{}, &Error{Op: "list", Kind: logstore.ErrInvalidKey, Err: err})
-			return
-		}
-		if err := ctx.Err(); err != nil {
-			yield(logstore.ObjectInfo{}, &Error{Op: "list", Key: s.uri(dir), Kind: err})
-			return
-		}
 		prefix := s.prefix + dir
 		opts := &container.ListBlobsHierarchyOptions{Prefix: &prefix}
 		if s.pageSize > 0 {
@@ -383,12 +402,9 @@ func (s *Store) List(ctx context.Context, dir, startAfter string) iter.Seq2[logs
 	}
 }
 
-// PutIfAbsent implements logstore.Store: one conditional Put Blob, never
+// PutIfAbsent implements logstore.Driver: one conditional Put Blob, never
 // retried by the SDK; see the package doc.
 func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error {
-	if err := s.check(ctx, "put-if-absent", key); err != nil {
-		return err
-	}
 	if len(data) > maxPutIfAbsent {
 		return &Error{Op: "put-if-absent", Key: s.uri(key), Kind: ErrTooLarge}
 	}
@@ -408,11 +424,8 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 	return s.wrap(ctx, "put-if-absent", key, err)
 }
 
-// Put implements logstore.Store.
+// Put implements logstore.Driver.
 func (s *Store) Put(ctx context.Context, key string, data []byte) error {
-	if err := s.check(ctx, "put", key); err != nil {
-		return err
-	}
 	bb := s.client.NewBlockBlobClient(s.prefix + key)
 	var err error
 	if len(data) <= blockblob.MaxUploadBlobBytes {
@@ -428,11 +441,8 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 	return nil
 }
 
-// Delete implements logstore.Store.
+// Delete implements logstore.Driver.
 func (s *Store) Delete(ctx context.Context, key string) error {
-	if err := s.check(ctx, "delete", key); err != nil {
-		return err
-	}
 	_, err := s.client.NewBlobClient(s.prefix+key).Delete(ctx, nil)
 	if err != nil && !bloberror.HasCode(err, bloberror.BlobNotFound) {
 		return s.wrap(ctx, "delete", key, err)
@@ -454,8 +464,8 @@ type Error struct {
 	Op  string // "get", "put-if-absent", "list", ...
 	Key string // az://container/blob, or "" for a refused key
 	// Kind is the error kind errors.Is matches: logstore.ErrNotFound,
-	// ErrAlreadyExists, ErrInvalidKey, ErrInvalidRange, ErrContainerNotFound,
-	// ErrAccessDenied, ErrTooLarge, a context error, or nil.
+	// ErrAlreadyExists, ErrRootNotFound, ErrPermission, ErrTooLarge, a
+	// context error, or nil.
 	Kind error
 	// Status and Code are the HTTP status and the service's error code, if
 	// the service answered.
@@ -463,6 +473,7 @@ type Error struct {
 	Code   string
 	// Unknown reports that the write may or may not have landed: the
 	// service's answer was lost, was a 5xx, or the context ended first.
+	// errors.Is then matches logstore.ErrOutcomeUnknown.
 	Unknown bool
 	Err     error // the SDK's error, if any
 }
@@ -495,6 +506,9 @@ func (e *Error) Unwrap() []error {
 	if e.Kind != nil {
 		errs = append(errs, e.Kind)
 	}
+	if e.Unknown {
+		errs = append(errs, logstore.ErrOutcomeUnknown)
+	}
 	if e.Err != nil {
 		errs = append(errs, e.Err)
 	}
@@ -523,11 +537,11 @@ func (s *Store) wrap(ctx context.Context, op, key string, err error) error {
 	e := &Error{Op: op, Key: s.uri(key), Status: status(err), Code: code(err), Err: err}
 	switch {
 	case bloberror.HasCode(err, bloberror.ContainerNotFound):
-		e.Kind = ErrContainerNotFound
+		e.Kind = logstore.ErrRootNotFound
 	case bloberror.HasCode(err, bloberror.BlobNotFound) || e.Status == http.StatusNotFound && op != "open" && op != "list":
 		e.Kind = logstore.ErrNotFound
 	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden:
-		e.Kind = ErrAccessDenied
+		e.Kind = logstore.ErrPermission
 	case e.Status >= 500 || e.Status == http.StatusRequestTimeout:
 		e.Unknown = true
 	case e.Status == 0:
@@ -538,7 +552,7 @@ func (s *Store) wrap(ctx context.Context, op, key string, err error) error {
 		}
 	}
 	if op == "open" && e.Kind == nil && e.Status == http.StatusNotFound {
-		e.Kind = ErrContainerNotFound
+		e.Kind = logstore.ErrRootNotFound
 	}
 	if op == "get" || op == "get range" || op == "stat" || op == "list" || op == "open" {
 		e.Unknown = false // reads: nothing to settle

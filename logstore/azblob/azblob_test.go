@@ -58,7 +58,7 @@ func options(cfg testserver.AzureConfig) azblob.Options {
 }
 
 // newStore returns a Store over a fresh prefix of the test container.
-func newStore(t testing.TB, opts azblob.Options) *azblob.Store {
+func newStore(t testing.TB, opts azblob.Options) *logstore.Portable {
 	t.Helper()
 	cfg := azurite(t)
 	if opts.ServiceURL == "" && opts.ConnectionString == "" {
@@ -250,7 +250,13 @@ func TestOpen(t *testing.T) {
 	if b, err := s2.Get(t.Context(), "k"); err != nil || string(b) != "v" {
 		t.Errorf("Get through New = %q, %v", b, err)
 	}
-	if s.Prefix() != prefix+"/" || s.Container() != cfg.Container {
-		t.Errorf("Prefix, Container = %q, %q", s.Prefix(), s.Container())
+	if driver(s).Prefix() != prefix+"/" || driver(s).Container() != cfg.Container {
+		t.Errorf("Prefix, Container = %q, %q", driver(s).Prefix(), driver(s).Container())
 	}
+}
+
+// driver returns the *azblob.Store under st, for its extras (Client, Prefix).
+func driver(st logstore.Store) *azblob.Store {
+	d, _ := logstore.DriverOf[*azblob.Store](st)
+	return d
 }

@@ -20,7 +20,7 @@ import (
 func BenchmarkCommitLatency(b *testing.B) {
 	s := newStore(b, azblob.Options{})
 	backendtest.CommitLatency(b, s, func(ctx context.Context, key string, data []byte) error {
-		_, err := s.Client().NewBlockBlobClient(s.Prefix()+key).Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), &blockblob.UploadOptions{
+		_, err := driver(s).Client().NewBlockBlobClient(driver(s).Prefix()+key).Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), &blockblob.UploadOptions{
 			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: new(azcore.ETagAny)}},
 		})
 		return err

@@ -21,6 +21,7 @@ import (
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/azblob"
+	"github.com/godelta/delta/logstore/storetest"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/testutil/testserver"
 )
@@ -37,8 +38,8 @@ func TestWrongCredentials(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := azblob.New(t.Context(), cfg.Container, "p", opts)
 			var re *azcore.ResponseError
-			if !errors.Is(err, azblob.ErrAccessDenied) || errors.Is(err, logstore.ErrNotFound) || !errors.As(err, &re) || re.StatusCode != http.StatusForbidden {
-				t.Fatalf("New with a wrong key = %v; want ErrAccessDenied over a 403 *azcore.ResponseError", err)
+			if !errors.Is(err, logstore.ErrPermission) || errors.Is(err, logstore.ErrNotFound) || !errors.As(err, &re) || re.StatusCode != http.StatusForbidden {
+				t.Fatalf("New with a wrong key = %v; want ErrPermission over a 403 *azcore.ResponseError", err)
 			}
 			if strings.Contains(err.Error(), wrongKey) || strings.Contains(err.Error(), cfg.AccountKey) {
 				t.Errorf("error shows a key: %v", err)
@@ -54,8 +55,8 @@ func TestWrongCredentials(t *testing.T) {
 func TestMissingContainer(t *testing.T) {
 	cfg := azurite(t)
 	_, err := azblob.New(t.Context(), "no-such-container", "", options(cfg))
-	if !errors.Is(err, azblob.ErrContainerNotFound) || errors.Is(err, logstore.ErrNotFound) {
-		t.Fatalf("New on a missing container = %v, want ErrContainerNotFound", err)
+	if !errors.Is(err, logstore.ErrRootNotFound) || errors.Is(err, logstore.ErrNotFound) {
+		t.Fatalf("New on a missing container = %v, want ErrRootNotFound", err)
 	}
 	t.Log(err)
 
@@ -69,7 +70,7 @@ func TestMissingContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Client().Delete(t.Context(), nil); err != nil {
+	if _, err := driver(s).Client().Delete(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
@@ -84,8 +85,8 @@ func TestMissingContainer(t *testing.T) {
 		"PutIfAbsent": s.PutIfAbsent(ctx, "k", []byte("x")),
 		"Put":         s.Put(ctx, "k", []byte("x")),
 	} {
-		if !errors.Is(err, azblob.ErrContainerNotFound) || errors.Is(err, logstore.ErrNotFound) || errors.Is(err, logstore.ErrAlreadyExists) {
-			t.Errorf("%s in a deleted container = %v, want ErrContainerNotFound", op, err)
+		if !errors.Is(err, logstore.ErrRootNotFound) || errors.Is(err, logstore.ErrNotFound) || errors.Is(err, logstore.ErrAlreadyExists) {
+			t.Errorf("%s in a deleted container = %v, want ErrRootNotFound", op, err)
 		}
 	}
 }
@@ -290,4 +291,11 @@ func firstErr(errs []error) error {
 		}
 	}
 	return nil
+}
+
+// TestConformanceMissingRoot runs the shared missing-root checks.
+func TestConformanceMissingRoot(t *testing.T) {
+	storetest.RunMissingRoot(t, func(t *testing.T) (logstore.Store, error) {
+		return azblob.New(t.Context(), "no-such-container", "", options(azurite(t)))
+	})
 }

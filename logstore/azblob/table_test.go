@@ -37,7 +37,7 @@ func scanIDs(t *testing.T, tbl *delta.Table) []int64 {
 func TestDeltaTable(t *testing.T) {
 	s := newStore(t, azblob.Options{})
 	cfg := azurite(t)
-	again, err := azblob.New(t.Context(), cfg.Container, s.Prefix(), options(cfg))
+	again, err := azblob.New(t.Context(), cfg.Container, driver(s).Prefix(), options(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

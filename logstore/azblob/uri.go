@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+
+	"github.com/godelta/delta/logstore"
 )
 
 // location is a parsed az:// or abfss:// URI.
@@ -59,7 +61,7 @@ func parseURI(uri string) (location, error) {
 // Open returns the Store for an az:// or abfss:// URI, with credentials
 // from the environment; see the package doc. Like New, it makes one List
 // Blobs request.
-func Open(ctx context.Context, uri string) (*Store, error) {
+func Open(ctx context.Context, uri string) (*logstore.Portable, error) {
 	loc, err := parseURI(uri)
 	if err != nil {
 		return nil, err

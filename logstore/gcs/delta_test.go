@@ -79,7 +79,7 @@ func scanIDs(t testing.TB, tbl *delta.Table) []int64 {
 func TestDeltaTable(t *testing.T) {
 	st := newStore(t, gcs.Options{PageSize: 25})
 	// A second store on the same prefix, as another process would open it.
-	st2, err := gcs.New(t.Context(), st.Bucket(), st.Prefix(), gcs.Options{Endpoint: server(t).URL()})
+	st2, err := gcs.New(t.Context(), driver(st).Bucket(), driver(st).Prefix(), gcs.Options{Endpoint: server(t).URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestAmbiguousCommits(t *testing.T) {
 	tbl := createTable(t, direct)
 	// Media reads through the XML API are routed by Host, which names the
 	// proxy here: the emulator would answer 404. JSON reads are not.
-	flaky, err := gcs.New(ctx, direct.Bucket(), direct.Prefix(), gcs.Options{Endpoint: proxy.URL(), MaxAttempts: 10, RetryBackoff: 5 * time.Millisecond,
+	flaky, err := gcs.New(ctx, driver(direct).Bucket(), driver(direct).Prefix(), gcs.Options{Endpoint: proxy.URL(), MaxAttempts: 10, RetryBackoff: 5 * time.Millisecond,
 		ClientOptions: []option.ClientOption{storage.WithJSONReads()}})
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +282,7 @@ func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
 func BenchmarkCommitLatency(b *testing.B) {
 	st := benchStore(b)
 	backendtest.CommitLatency(b, st, func(ctx context.Context, key string, data []byte) error {
-		w := st.Client().Bucket(st.Bucket()).Object(st.Prefix() + key).If(storage.Conditions{DoesNotExist: true}).NewWriter(ctx)
+		w := driver(st).Client().Bucket(driver(st).Bucket()).Object(driver(st).Prefix() + key).If(storage.Conditions{DoesNotExist: true}).NewWriter(ctx)
 		w.ChunkSize = 0 // one request, as the store sends a commit
 		if _, err := w.Write(data); err != nil {
 			_ = w.Close()
@@ -295,7 +295,7 @@ func BenchmarkCommitLatency(b *testing.B) {
 // benchStore is a store on a bucket of its own: the emulator's memory
 // backend scans a bucket's objects on every write, so a bucket shared with
 // earlier runs would slow later ones.
-func benchStore(b *testing.B) *gcs.Store {
+func benchStore(b *testing.B) *logstore.Portable {
 	s := server(b)
 	name := fmt.Sprintf("bench-%d", seq.Add(1))
 	if err := testserver.CreateGCSBucket(b.Context(), s, name); err != nil {

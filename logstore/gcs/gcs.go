@@ -19,7 +19,11 @@
 // Anonymous set), extra option.ClientOption values (credentials and so
 // on), an HTTP client, the listing page size and the upload chunk size.
 // New lists one object to check that the bucket exists: a missing bucket
-// is ErrBucketNotFound, there and from every later call that meets it.
+// is logstore.ErrRootNotFound, there and from every later call that meets
+// it. New and Open return the portable logstore.Store (a
+// *logstore.Portable) over the driver, a *Store, which logstore.DriverOf
+// reaches for Client, Bucket and Prefix. Importing the package registers
+// the URI scheme gs:// with logstore.Open.
 //
 // # How the contract maps onto GCS
 //
@@ -65,7 +69,7 @@
 // txn does, and settles the commit by its txnId).
 //
 // A missing bucket is told apart where the service says so: New, List and
-// uploads give ErrBucketNotFound. Media reads and metadata reads answer
+// uploads give logstore.ErrRootNotFound. Media reads and metadata reads answer
 // 404 alike for a missing object and a missing bucket, so Get, GetRange and
 // Stat in a bucket deleted after New give ErrNotFound.
 //
@@ -75,9 +79,11 @@
 // The emulator checks no credentials and no permissions.
 //
 // Errors wrap the logstore kinds (ErrNotFound from storage.ErrObjectNotExist,
-// ErrAlreadyExists from a 412), with the SDK's error still reachable by
-// errors.As (a *googleapi.Error, say). Messages name the bucket and key,
-// never a credential.
+// ErrAlreadyExists from a 412, ErrRootNotFound for a missing bucket,
+// ErrPermission from a 401 or 403, ErrOutcomeUnknown for a write whose
+// outcome is unknown), with the SDK's error still reachable by errors.As (a
+// *googleapi.Error, say); Store.ErrorKind is the classifier. Messages name
+// the bucket and key, never a credential.
 //
 // A Store is safe for concurrent use by multiple goroutines. Close releases
 // the client.
@@ -116,9 +122,6 @@ const (
 	DefaultRetryBackoff = 250 * time.Millisecond
 	maxBackoff          = 30 * time.Second
 )
-
-// ErrBucketNotFound is returned when the store's bucket does not exist.
-var ErrBucketNotFound = errors.New("logstore/gcs: bucket not found")
 
 // ErrInvalidURI is returned by Open for a URI that is not gs://BUCKET[/PREFIX].
 var ErrInvalidURI = errors.New("logstore/gcs: invalid URI")
@@ -165,13 +168,33 @@ type Store struct {
 	backoff     time.Duration
 }
 
-var _ logstore.Store = (*Store)(nil)
+var _ logstore.Driver = (*Store)(nil)
 
-// New returns a Store over bucket, with keys under prefix ("" for the
+func init() {
+	logstore.Register("gs", func(ctx context.Context, uri string) (logstore.Store, error) {
+		p, err := Open(ctx, uri)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	})
+}
+
+// New returns the store over bucket, with keys under prefix ("" for the
 // whole bucket; a trailing '/' is optional). It lists at most one object to
 // check that the bucket exists and can be read: a missing bucket is
-// ErrBucketNotFound.
-func New(ctx context.Context, bucket, prefix string, opts Options) (*Store, error) {
+// logstore.ErrRootNotFound. Close releases the client.
+func New(ctx context.Context, bucket, prefix string, opts Options) (*logstore.Portable, error) {
+	d, err := NewDriver(ctx, bucket, prefix, opts)
+	if err != nil {
+		return nil, err
+	}
+	return logstore.NewPortable(d), nil
+}
+
+// NewDriver is New without the portable layer, for tests of the driver;
+// wrap it with logstore.NewPortable to use it as a Store.
+func NewDriver(ctx context.Context, bucket, prefix string, opts Options) (*Store, error) {
 	if bucket == "" || strings.ContainsAny(bucket, "/\\") {
 		return nil, fmt.Errorf("logstore/gcs: bucket name %q: %w", bucket, ErrInvalidURI)
 	}
@@ -237,10 +260,10 @@ func New(ctx context.Context, bucket, prefix string, opts Options) (*Store, erro
 
 // Open returns the Store for a URI gs://BUCKET[/PREFIX], with default
 // Options (see the package doc for credentials and STORAGE_EMULATOR_HOST).
-func Open(ctx context.Context, uri string) (*Store, error) {
+func Open(ctx context.Context, uri string) (*logstore.Portable, error) {
 	u, err := url.Parse(uri)
 	if err != nil || !strings.EqualFold(u.Scheme, "gs") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("logstore/gcs: %q is not gs://BUCKET[/PREFIX]: %w", uri, ErrInvalidURI)
+		return nil, fmt.Errorf("logstore/gcs: %q is not gs://BUCKET[/PREFIX]: %w", logstore.RedactURI(uri), ErrInvalidURI)
 	}
 	return New(ctx, u.Host, strings.TrimPrefix(u.Path, "/"), Options{})
 }
@@ -255,8 +278,41 @@ func (s *Store) probe(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the client. The Store must not be used afterwards.
+// Close implements logstore.Driver: it releases the client.
 func (s *Store) Close() error { return s.client.Close() }
+
+// ErrorKind implements logstore.Driver: it maps an SDK error onto the
+// portable kinds.
+func (s *Store) ErrorKind(err error) error {
+	if k := logstore.KindOf(err); k != nil {
+		return k
+	}
+	var gerr *googleapi.Error
+	switch {
+	case errors.Is(err, storage.ErrBucketNotExist):
+		return logstore.ErrRootNotFound
+	case errors.Is(err, storage.ErrObjectNotExist):
+		return logstore.ErrNotFound
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return nil // the portable layer decides, by the operation
+	case errors.As(err, &gerr):
+		switch {
+		case gerr.Code == http.StatusNotFound:
+			return logstore.ErrRootNotFound // an upload into a missing bucket
+		case gerr.Code == http.StatusUnauthorized || gerr.Code == http.StatusForbidden:
+			return logstore.ErrPermission
+		case gerr.Code == http.StatusPreconditionFailed:
+			return logstore.ErrAlreadyExists
+		case gerr.Code >= 500 || gerr.Code == http.StatusRequestTimeout || gerr.Code == http.StatusTooManyRequests:
+			return logstore.ErrOutcomeUnknown
+		}
+		return nil
+	case notSent(err):
+		return nil // nothing left this process
+	}
+	// A transport error after the request may have been sent.
+	return logstore.ErrOutcomeUnknown
+}
 
 // Bucket returns the bucket name.
 func (s *Store) Bucket() string { return s.name }
@@ -272,29 +328,12 @@ func (s *Store) Client() *storage.Client { return s.client }
 
 func (s *Store) object(key string) *storage.ObjectHandle { return s.bucket.Object(s.prefix + key) }
 
-// check validates key and ctx, in that order.
-func (s *Store) check(ctx context.Context, op, key string) error {
-	if err := logstore.CheckKey(key); err != nil {
-		return fmt.Errorf("logstore/gcs: %s: %w", op, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("logstore/gcs: %s %q: %w", op, key, err)
-	}
-	return nil
-}
-
 // wrap maps an SDK error onto the logstore kinds, keeping it reachable.
 func (s *Store) wrap(ctx context.Context, op, key string, err error) error {
 	where := fmt.Sprintf("logstore/gcs: %s gs://%s/%s%s", op, s.name, s.prefix, key)
-	var gerr *googleapi.Error
-	switch {
-	case errors.Is(err, storage.ErrBucketNotExist):
-		return fmt.Errorf("%s: %w: %w", where, ErrBucketNotFound, err)
-	case errors.Is(err, storage.ErrObjectNotExist):
-		return fmt.Errorf("%s: %w: %w", where, logstore.ErrNotFound, err)
-	case errors.As(err, &gerr) && gerr.Code == http.StatusNotFound:
-		// An upload into a missing bucket.
-		return fmt.Errorf("%s: %w: %w", where, ErrBucketNotFound, err)
+	switch k := s.ErrorKind(err); k {
+	case logstore.ErrRootNotFound, logstore.ErrNotFound, logstore.ErrPermission:
+		return fmt.Errorf("%s: %w: %w", where, k, err)
 	}
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("%s: %w: %w", where, cerr, err)
@@ -304,9 +343,6 @@ func (s *Store) wrap(ctx context.Context, op, key string, err error) error {
 
 // Get returns the whole object.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
-	if err := s.check(ctx, "get", key); err != nil {
-		return nil, err
-	}
 	r, err := s.object(key).NewReader(ctx)
 	if err != nil {
 		return nil, s.wrap(ctx, "get", key, err)
@@ -333,12 +369,6 @@ func readAll(r io.Reader, want int64) ([]byte, error) {
 
 // GetRange returns length bytes from offset; see logstore.Store.
 func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
-	if err := s.check(ctx, "get range", key); err != nil {
-		return nil, err
-	}
-	if err := logstore.CheckRange(offset, length); err != nil {
-		return nil, fmt.Errorf("logstore/gcs: get range %q: %w", key, err)
-	}
 	n := length
 	if n > math.MaxInt64-offset {
 		n = -1 // to the end; offset+length would overflow the Range header
@@ -369,9 +399,6 @@ func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) 
 
 // Stat returns the object's size and modification time.
 func (s *Store) Stat(ctx context.Context, key string) (logstore.ObjectInfo, error) {
-	if err := s.check(ctx, "stat", key); err != nil {
-		return logstore.ObjectInfo{}, err
-	}
 	attrs, err := s.object(key).Attrs(ctx)
 	if err != nil {
 		return logstore.ObjectInfo{}, s.wrap(ctx, "stat", key, err)
@@ -383,14 +410,6 @@ func (s *Store) Stat(ctx context.Context, key string) (logstore.ObjectInfo, erro
 // logstore.Store and the package doc.
 func (s *Store) List(ctx context.Context, dir, startAfter string) iter.Seq2[logstore.ObjectInfo, error] {
 	return func(yield func(logstore.ObjectInfo, error) bool) {
-		if err := logstore.CheckDir(dir); err != nil {
-			yield(logstore.ObjectInfo{}, fmt.Errorf("logstore/gcs: list: %w", err))
-			return
-		}
-		if err := ctx.Err(); err != nil {
-			yield(logstore.ObjectInfo{}, fmt.Errorf("logstore/gcs: list %q: %w", dir, err))
-			return
-		}
 		q := &storage.Query{Prefix: s.prefix + dir, Delimiter: "/"}
 		if startAfter > dir {
 			// StartOffset is inclusive: a key equal to startAfter is
@@ -440,9 +459,6 @@ func (s *Store) List(ctx context.Context, dir, startAfter string) iter.Seq2[logs
 // PutIfAbsent creates the object only if none exists: one upload with
 // ifGenerationMatch=0. See the package doc for what is ambiguous.
 func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error {
-	if err := s.check(ctx, "put if absent", key); err != nil {
-		return err
-	}
 	// Retry only what never reached the server: a retry after an attempt
 	// that may have landed would meet our own object and get a 412. The
 	// same rule holds for the chunks of a resumable upload.
@@ -462,9 +478,6 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 
 // Put creates or replaces the object.
 func (s *Store) Put(ctx context.Context, key string, data []byte) error {
-	if err := s.check(ctx, "put", key); err != nil {
-		return err
-	}
 	// An unconditional upload of the same bytes may be repeated.
 	obj := s.object(key).Retryer(storage.WithPolicy(storage.RetryAlways))
 	if err := s.retry(ctx, storage.ShouldRetry, func() error { return s.upload(ctx, obj, data) }); err != nil {
@@ -523,9 +536,6 @@ func notSent(err error) bool {
 
 // Delete removes the object; a missing one is not an error.
 func (s *Store) Delete(ctx context.Context, key string) error {
-	if err := s.check(ctx, "delete", key); err != nil {
-		return err
-	}
 	// A repeated delete finds 404, which is success: safe to retry.
 	err := s.object(key).Retryer(storage.WithPolicy(storage.RetryAlways)).Delete(ctx)
 	if err == nil || errors.Is(err, storage.ErrObjectNotExist) {

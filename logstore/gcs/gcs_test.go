@@ -47,7 +47,7 @@ func server(t testing.TB) *testserver.Server {
 var seq atomic.Int64
 
 // newStore returns a store on the package server under a fresh prefix.
-func newStore(t testing.TB, opts gcs.Options) *gcs.Store {
+func newStore(t testing.TB, opts gcs.Options) *logstore.Portable {
 	t.Helper()
 	s := server(t)
 	opts.Endpoint = s.URL()
@@ -211,8 +211,8 @@ func TestOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if st.Bucket() != testserver.GCSBucket || st.Prefix() != "open/tbl/" || st.URI() != "gs://"+testserver.GCSBucket+"/open/tbl" {
-		t.Errorf("Open: bucket %q, prefix %q, URI %q", st.Bucket(), st.Prefix(), st.URI())
+	if driver(st).Bucket() != testserver.GCSBucket || driver(st).Prefix() != "open/tbl/" || st.URI() != "gs://"+testserver.GCSBucket+"/open/tbl" {
+		t.Errorf("Open: bucket %q, prefix %q, URI %q", driver(st).Bucket(), driver(st).Prefix(), st.URI())
 	}
 	if err := st.Put(ctx, "k", []byte("v")); err != nil {
 		t.Fatal(err)
@@ -237,8 +237,8 @@ func TestMissingBucket(t *testing.T) {
 	s := server(t)
 	ctx := t.Context()
 	_, err := gcs.New(ctx, "no-such-bucket", "p", gcs.Options{Endpoint: s.URL()})
-	if !errors.Is(err, gcs.ErrBucketNotFound) || !errors.Is(err, storage.ErrBucketNotExist) {
-		t.Fatalf("New on a missing bucket = %v, want ErrBucketNotFound wrapping storage.ErrBucketNotExist", err)
+	if !errors.Is(err, logstore.ErrRootNotFound) || !errors.Is(err, storage.ErrBucketNotExist) {
+		t.Fatalf("New on a missing bucket = %v, want ErrRootNotFound wrapping storage.ErrBucketNotExist", err)
 	}
 	if errors.Is(err, logstore.ErrNotFound) {
 		t.Errorf("a missing bucket is ErrNotFound: %v", err)
@@ -255,18 +255,18 @@ func TestMissingBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if err := st.Client().Bucket(name).Delete(ctx); err != nil {
+	if err := driver(st).Client().Bucket(name).Delete(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutIfAbsent(ctx, "k", []byte("x")); !errors.Is(err, gcs.ErrBucketNotFound) || errors.Is(err, logstore.ErrAlreadyExists) {
-		t.Errorf("PutIfAbsent into a deleted bucket = %v, want ErrBucketNotFound", err)
+	if err := st.PutIfAbsent(ctx, "k", []byte("x")); !errors.Is(err, logstore.ErrRootNotFound) || errors.Is(err, logstore.ErrAlreadyExists) {
+		t.Errorf("PutIfAbsent into a deleted bucket = %v, want ErrRootNotFound", err)
 	}
-	if err := st.Put(ctx, "k", []byte("x")); !errors.Is(err, gcs.ErrBucketNotFound) {
-		t.Errorf("Put into a deleted bucket = %v, want ErrBucketNotFound", err)
+	if err := st.Put(ctx, "k", []byte("x")); !errors.Is(err, logstore.ErrRootNotFound) {
+		t.Errorf("Put into a deleted bucket = %v, want ErrRootNotFound", err)
 	}
 	for _, err := range st.List(ctx, "", "") {
-		if !errors.Is(err, gcs.ErrBucketNotFound) {
-			t.Errorf("List of a deleted bucket = %v, want ErrBucketNotFound", err)
+		if !errors.Is(err, logstore.ErrRootNotFound) {
+			t.Errorf("List of a deleted bucket = %v, want ErrRootNotFound", err)
 		}
 	}
 }
@@ -325,4 +325,17 @@ func TestServerStopped(t *testing.T) {
 	if _, err := st.Get(cctx, "_delta_log/00000000000000000000.json"); err == nil || errors.Is(err, logstore.ErrNotFound) {
 		t.Errorf("Get on a stopped server = %v, want an error that is not ErrNotFound", err)
 	}
+}
+
+// driver returns the *gcs.Store under st, for its extras (Client, Prefix).
+func driver(st logstore.Store) *gcs.Store {
+	d, _ := logstore.DriverOf[*gcs.Store](st)
+	return d
+}
+
+// TestConformanceMissingRoot runs the shared missing-root checks.
+func TestConformanceMissingRoot(t *testing.T) {
+	storetest.RunMissingRoot(t, func(t *testing.T) (logstore.Store, error) {
+		return gcs.New(t.Context(), "no-such-bucket", "p", gcs.Options{Endpoint: server(t).URL()})
+	})
 }

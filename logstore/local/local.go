@@ -1,6 +1,14 @@
 // Package local is a logstore.Store over a directory of the local file
 // system. Key "a/b/c" is the file root/a/b/c; directories are created as
-// writes need them and never removed.
+// writes need them and never removed. New returns the portable
+// logstore.Store (a *logstore.Portable) over the driver, a *Store; reach the
+// driver with logstore.DriverOf[*local.Store] for Root.
+//
+// Importing the package registers the URI scheme file:// with
+// logstore.Open, which also sends plain paths here: file:///abs/path,
+// file:/abs/path, file://localhost/abs/path, or a path absolute or relative
+// to the working directory. The URI of a Store is "file://" + Root().
+// Close does nothing: the driver holds no resources between calls.
 //
 // # Writes
 //
@@ -17,7 +25,9 @@
 //     replaces it atomically: readers see the old file or the new one.
 //
 // After the final name is made, the directory is synced too, so a write
-// that returned nil survives a crash of the machine. Delete syncs the
+// that returned nil survives a crash of the machine. If that sync fails the
+// object is in place but may not survive a crash: the error matches
+// logstore.ErrOutcomeUnknown. Delete syncs the
 // directory as well. WithoutSync turns all syncing off, for benchmarks only.
 //
 // Some file systems (FAT, some network and FUSE mounts) have no hard links.
@@ -57,6 +67,7 @@ import (
 	"io/fs"
 	"iter"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -86,7 +97,28 @@ type Store struct {
 	link func(oldname, newname string) error
 }
 
-var _ logstore.Store = (*Store)(nil)
+var (
+	_ logstore.Driver     = (*Store)(nil)
+	_ logstore.KeyChecker = (*Store)(nil)
+)
+
+func init() { logstore.Register("file", Open) }
+
+// Open returns the Store for a file URI or plain path (see the package
+// doc). A file URI with a host other than localhost is ErrInvalidKey.
+func Open(_ context.Context, uri string) (logstore.Store, error) {
+	if logstore.SchemeOf(uri) != "file" {
+		return New(uri)
+	}
+	if !strings.HasPrefix(strings.ToLower(uri), "file://") {
+		return New(uri[len("file:"):])
+	}
+	u, err := url.Parse(uri)
+	if err != nil || (u.Host != "" && u.Host != "localhost") || u.Path == "" {
+		return nil, fmt.Errorf("logstore/local: file URI %q must be file:///absolute/path: %w", logstore.RedactURI(uri), logstore.ErrInvalidKey)
+	}
+	return New(u.Path)
+}
 
 // Option configures New.
 type Option func(*Store)
@@ -100,10 +132,20 @@ func WithoutSync() Option {
 	return func(s *Store) { s.sync = false }
 }
 
-// New returns a Store rooted at the directory root, made absolute. root
+// New returns a store rooted at the directory root, made absolute. root
 // need not exist yet: it is created by the first write. It is an error for
 // root to exist and not be a directory.
-func New(root string, opts ...Option) (*Store, error) {
+func New(root string, opts ...Option) (*logstore.Portable, error) {
+	d, err := NewDriver(root, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return logstore.NewPortable(d), nil
+}
+
+// NewDriver is New without the portable layer, for tests of the driver;
+// wrap it with logstore.NewPortable to use it as a Store.
+func NewDriver(root string, opts ...Option) (*Store, error) {
 	if root == "" {
 		return nil, fmt.Errorf("logstore/local: empty root: %w", logstore.ErrInvalidKey)
 	}
@@ -126,33 +168,58 @@ func New(root string, opts ...Option) (*Store, error) {
 // Root returns the absolute path of the directory the Store is over.
 func (s *Store) Root() string { return s.root }
 
-// path checks key and ctx, in that order, and returns the file of key.
-func (s *Store) path(ctx context.Context, op, key string) (string, error) {
-	if err := logstore.CheckKey(key); err != nil {
-		return "", fmt.Errorf("logstore/local: %s: %w", op, err)
+// URI implements logstore.Driver: "file://" + Root().
+func (s *Store) URI() string { return "file://" + filepath.ToSlash(s.root) }
+
+// Close implements logstore.Driver; there is nothing to release.
+func (s *Store) Close() error { return nil }
+
+// ErrorKind implements logstore.Driver: the kinds the driver's errors
+// already wrap, and ErrPermission for a refused file operation.
+func (s *Store) ErrorKind(err error) error {
+	if k := logstore.KindOf(err); k != nil {
+		return k
 	}
+	if errors.Is(err, fs.ErrPermission) {
+		return logstore.ErrPermission
+	}
+	return nil
+}
+
+// CheckKey implements logstore.KeyChecker: it refuses keys whose last
+// segment is a temporary file name.
+func (s *Store) CheckKey(key string) error {
 	if isTemp(key[strings.LastIndexByte(key, '/')+1:]) {
-		return "", fmt.Errorf("logstore/local: %s: %w (reserved for temporary files)", op, &logstore.KeyError{Key: key})
+		return fmt.Errorf("%w (reserved for temporary files)", &logstore.KeyError{Key: key})
 	}
-	if err := ctx.Err(); err != nil {
-		return "", fmt.Errorf("logstore/local: %s %q: %w", op, key, err)
-	}
+	return nil
+}
+
+// path returns the file of key, which the portable layer has checked.
+func (s *Store) path(_ context.Context, _, key string) (string, error) {
 	return filepath.Join(s.root, filepath.FromSlash(key)), nil
 }
 
-// wrap adds op and key to err, which stays reachable with errors.As.
-func wrap(op, key string, err error) error {
-	return fmt.Errorf("logstore/local: %s %q: %w", op, key, err)
+// wrap marks err as this backend's; it stays reachable with errors.As. The
+// operation and key are added by the portable layer.
+func wrap(_, _ string, err error) error {
+	return fmt.Errorf("logstore/local: %w", err)
+}
+
+// unknown is wrap for a write that took effect but whose directory sync
+// failed: it may not survive a crash, so its outcome is unknown.
+func unknown(err error) error {
+	return fmt.Errorf("logstore/local: %w: syncing the directory: %w", logstore.ErrOutcomeUnknown, err)
 }
 
 // wrapRead is wrap for reads of an object, which also adds
 // logstore.ErrNotFound when err says the file does not exist, or that a
 // parent of it is a file (ENOTDIR).
-func wrapRead(op, key string, err error) error {
+func wrapRead(_, _ string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return fmt.Errorf("logstore/local: %s %q: %w: %w", op, key, logstore.ErrNotFound, err)
+		return fmt.Errorf("logstore/local: %w: %w", logstore.ErrNotFound, err)
 	}
-	return fmt.Errorf("logstore/local: %s %q: %w", op, key, err)
+	return fmt.Errorf("logstore/local: %w", err)
 }
 
 // open opens file p of an object for reading. A directory is not an
@@ -174,7 +241,7 @@ func open(op, key, p string) (*os.File, fs.FileInfo, error) {
 	return f, fi, nil
 }
 
-// Get implements logstore.Store.
+// Get implements logstore.Driver.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	p, err := s.path(ctx, "get", key)
 	if err != nil {
@@ -194,14 +261,11 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	return b, nil
 }
 
-// GetRange implements logstore.Store.
+// GetRange implements logstore.Driver.
 func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
 	p, err := s.path(ctx, "get range", key)
 	if err != nil {
 		return nil, err
-	}
-	if err := logstore.CheckRange(offset, length); err != nil {
-		return nil, fmt.Errorf("logstore/local: get range %q: %w", key, err)
 	}
 	f, fi, err := open("get range", key, p)
 	if err != nil {
@@ -219,7 +283,7 @@ func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) 
 	return b, nil
 }
 
-// Stat implements logstore.Store.
+// Stat implements logstore.Driver.
 func (s *Store) Stat(ctx context.Context, key string) (logstore.ObjectInfo, error) {
 	p, err := s.path(ctx, "stat", key)
 	if err != nil {
@@ -235,22 +299,14 @@ func (s *Store) Stat(ctx context.Context, key string) (logstore.ObjectInfo, erro
 	return logstore.ObjectInfo{Key: key, Size: fi.Size(), ModTime: fi.ModTime()}, nil
 }
 
-// List implements logstore.Store. It reads the whole directory when
+// List implements logstore.Driver. It reads the whole directory when
 // iteration starts; os.ReadDir sorts names by byte order, which is the
 // order of the full keys, as they share the prefix dir. Entries are then
 // stat'ed one by one as they are yielded, so one deleted meanwhile is
 // skipped.
 func (s *Store) List(ctx context.Context, dir, startAfter string) iter.Seq2[logstore.ObjectInfo, error] {
 	return func(yield func(logstore.ObjectInfo, error) bool) {
-		fail := func(err error) { yield(logstore.ObjectInfo{}, fmt.Errorf("logstore/local: list %q: %w", dir, err)) }
-		if err := logstore.CheckDir(dir); err != nil {
-			fail(err)
-			return
-		}
-		if err := ctx.Err(); err != nil {
-			fail(err)
-			return
-		}
+		fail := func(err error) { yield(logstore.ObjectInfo{}, fmt.Errorf("logstore/local: %w", err)) }
 		p := filepath.Join(s.root, filepath.FromSlash(dir))
 		entries, err := os.ReadDir(p)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
@@ -264,10 +320,6 @@ func (s *Store) List(ctx context.Context, dir, startAfter string) iter.Seq2[logs
 			key := dir + e.Name()
 			if key <= startAfter || isTemp(e.Name()) || e.IsDir() {
 				continue
-			}
-			if err := ctx.Err(); err != nil {
-				fail(err)
-				return
 			}
 			fi, err := e.Info()
 			if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
@@ -290,7 +342,7 @@ func (s *Store) List(ctx context.Context, dir, startAfter string) iter.Seq2[logs
 	}
 }
 
-// PutIfAbsent implements logstore.Store. See the package doc for how.
+// PutIfAbsent implements logstore.Driver. See the package doc for how.
 func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error {
 	const op = "put if absent"
 	p, err := s.path(ctx, op, key)
@@ -308,14 +360,14 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 		if err := s.syncDir(filepath.Dir(p)); err != nil {
 			// The object is there but may not be durable: the outcome is
 			// unknown, so not nil.
-			return wrap(op, key, err)
+			return unknown(err)
 		}
 		return nil
 	case errors.Is(err, fs.ErrExist):
 		if fi, serr := os.Lstat(p); serr == nil && fi.IsDir() {
 			return wrap(op, key, &fs.PathError{Op: "link", Path: p, Err: syscall.EISDIR})
 		}
-		return fmt.Errorf("logstore/local: %s %q: %w: %w", op, key, logstore.ErrAlreadyExists, err)
+		return fmt.Errorf("logstore/local: %w: %w", logstore.ErrAlreadyExists, err)
 	case noLinks(err):
 		return s.putExclusive(op, key, p, data)
 	default:
@@ -340,7 +392,7 @@ func noLinks(err error) bool {
 func (s *Store) putExclusive(op, key, p string, data []byte) error {
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("logstore/local: %s %q: %w: %w", op, key, logstore.ErrAlreadyExists, err)
+		return fmt.Errorf("logstore/local: %w: %w", logstore.ErrAlreadyExists, err)
 	}
 	if err != nil {
 		return wrap(op, key, err)
@@ -350,12 +402,12 @@ func (s *Store) putExclusive(op, key, p string, data []byte) error {
 		return wrap(op, key, err)
 	}
 	if err := s.syncDir(filepath.Dir(p)); err != nil {
-		return wrap(op, key, err)
+		return unknown(err)
 	}
 	return nil
 }
 
-// Put implements logstore.Store: a temporary file renamed over the key.
+// Put implements logstore.Driver: a temporary file renamed over the key.
 func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 	const op = "put"
 	p, err := s.path(ctx, op, key)
@@ -371,12 +423,12 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 		return wrap(op, key, err)
 	}
 	if err := s.syncDir(filepath.Dir(p)); err != nil {
-		return wrap(op, key, err)
+		return unknown(err)
 	}
 	return nil
 }
 
-// Delete implements logstore.Store. It removes only the file of key: not a
+// Delete implements logstore.Driver. It removes only the file of key: not a
 // directory of that name, and not the parent directory when it becomes
 // empty.
 func (s *Store) Delete(ctx context.Context, key string) error {
@@ -396,7 +448,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 		return wrap(op, key, err)
 	}
 	if err := s.syncDir(filepath.Dir(p)); err != nil {
-		return wrap(op, key, err)
+		return unknown(err)
 	}
 	return nil
 }

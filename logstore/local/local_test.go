@@ -17,7 +17,7 @@ import (
 	"github.com/godelta/delta/logstore/storetest"
 )
 
-func newStore(t *testing.T, opts ...local.Option) (*local.Store, string) {
+func newStore(t *testing.T, opts ...local.Option) (*logstore.Portable, string) {
 	t.Helper()
 	dir := t.TempDir()
 	s, err := local.New(dir, opts...)
@@ -344,7 +344,7 @@ func TestNew(t *testing.T) {
 		t.Error("New with an empty root succeeded")
 	}
 	t.Chdir(t.TempDir())
-	s, err := local.New("rel")
+	s, err := local.NewDriver("rel")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,5 +372,49 @@ func BenchmarkPutIfAbsent(b *testing.B) {
 				i++
 			}
 		})
+	}
+}
+
+// TestOpen checks the file URIs and plain paths logstore.Open sends to this
+// backend, and the URI of the store each gives.
+func TestOpen(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	want := "file://" + filepath.ToSlash(filepath.Join(dir, "t"))
+	for _, uri := range []string{filepath.Join(dir, "t"), "t", "./t/", "file://" + filepath.Join(dir, "t"), "file:" + filepath.Join(dir, "t"), "file://localhost" + filepath.Join(dir, "t")} {
+		s, err := logstore.Open(t.Context(), uri)
+		if err != nil {
+			t.Errorf("Open(%q): %v", uri, err)
+			continue
+		}
+		if got := s.URI(); got != want {
+			t.Errorf("Open(%q).URI() = %q, want %q", uri, got, want)
+		}
+		if l, ok := logstore.DriverOf[*local.Store](s); !ok || l.Root() != filepath.Join(dir, "t") {
+			t.Errorf("Open(%q): driver %v, %v; want a *local.Store at %s", uri, l, ok, filepath.Join(dir, "t"))
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}
+	if _, err := logstore.Open(t.Context(), "file://host/x"); !errors.Is(err, logstore.ErrInvalidKey) {
+		t.Errorf("Open(file://host/x) = %v, want ErrInvalidKey", err)
+	}
+}
+
+// TestPermission checks that a refused file operation is ErrPermission.
+func TestPermission(t *testing.T) {
+	if runtime.GOOS == "windows" || os.Geteuid() == 0 {
+		t.Skip("needs a POSIX file system and a user that permissions apply to")
+	}
+	s, root := newStore(t)
+	if err := os.Chmod(root, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(root, 0o700) })
+	err := s.Put(t.Context(), "a", []byte("x"))
+	var pe *fs.PathError
+	if !errors.Is(err, logstore.ErrPermission) || !errors.As(err, &pe) {
+		t.Errorf("Put in a read-only directory = %v, want ErrPermission with a *fs.PathError", err)
 	}
 }

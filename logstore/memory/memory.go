@@ -2,8 +2,11 @@
 // memory:// tables. Nothing is ever written to disk, so nothing survives the
 // process.
 //
-// A Store is a map from key to object guarded by one sync.RWMutex. It keeps
-// the logstore contract exactly, and passes logstore/storetest:
+// New returns the portable logstore.Store (a *logstore.Portable) over a new,
+// empty driver, a *Store: a map from key to object guarded by one
+// sync.RWMutex. The portable layer checks keys, contexts and Close; the
+// driver keeps the rest of the logstore contract exactly, and passes
+// logstore/storetest:
 //
 //   - Every write takes the lock for writing, so PutIfAbsent is a check and
 //     an insert in one critical section: of concurrent callers, exactly one
@@ -20,8 +23,18 @@
 //   - ModTime is the time of the write, read from a clock that tests can
 //     replace with SetClock.
 //
-// The zero Store is not usable; call New. A Store is safe for concurrent use
-// by multiple goroutines.
+// # Names
+//
+// Importing the package registers the URI schemes memory:// and mem:// with
+// logstore.Open. Open("memory://NAME") returns a store over the one driver
+// of that NAME in this process, made on first use, so every Open of a NAME
+// sees the same objects; each Open returns a handle of its own, and closing
+// it leaves the objects, and other handles, as they are. A named store lives
+// as long as the process. New makes an unnamed store, whose URI is
+// "memory://".
+//
+// The zero Store is not usable; call New or NewDriver. A Store is safe for
+// concurrent use by multiple goroutines.
 package memory
 
 import (
@@ -38,6 +51,7 @@ import (
 
 // Store is an in-memory logstore.Store. See the package doc.
 type Store struct {
+	name    string // "" when unnamed
 	mu      sync.RWMutex
 	objects map[string]object
 	now     func() time.Time
@@ -48,12 +62,62 @@ type object struct {
 	modTime time.Time
 }
 
-var _ logstore.Store = (*Store)(nil)
+var _ logstore.Driver = (*Store)(nil)
 
-// New returns an empty Store whose clock is time.Now.
-func New() *Store {
+// New returns a new, empty, unnamed store whose clock is time.Now.
+func New() *logstore.Portable { return logstore.NewPortable(NewDriver()) }
+
+// NewDriver returns a new, empty, unnamed driver whose clock is time.Now,
+// for tests that want SetClock; wrap it with logstore.NewPortable to use it
+// as a Store.
+func NewDriver() *Store {
 	return &Store{objects: map[string]object{}, now: time.Now}
 }
+
+var (
+	namedMu sync.Mutex
+	named   = map[string]*Store{}
+)
+
+func init() {
+	logstore.Register("memory", Open)
+	logstore.Register("mem", Open)
+}
+
+// Open returns a handle on the named store of uri, memory://NAME or
+// mem://NAME (a trailing '/' is dropped); see the package doc.
+func Open(_ context.Context, uri string) (logstore.Store, error) {
+	scheme, name, ok := strings.Cut(uri, "://")
+	if !ok || (!strings.EqualFold(scheme, "memory") && !strings.EqualFold(scheme, "mem")) {
+		return nil, fmt.Errorf("logstore/memory: %q is not memory://NAME: %w", logstore.RedactURI(uri), logstore.ErrInvalidKey)
+	}
+	return Named(strings.TrimSuffix(name, "/")), nil
+}
+
+// Named returns a new handle on the store called name in this process,
+// made empty on first use.
+func Named(name string) *logstore.Portable {
+	namedMu.Lock()
+	defer namedMu.Unlock()
+	d, ok := named[name]
+	if !ok {
+		d = NewDriver()
+		d.name = name
+		named[name] = d
+	}
+	return logstore.NewPortable(d)
+}
+
+// URI implements logstore.Driver: memory://NAME, or memory:// when unnamed.
+func (s *Store) URI() string { return "memory://" + s.name }
+
+// Close implements logstore.Driver. It does nothing: the objects stay for
+// other handles on a named store.
+func (s *Store) Close() error { return nil }
+
+// ErrorKind implements logstore.Driver. The driver's errors already wrap
+// their kinds.
+func (s *Store) ErrorKind(err error) error { return logstore.KindOf(err) }
 
 // SetClock makes now the source of ModTime for later writes; nil restores
 // time.Now. It is meant for tests and may be called at any time.
@@ -66,48 +130,26 @@ func (s *Store) SetClock(now func() time.Time) {
 	s.mu.Unlock()
 }
 
-// check validates key and ctx, in that order, for operation op.
-func check(ctx context.Context, op, key string) error {
-	if err := logstore.CheckKey(key); err != nil {
-		return fmt.Errorf("logstore/memory: %s: %w", op, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("logstore/memory: %s %q: %w", op, key, err)
-	}
-	return nil
-}
+func notFound() error { return logstore.ErrNotFound }
 
-func notFound(op, key string) error {
-	return fmt.Errorf("logstore/memory: %s %q: %w", op, key, logstore.ErrNotFound)
-}
-
-// Get implements logstore.Store.
+// Get implements logstore.Driver.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
-	if err := check(ctx, "get", key); err != nil {
-		return nil, err
-	}
 	s.mu.RLock()
 	o, ok := s.objects[key]
 	s.mu.RUnlock()
 	if !ok {
-		return nil, notFound("get", key)
+		return nil, notFound()
 	}
 	return slices.Clone(o.data), nil
 }
 
-// GetRange implements logstore.Store.
+// GetRange implements logstore.Driver.
 func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
-	if err := check(ctx, "get range", key); err != nil {
-		return nil, err
-	}
-	if err := logstore.CheckRange(offset, length); err != nil {
-		return nil, fmt.Errorf("logstore/memory: get range %q: %w", key, err)
-	}
 	s.mu.RLock()
 	o, ok := s.objects[key]
 	s.mu.RUnlock()
 	if !ok {
-		return nil, notFound("get range", key)
+		return nil, notFound()
 	}
 	size := int64(len(o.data))
 	if offset >= size {
@@ -117,32 +159,21 @@ func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) 
 	return slices.Clone(o.data[offset:end]), nil
 }
 
-// Stat implements logstore.Store.
+// Stat implements logstore.Driver.
 func (s *Store) Stat(ctx context.Context, key string) (logstore.ObjectInfo, error) {
-	if err := check(ctx, "stat", key); err != nil {
-		return logstore.ObjectInfo{}, err
-	}
 	s.mu.RLock()
 	o, ok := s.objects[key]
 	s.mu.RUnlock()
 	if !ok {
-		return logstore.ObjectInfo{}, notFound("stat", key)
+		return logstore.ObjectInfo{}, notFound()
 	}
 	return logstore.ObjectInfo{Key: key, Size: int64(len(o.data)), ModTime: o.modTime}, nil
 }
 
-// List implements logstore.Store. The keys are gathered and sorted when
+// List implements logstore.Driver. The keys are gathered and sorted when
 // iteration starts, under the read lock; see the package doc.
 func (s *Store) List(ctx context.Context, dir, startAfter string) iter.Seq2[logstore.ObjectInfo, error] {
 	return func(yield func(logstore.ObjectInfo, error) bool) {
-		if err := logstore.CheckDir(dir); err != nil {
-			yield(logstore.ObjectInfo{}, fmt.Errorf("logstore/memory: list: %w", err))
-			return
-		}
-		if err := ctx.Err(); err != nil {
-			yield(logstore.ObjectInfo{}, fmt.Errorf("logstore/memory: list %q: %w", dir, err))
-			return
-		}
 		var infos []logstore.ObjectInfo
 		s.mu.RLock()
 		for key, o := range s.objects {
@@ -155,10 +186,6 @@ func (s *Store) List(ctx context.Context, dir, startAfter string) iter.Seq2[logs
 		s.mu.RUnlock()
 		slices.SortFunc(infos, func(a, b logstore.ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
 		for _, info := range infos {
-			if err := ctx.Err(); err != nil {
-				yield(logstore.ObjectInfo{}, fmt.Errorf("logstore/memory: list %q: %w", dir, err))
-				return
-			}
 			if !yield(info, nil) {
 				return
 			}
@@ -166,26 +193,20 @@ func (s *Store) List(ctx context.Context, dir, startAfter string) iter.Seq2[logs
 	}
 }
 
-// PutIfAbsent implements logstore.Store.
+// PutIfAbsent implements logstore.Driver.
 func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error {
-	if err := check(ctx, "put if absent", key); err != nil {
-		return err
-	}
 	data = slices.Clone(data)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.objects[key]; ok {
-		return fmt.Errorf("logstore/memory: put if absent %q: %w", key, logstore.ErrAlreadyExists)
+		return logstore.ErrAlreadyExists
 	}
 	s.objects[key] = object{data: data, modTime: s.now()}
 	return nil
 }
 
-// Put implements logstore.Store.
+// Put implements logstore.Driver.
 func (s *Store) Put(ctx context.Context, key string, data []byte) error {
-	if err := check(ctx, "put", key); err != nil {
-		return err
-	}
 	data = slices.Clone(data)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -193,11 +214,8 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 	return nil
 }
 
-// Delete implements logstore.Store.
+// Delete implements logstore.Driver.
 func (s *Store) Delete(ctx context.Context, key string) error {
-	if err := check(ctx, "delete", key); err != nil {
-		return err
-	}
 	s.mu.Lock()
 	delete(s.objects, key)
 	s.mu.Unlock()

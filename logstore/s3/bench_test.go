@@ -17,9 +17,9 @@ import (
 func BenchmarkCommitLatency(b *testing.B) {
 	st := newStore(b)
 	backendtest.CommitLatency(b, st, func(ctx context.Context, key string, data []byte) error {
-		_, err := st.Client().PutObject(ctx, &s3api.PutObjectInput{
-			Bucket:        aws.String(st.Bucket()),
-			Key:           aws.String(st.Prefix() + key),
+		_, err := driver(st).Client().PutObject(ctx, &s3api.PutObjectInput{
+			Bucket:        aws.String(driver(st).Bucket()),
+			Key:           aws.String(driver(st).Prefix() + key),
 			Body:          bytes.NewReader(data),
 			ContentLength: aws.Int64(int64(len(data))),
 			IfNoneMatch:   aws.String("*"),

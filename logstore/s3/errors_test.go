@@ -19,6 +19,7 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/s3"
+	"github.com/godelta/delta/logstore/storetest"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/testutil/testserver"
 	"github.com/godelta/delta/txn"
@@ -76,8 +77,8 @@ func checkDenied(t *testing.T, method string, err error) {
 	t.Helper()
 	var ae smithy.APIError
 	switch {
-	case !errors.Is(err, s3.ErrAccessDenied):
-		t.Errorf("%s with wrong credentials = %v, want ErrAccessDenied", method, err)
+	case !errors.Is(err, logstore.ErrPermission):
+		t.Errorf("%s with wrong credentials = %v, want ErrPermission", method, err)
 	case errors.Is(err, logstore.ErrNotFound), errors.Is(err, logstore.ErrAlreadyExists):
 		t.Errorf("%s with wrong credentials = %v: also NotFound or AlreadyExists", method, err)
 	case method != "Stat" && method != "New" && !errors.As(err, &ae):
@@ -92,8 +93,8 @@ func TestMissingBucket(t *testing.T) {
 	cfg := server(t)
 	ctx := t.Context()
 	_, err := s3.New(ctx, "no-such-bucket", "p", options(cfg))
-	if !errors.Is(err, s3.ErrNoSuchBucket) || errors.Is(err, logstore.ErrNotFound) {
-		t.Errorf("New on a missing bucket = %v, want ErrNoSuchBucket", err)
+	if !errors.Is(err, logstore.ErrRootNotFound) || errors.Is(err, logstore.ErrNotFound) {
+		t.Errorf("New on a missing bucket = %v, want ErrRootNotFound", err)
 	}
 	opts := options(cfg)
 	opts.SkipBucketCheck = true
@@ -107,12 +108,12 @@ func TestMissingBucket(t *testing.T) {
 			// A HEAD has no body to tell a missing bucket from a missing
 			// key (New checks the bucket for that reason); versitygw
 			// answers DELETE with 404 NoSuchBucket.
-			if err != nil && !errors.Is(err, s3.ErrNoSuchBucket) && !errors.Is(err, logstore.ErrNotFound) {
+			if err != nil && !errors.Is(err, logstore.ErrRootNotFound) && !errors.Is(err, logstore.ErrNotFound) {
 				t.Errorf("%s on a missing bucket = %v", method, err)
 			}
 		default:
-			if !errors.Is(err, s3.ErrNoSuchBucket) || errors.Is(err, logstore.ErrNotFound) || errors.Is(err, logstore.ErrAlreadyExists) {
-				t.Errorf("%s on a missing bucket = %v, want ErrNoSuchBucket only", method, err)
+			if !errors.Is(err, logstore.ErrRootNotFound) || errors.Is(err, logstore.ErrNotFound) || errors.Is(err, logstore.ErrAlreadyExists) {
+				t.Errorf("%s on a missing bucket = %v, want ErrRootNotFound only", method, err)
 			}
 		}
 	}
@@ -157,7 +158,7 @@ func (f *faultTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-func faultyStore(t *testing.T, prefix string) (*s3.Store, *faultTransport) {
+func faultyStore(t *testing.T, prefix string) (*logstore.Portable, *faultTransport) {
 	t.Helper()
 	cfg := server(t)
 	ft := &faultTransport{base: http.DefaultTransport.(*http.Transport).Clone()}
@@ -179,7 +180,7 @@ func TestPutIfAbsentAmbiguous(t *testing.T) {
 	// ErrAlreadyExists, although the retry finds the key taken.
 	ft.dropAnswer.Store(1)
 	err := st.PutIfAbsent(ctx, "lost", []byte("mine"))
-	if err == nil || errors.Is(err, logstore.ErrAlreadyExists) || !errors.Is(err, s3.ErrOutcomeUnknown) {
+	if err == nil || errors.Is(err, logstore.ErrAlreadyExists) || !errors.Is(err, logstore.ErrOutcomeUnknown) {
 		t.Errorf("PutIfAbsent with a lost answer = %v, want ErrOutcomeUnknown only", err)
 	}
 	if got, err := st.Get(ctx, "lost"); err != nil || string(got) != "mine" {
@@ -194,7 +195,7 @@ func TestPutIfAbsentAmbiguous(t *testing.T) {
 	// 503s, then the key is found taken: perhaps by the 503'd attempt, so
 	// the outcome is unknown.
 	ft.beforeSend.Store(1)
-	if err := st.PutIfAbsent(ctx, "retried", []byte("again")); errors.Is(err, logstore.ErrAlreadyExists) || !errors.Is(err, s3.ErrOutcomeUnknown) {
+	if err := st.PutIfAbsent(ctx, "retried", []byte("again")); errors.Is(err, logstore.ErrAlreadyExists) || !errors.Is(err, logstore.ErrOutcomeUnknown) {
 		t.Errorf("PutIfAbsent after a 503 on a taken key = %v, want ErrOutcomeUnknown", err)
 	}
 	// Without faults a taken key is ErrAlreadyExists.
@@ -331,3 +332,17 @@ func commitAdd(ctx context.Context, tbl *delta.Table, path string) (int64, error
 }
 
 var _ = txn.ErrCommitUnknown
+
+// TestConformanceMissingRoot runs the shared missing-root checks, with and
+// without New's bucket check.
+func TestConformanceMissingRoot(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		t.Run(fmt.Sprintf("SkipBucketCheck=%v", skip), func(t *testing.T) {
+			storetest.RunMissingRoot(t, func(t *testing.T) (logstore.Store, error) {
+				opts := options(server(t))
+				opts.SkipBucketCheck = skip
+				return s3.New(t.Context(), "no-such-bucket", "p", opts)
+			})
+		})
+	}
+}

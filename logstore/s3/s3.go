@@ -1,13 +1,17 @@
 // Package s3 is a logstore.Store over an Amazon S3 bucket, or any service
 // that speaks the S3 API with conditional writes (versitygw, MinIO, R2, ...),
 // through the AWS SDK for Go v2. It keeps the logstore contract exactly and
-// passes logstore/storetest against a real server.
+// passes logstore/storetest against a real server. New and Open return the
+// portable logstore.Store (a *logstore.Portable) over the driver, a *Store,
+// which logstore.DriverOf reaches for Client, Bucket and Prefix. Importing
+// the package registers the URI schemes s3:// and s3a:// with
+// logstore.Open.
 //
 // # Layout
 //
 // A Store is a bucket and an optional prefix inside it: key K is the object
 // PREFIX/K. The prefix is given without surrounding slashes; "" is the
-// bucket's root. Keys are checked with logstore.CheckKey before any request.
+// bucket's root. Keys are checked by the portable layer before any request.
 //
 // # Put-if-absent
 //
@@ -25,7 +29,7 @@
 // A put whose request may have reached the service but whose answer did not
 // arrive, or arrived as a 5xx (a timeout, a reset connection, a cancelled
 // context, 500/503), may or may not have landed. PutIfAbsent then returns an
-// error matching ErrOutcomeUnknown, never nil and never ErrAlreadyExists. It
+// error matching errOutcomeUnknown, never nil and never ErrAlreadyExists. It
 // retries such a put itself a few times (the SDK's own retries are off for
 // PutIfAbsent): a later 200 is a real success, since the conditional write
 // cannot succeed twice, but a later 412 may be the earlier attempt's own
@@ -64,10 +68,11 @@
 //
 // Errors wrap logstore's kinds (errors.Is) and the SDK's error (errors.As,
 // e.g. smithy.APIError or *smithyhttp.ResponseError), with the operation and
-// key in the message. Besides those: ErrNoSuchBucket for a missing bucket,
-// ErrAccessDenied for 403 answers (wrong or expired credentials, a denying
-// policy, and versitygw's 404 XAdminUserNotFound for an unknown access key)
-// and ErrOutcomeUnknown above. New checks the bucket and the credentials
+// key in the message: logstore.ErrRootNotFound for a missing bucket,
+// logstore.ErrPermission for 403 answers (wrong or expired credentials, a
+// denying policy, and versitygw's 404 XAdminUserNotFound for an unknown
+// access key) and logstore.ErrOutcomeUnknown above. Store.ErrorKind is the
+// classifier. New checks the bucket and the credentials
 // with a one-key ListObjectsV2: a HEAD (Stat) answer has no body, so a bare
 // 404 for a key in a missing bucket, or for an unknown access key on a
 // server that answers 404 for that, would otherwise read as a missing
@@ -115,19 +120,9 @@ import (
 	"github.com/godelta/delta/logstore"
 )
 
-// Errors of this backend, besides logstore's kinds.
-var (
-	// ErrNoSuchBucket is returned when the bucket does not exist.
-	ErrNoSuchBucket = errors.New("logstore/s3: no such bucket")
-	// ErrAccessDenied is returned for a 403 answer: credentials the
-	// service does not accept (unknown key, bad signature, expired token),
-	// or a policy that denies the request.
-	ErrAccessDenied = errors.New("logstore/s3: access denied")
-	// ErrOutcomeUnknown is returned by PutIfAbsent when the put may or may
-	// not have landed (see the package doc). It is never returned together
-	// with logstore.ErrAlreadyExists.
-	ErrOutcomeUnknown = errors.New("logstore/s3: outcome of the write unknown")
-)
+// errOutcomeUnknown is logstore.errOutcomeUnknown, which PutIfAbsent wraps
+// when the put may or may not have landed (see the package doc).
+var errOutcomeUnknown = logstore.ErrOutcomeUnknown
 
 // Defaults of Options.
 const (
@@ -176,12 +171,39 @@ type Store struct {
 	partSize  int64
 }
 
-var _ logstore.Store = (*Store)(nil)
+var _ logstore.Driver = (*Store)(nil)
 
-// New returns a Store for the objects under prefix in bucket. It loads the
+func init() {
+	logstore.Register("s3", openStore)
+	logstore.Register("s3a", openStore)
+}
+
+// openStore is Open as a logstore.OpenFunc; s3a:// is read as s3://.
+func openStore(ctx context.Context, uri string) (logstore.Store, error) {
+	if logstore.SchemeOf(uri) == "s3a" {
+		uri = "s3://" + uri[len("s3a://"):]
+	}
+	p, err := Open(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// New returns the store of the objects under prefix in bucket. It loads the
 // AWS configuration, applies opts over it, and checks that the bucket
 // exists (unless opts.SkipBucketCheck).
-func New(ctx context.Context, bucket, prefix string, opts Options) (*Store, error) {
+func New(ctx context.Context, bucket, prefix string, opts Options) (*logstore.Portable, error) {
+	d, err := NewDriver(ctx, bucket, prefix, opts)
+	if err != nil {
+		return nil, err
+	}
+	return logstore.NewPortable(d), nil
+}
+
+// NewDriver is New without the portable layer, for tests of the driver;
+// wrap it with logstore.NewPortable to use it as a Store.
+func NewDriver(ctx context.Context, bucket, prefix string, opts Options) (*Store, error) {
 	if bucket == "" || strings.Contains(bucket, "/") {
 		return nil, fmt.Errorf("logstore/s3: invalid bucket name %q", bucket)
 	}
@@ -261,7 +283,7 @@ func New(ctx context.Context, bucket, prefix string, opts Options) (*Store, erro
 
 // Open returns the Store a URI names: s3://BUCKET/PREFIX with optional
 // query parameters endpoint, region and path_style (see the package doc).
-func Open(ctx context.Context, uri string) (*Store, error) {
+func Open(ctx context.Context, uri string) (*logstore.Portable, error) {
 	bucket, prefix, opts, err := ParseURI(uri)
 	if err != nil {
 		return nil, err
@@ -316,22 +338,41 @@ func (s *Store) Prefix() string { return s.prefix }
 // Client returns the SDK client, for operations beyond the Store interface.
 func (s *Store) Client() *s3api.Client { return s.client }
 
-// check validates key and ctx, in that order, for operation op.
-func check(ctx context.Context, op, key string) error {
-	if err := logstore.CheckKey(key); err != nil {
-		return fmt.Errorf("logstore/s3: %s: %w", op, err)
+// URI implements logstore.Driver: s3://BUCKET/PREFIX, without the query.
+func (s *Store) URI() string {
+	return "s3://" + s.bucket + "/" + strings.TrimSuffix(s.prefix, "/")
+}
+
+// Close implements logstore.Driver. The SDK client holds nothing that needs
+// releasing; idle connections belong to its HTTP client.
+func (s *Store) Close() error { return nil }
+
+// ErrorKind implements logstore.Driver: it maps an SDK error onto the
+// portable kinds (see the package doc).
+func (s *Store) ErrorKind(err error) error {
+	if k := logstore.KindOf(err); k != nil {
+		return k
 	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("logstore/s3: %s %q: %w", op, key, err)
+	code, st := apiCode(err), status(err)
+	switch {
+	case code == "NoSuchBucket":
+		return logstore.ErrRootNotFound
+	case st == http.StatusForbidden || deniedCodes[code]:
+		return logstore.ErrPermission
+	case code == "NoSuchKey" || st == http.StatusNotFound:
+		return logstore.ErrNotFound
+	case code == "PreconditionFailed" || st == http.StatusPreconditionFailed:
+		return logstore.ErrAlreadyExists
+	case st >= 500 || st == 0 && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
+		// No answer, or a server error: a write may have landed. The
+		// portable layer keeps this for writes only.
+		return logstore.ErrOutcomeUnknown
 	}
 	return nil
 }
 
-// Get implements logstore.Store.
+// Get implements logstore.Driver.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
-	if err := check(ctx, "get", key); err != nil {
-		return nil, err
-	}
 	b, _, err := s.get(ctx, "get", key, nil)
 	return b, err
 }
@@ -361,14 +402,8 @@ func (s *Store) get(ctx context.Context, op, key string, rng *string) ([]byte, s
 	return buf.Bytes(), aws.ToString(out.ContentRange), nil
 }
 
-// GetRange implements logstore.Store.
+// GetRange implements logstore.Driver.
 func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) ([]byte, error) {
-	if err := check(ctx, "get range", key); err != nil {
-		return nil, err
-	}
-	if err := logstore.CheckRange(offset, length); err != nil {
-		return nil, fmt.Errorf("logstore/s3: get range %q: %w", key, err)
-	}
 	if length == 0 {
 		if _, err := s.stat(ctx, "get range", key); err != nil {
 			return nil, err
@@ -401,11 +436,8 @@ func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) 
 	return b, nil
 }
 
-// Stat implements logstore.Store.
+// Stat implements logstore.Driver.
 func (s *Store) Stat(ctx context.Context, key string) (logstore.ObjectInfo, error) {
-	if err := check(ctx, "stat", key); err != nil {
-		return logstore.ObjectInfo{}, err
-	}
 	return s.stat(ctx, "stat", key)
 }
 
@@ -424,17 +456,9 @@ func (s *Store) stat(ctx context.Context, op, key string) (logstore.ObjectInfo, 
 	}, nil
 }
 
-// List implements logstore.Store.
+// List implements logstore.Driver.
 func (s *Store) List(ctx context.Context, dir, startAfter string) iter.Seq2[logstore.ObjectInfo, error] {
 	return func(yield func(logstore.ObjectInfo, error) bool) {
-		if err := logstore.CheckDir(dir); err != nil {
-			yield(logstore.ObjectInfo{}, fmt.Errorf("logstore/s3: list: %w", err))
-			return
-		}
-		if err := ctx.Err(); err != nil {
-			yield(logstore.ObjectInfo{}, fmt.Errorf("logstore/s3: list %q: %w", dir, err))
-			return
-		}
 		in := &s3api.ListObjectsV2Input{
 			Bucket:    aws.String(s.bucket),
 			Prefix:    aws.String(s.prefix + dir),
@@ -488,13 +512,10 @@ func (s *Store) List(ctx context.Context, dir, startAfter string) iter.Seq2[logs
 	}
 }
 
-// PutIfAbsent implements logstore.Store. See the package doc for how it
+// PutIfAbsent implements logstore.Driver. See the package doc for how it
 // maps onto a conditional PutObject and what it does when the outcome of a
 // request is unknown.
 func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error {
-	if err := check(ctx, "put if absent", key); err != nil {
-		return err
-	}
 	ambiguous := error(nil) // the first attempt that may have landed
 	for attempt := 1; ; attempt++ {
 		_, err := s.client.PutObject(ctx, &s3api.PutObjectInput{
@@ -513,25 +534,25 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 		switch {
 		case st == http.StatusPreconditionFailed || code == "PreconditionFailed":
 			if ambiguous != nil {
-				return fmt.Errorf("logstore/s3: put if absent %q: %w: the key exists, perhaps written by an earlier attempt that failed with: %w", key, ErrOutcomeUnknown, ambiguous)
+				return fmt.Errorf("logstore/s3: put if absent %q: %w: the key exists, perhaps written by an earlier attempt that failed with: %w", key, errOutcomeUnknown, ambiguous)
 			}
 			return fmt.Errorf("logstore/s3: put if absent %q: %w: %w", key, logstore.ErrAlreadyExists, err)
 		case st == http.StatusConflict || code == "ConditionalRequestConflict":
 			// Nothing was stored; another conditional write was in flight.
 			if attempt >= putIfAbsentAttempts {
 				if ambiguous != nil {
-					return fmt.Errorf("logstore/s3: put if absent %q: %w: %w", key, ErrOutcomeUnknown, ambiguous)
+					return fmt.Errorf("logstore/s3: put if absent %q: %w: %w", key, errOutcomeUnknown, ambiguous)
 				}
 				return fmt.Errorf("logstore/s3: put if absent %q: still conflicting after %d attempts: %w", key, attempt, err)
 			}
 		case ctx.Err() != nil:
 			// Cancelled or timed out, perhaps after the request was sent.
-			return fmt.Errorf("logstore/s3: put if absent %q: %w: %w", key, ErrOutcomeUnknown, err)
+			return fmt.Errorf("logstore/s3: put if absent %q: %w: %w", key, errOutcomeUnknown, err)
 		case st != 0 && st < 500:
 			// A definite refusal (403, 400, 404 NoSuchBucket, ...): nothing
 			// was stored by this attempt.
 			if ambiguous != nil {
-				return fmt.Errorf("logstore/s3: put if absent %q: %w: %w (then: %w)", key, ErrOutcomeUnknown, ambiguous, err)
+				return fmt.Errorf("logstore/s3: put if absent %q: %w: %w (then: %w)", key, errOutcomeUnknown, ambiguous, err)
 			}
 			return s.wrap("put if absent", key, err)
 		default:
@@ -540,12 +561,12 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 				ambiguous = err
 			}
 			if attempt >= putIfAbsentAttempts {
-				return fmt.Errorf("logstore/s3: put if absent %q: %w: %w", key, ErrOutcomeUnknown, err)
+				return fmt.Errorf("logstore/s3: put if absent %q: %w: %w", key, errOutcomeUnknown, err)
 			}
 		}
 		if err := sleep(ctx, attempt); err != nil {
 			if ambiguous != nil {
-				return fmt.Errorf("logstore/s3: put if absent %q: %w: %w", key, ErrOutcomeUnknown, errors.Join(ambiguous, err))
+				return fmt.Errorf("logstore/s3: put if absent %q: %w: %w", key, errOutcomeUnknown, errors.Join(ambiguous, err))
 			}
 			return fmt.Errorf("logstore/s3: put if absent %q: %w", key, err)
 		}
@@ -566,11 +587,8 @@ func sleep(ctx context.Context, attempt int) error {
 	}
 }
 
-// Put implements logstore.Store.
+// Put implements logstore.Driver.
 func (s *Store) Put(ctx context.Context, key string, data []byte) error {
-	if err := check(ctx, "put", key); err != nil {
-		return err
-	}
 	if int64(len(data)) >= s.threshold {
 		return s.putMultipart(ctx, key, data)
 	}
@@ -655,11 +673,8 @@ func (s *Store) putMultipart(ctx context.Context, key string, data []byte) (err 
 	return nil
 }
 
-// Delete implements logstore.Store.
+// Delete implements logstore.Driver.
 func (s *Store) Delete(ctx context.Context, key string) error {
-	if err := check(ctx, "delete", key); err != nil {
-		return err
-	}
 	_, err := s.client.DeleteObject(ctx, &s3api.DeleteObjectInput{
 		Bucket: aws.String(s.bucket),
 		Key:    aws.String(s.prefix + key),
@@ -681,14 +696,11 @@ func (s *Store) wrap(op, key string, err error) error {
 	if key != "" {
 		what += " " + strconv.Quote(key)
 	}
-	code, st := apiCode(err), status(err)
-	switch {
-	case code == "NoSuchBucket":
-		return fmt.Errorf("logstore/s3: %s: bucket %q: %w: %w", what, s.bucket, ErrNoSuchBucket, err)
-	case st == http.StatusForbidden || deniedCodes[code]:
-		return fmt.Errorf("logstore/s3: %s: %w: %w", what, ErrAccessDenied, err)
-	case code == "NoSuchKey" || st == http.StatusNotFound:
-		return fmt.Errorf("logstore/s3: %s: %w: %w", what, logstore.ErrNotFound, err)
+	switch k := s.ErrorKind(err); k {
+	case logstore.ErrRootNotFound:
+		return fmt.Errorf("logstore/s3: %s: bucket %q: %w: %w", what, s.bucket, k, err)
+	case logstore.ErrPermission, logstore.ErrNotFound:
+		return fmt.Errorf("logstore/s3: %s: %w: %w", what, k, err)
 	}
 	return fmt.Errorf("logstore/s3: %s: %w", what, err)
 }

@@ -56,7 +56,7 @@ func options(cfg testserver.S3Config) s3.Options {
 }
 
 // newStore returns a store on the shared server under a fresh prefix.
-func newStore(t testing.TB, tweak ...func(*s3.Options)) *s3.Store {
+func newStore(t testing.TB, tweak ...func(*s3.Options)) *logstore.Portable {
 	t.Helper()
 	cfg := server(t)
 	opts := options(cfg)
@@ -79,4 +79,10 @@ func TestConformanceSmallPages(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) logstore.Store {
 		return newStore(t, func(o *s3.Options) { o.PageSize = 3 })
 	})
+}
+
+// driver returns the *s3.Store under st, for its extras (Client, Prefix).
+func driver(st logstore.Store) *s3.Store {
+	d, _ := logstore.DriverOf[*s3.Store](st)
+	return d
 }

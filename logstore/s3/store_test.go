@@ -161,8 +161,8 @@ func TestNewOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Prefix() != "same/place/" || a.Bucket() != cfg.Bucket {
-		t.Errorf("Prefix() = %q, Bucket() = %q", a.Prefix(), a.Bucket())
+	if driver(a).Prefix() != "same/place/" || driver(a).Bucket() != cfg.Bucket {
+		t.Errorf("Prefix() = %q, Bucket() = %q", driver(a).Prefix(), driver(a).Bucket())
 	}
 	if err := a.Put(ctx, "k", []byte("v")); err != nil {
 		t.Fatal(err)
@@ -187,8 +187,8 @@ func TestOpenURI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Prefix() != "uri/table/" {
-		t.Errorf("Prefix() = %q", st.Prefix())
+	if driver(st).Prefix() != "uri/table/" {
+		t.Errorf("Prefix() = %q", driver(st).Prefix())
 	}
 	if err := st.PutIfAbsent(ctx, "_delta_log/00000000000000000000.json", []byte("{}")); err != nil {
 		t.Fatal(err)
@@ -202,6 +202,21 @@ func TestOpenURI(t *testing.T) {
 	}
 	if got, err := st2.Get(ctx, "_delta_log/00000000000000000000.json"); err != nil || string(got) != "{}" {
 		t.Errorf("Get through AWS_ENDPOINT_URL_S3 = %q, %v", got, err)
+	}
+
+	// logstore.Open reaches the same store by the registered schemes, s3a
+	// as s3, and URI names it without the query.
+	for _, scheme := range []string{"s3", "S3A"} {
+		st3, err := logstore.Open(ctx, scheme+"://"+cfg.Bucket+"/uri/table/?path_style=1")
+		if err != nil {
+			t.Fatalf("logstore.Open(%s://...): %v", scheme, err)
+		}
+		if got, err := st3.Get(ctx, "_delta_log/00000000000000000000.json"); err != nil || string(got) != "{}" {
+			t.Errorf("Get through logstore.Open(%s://...) = %q, %v", scheme, got, err)
+		}
+		if got, want := st3.URI(), "s3://"+cfg.Bucket+"/uri/table"; got != want {
+			t.Errorf("URI() = %q, want %q", got, want)
+		}
 	}
 
 	for _, bad := range []string{

@@ -13,7 +13,7 @@ import (
 // checkpoints it, and reads it back through another store on its prefix.
 func TestDeltaTable(t *testing.T) {
 	st := newStore(t)
-	again, err := s3.New(context.Background(), st.Bucket(), st.Prefix(), options(server(t)))
+	again, err := s3.New(context.Background(), driver(st).Bucket(), driver(st).Prefix(), options(server(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,10 @@
 // The suite checks errors with errors.Is only, never by message. It covers
 // missing objects, put and replace, PutIfAbsent alone and raced by many
 // goroutines, ranges, listing order with awkward keys, startAfter,
-// non-recursion, delete, invalid keys, cancelled contexts, and reads that run
-// alongside writes. Names of objects avoid upper and lower case variants of
+// non-recursion, delete, invalid keys, cancelled contexts, reads that run
+// alongside writes, use after Close (ErrClosed) and URI. RunMissingRoot adds
+// the kinds for a missing root (bucket, container), for the backends where
+// a root can be missing. Names of objects avoid upper and lower case variants of
 // one another, so the suite also runs on case-insensitive file systems.
 package storetest
 
@@ -31,6 +33,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -66,6 +69,8 @@ func Run(t *testing.T, newStore func(t *testing.T) logstore.Store) {
 		{"Delete", testDelete},
 		{"InvalidKey", testInvalidKey},
 		{"CancelledContext", testCancelledContext},
+		{"Close", testClose},
+		{"URI", testURI},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -887,5 +892,110 @@ func testCancelledContext(t *testing.T, s logstore.Store) {
 	// landed is not checked: the contract leaves it open.)
 	if _, err := s.Get(t.Context(), "c/obj"); err != nil {
 		t.Errorf("Get after the cancelled calls: %v", err)
+	}
+}
+
+// testClose checks that every method fails with ErrClosed after Close, that
+// a second Close is nil, and that URI still answers.
+func testClose(t *testing.T, s logstore.Store) {
+	put(t, s, "c/obj", "content")
+	uri := s.URI()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	ctx := t.Context()
+	check := func(method string, err error) {
+		t.Helper()
+		if !errors.Is(err, logstore.ErrClosed) {
+			t.Errorf("%s after Close = %v, want ErrClosed", method, err)
+		}
+	}
+	_, err := s.Get(ctx, "c/obj")
+	check("Get", err)
+	_, err = s.GetRange(ctx, "c/obj", 0, 1)
+	check("GetRange", err)
+	_, err = s.Stat(ctx, "c/obj")
+	check("Stat", err)
+	check("PutIfAbsent", s.PutIfAbsent(ctx, "c/new", []byte("x")))
+	check("Put", s.Put(ctx, "c/obj", []byte("replaced")))
+	check("Delete", s.Delete(ctx, "c/obj"))
+	w, err := s.NewWriter(ctx, "c/w")
+	check("NewWriter", err)
+	if w != nil {
+		t.Errorf("NewWriter after Close returned a Writer")
+	}
+	n := 0
+	for _, err := range s.List(ctx, "c/", "") {
+		n++
+		check("List", err)
+	}
+	if n != 1 {
+		t.Errorf("List after Close yielded %d times, want once (the error)", n)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close = %v, want nil", err)
+	}
+	if got := s.URI(); got != uri {
+		t.Errorf("URI after Close = %q, want %q as before", got, uri)
+	}
+}
+
+// testURI checks that URI is an absolute URI without user information,
+// query or fragment, where secrets would go.
+func testURI(t *testing.T, s logstore.Store) {
+	uri := s.URI()
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatalf("URI() = %q, which does not parse: %v", uri, err)
+	}
+	if u.Scheme == "" || u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		t.Errorf("URI() = %q, want scheme://root without user, query or fragment", uri)
+	}
+}
+
+// RunMissingRoot checks the error kinds of a store whose root (a bucket or
+// container) does not exist. open makes such a store: a constructor that
+// checks its root must fail with ErrRootNotFound, which passes; one that
+// does not (a check turned off) must return a store whose List, Put and
+// PutIfAbsent fail with ErrRootNotFound, and whose reads fail with it or,
+// where the service answers a missing root and a missing object alike, with
+// ErrNotFound. No call may report ErrAlreadyExists. Backends whose root
+// cannot be missing (local creates its directory, memory has none) do not
+// run it.
+func RunMissingRoot(t *testing.T, open func(t *testing.T) (logstore.Store, error)) {
+	s, err := open(t)
+	if err != nil {
+		if !errors.Is(err, logstore.ErrRootNotFound) || errors.Is(err, logstore.ErrNotFound) {
+			t.Fatalf("opening a store over a missing root = %v, want ErrRootNotFound (and not ErrNotFound)", err)
+		}
+		return
+	}
+	defer s.Close()
+	ctx := t.Context()
+	strict := func(method string, err error) {
+		t.Helper()
+		if !errors.Is(err, logstore.ErrRootNotFound) || errors.Is(err, logstore.ErrNotFound) || errors.Is(err, logstore.ErrAlreadyExists) {
+			t.Errorf("%s on a missing root = %v, want ErrRootNotFound only", method, err)
+		}
+	}
+	read := func(method string, err error) {
+		t.Helper()
+		if !errors.Is(err, logstore.ErrRootNotFound) && !errors.Is(err, logstore.ErrNotFound) {
+			t.Errorf("%s on a missing root = %v, want ErrRootNotFound or ErrNotFound", method, err)
+		}
+	}
+	_, err = s.Get(ctx, "k")
+	read("Get", err)
+	_, err = s.Stat(ctx, "k")
+	read("Stat", err)
+	strict("Put", s.Put(ctx, "k", []byte("x")))
+	strict("PutIfAbsent", s.PutIfAbsent(ctx, "k2", []byte("x")))
+	n := 0
+	for _, err := range s.List(ctx, "", "") {
+		n++
+		strict("List", err)
+	}
+	if n != 1 {
+		t.Errorf("List on a missing root yielded %d times, want once (the error)", n)
 	}
 }

@@ -29,7 +29,8 @@
 //   - CrashAfter: the call is done, then the process stops as for Crash.
 //
 // No injected error is ever logstore.ErrNotFound or ErrAlreadyExists, so a
-// caller that treats those as answers never mistakes a fault for one. Every
+// caller that treats those as answers never mistakes a fault for one. A
+// write that was done and then failed matches logstore.ErrOutcomeUnknown. Every
 // injected error is an *Error; errors.Is reports ErrInjected for all but
 // crashes, and ErrTransient, context.DeadlineExceeded or ErrCrashed as the
 // kind says.
@@ -77,13 +78,18 @@ const (
 	OpPutIfAbsent
 	OpPut
 	OpDelete
+	// OpWriterClose is the Close of a Writer from NewWriter: the point at
+	// which a streamed write lands. A Before or Transient fault aborts the
+	// inner writer; After, Deadline and CrashAfter fail the Close after the
+	// object landed.
+	OpWriterClose
 
 	Reads  = OpGet | OpGetRange | OpStat | OpList
-	Writes = OpPutIfAbsent | OpPut | OpDelete
+	Writes = OpPutIfAbsent | OpPut | OpDelete | OpWriterClose
 	AllOps = Reads | Writes
 )
 
-var opNames = []string{"get", "get range", "stat", "list", "put if absent", "put", "delete"}
+var opNames = []string{"get", "get range", "stat", "list", "put if absent", "put", "delete", "writer close"}
 
 func (o Op) String() string {
 	var names []string
@@ -157,17 +163,25 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("faultstore: %s %q: injected %s fault (%s)", e.Op, e.Key, e.Kind, done)
 }
 
-// Unwrap returns the sentinels the fault matches.
+// Unwrap returns the sentinels the fault matches. A write that was done and
+// then failed (After, Deadline, CrashAfter on a write) also matches
+// logstore.ErrOutcomeUnknown, as a real store's lost answer does.
 func (e *Error) Unwrap() []error {
+	var errs []error
 	switch e.Kind {
 	case Crash, CrashAfter:
-		return []error{ErrCrashed}
+		errs = []error{ErrCrashed}
 	case Transient:
-		return []error{ErrInjected, ErrTransient}
+		errs = []error{ErrInjected, ErrTransient}
 	case Deadline:
-		return []error{ErrInjected, context.DeadlineExceeded}
+		errs = []error{ErrInjected, context.DeadlineExceeded}
+	default:
+		errs = []error{ErrInjected}
 	}
-	return []error{ErrInjected}
+	if e.Done && e.Op&Writes != 0 {
+		errs = append(errs, logstore.ErrOutcomeUnknown)
+	}
+	return errs
 }
 
 // Rule says which calls get which fault. The zero Ops means AllOps; an
@@ -290,6 +304,58 @@ func (s *Store) Calls() int64 {
 // Unwrap returns the wrapped store.
 func (s *Store) Unwrap() logstore.Store { return s.inner }
 
+// URI implements logstore.Store: the wrapped store's URI.
+func (s *Store) URI() string { return s.inner.URI() }
+
+// Close implements logstore.Store: it closes the wrapped store, with no
+// fault injected.
+func (s *Store) Close() error { return s.inner.Close() }
+
+// NewWriter implements logstore.Store. Opening the writer and its Writes
+// pass through (a crashed Store refuses them); its Close is an operation
+// OpWriterClose, which rules may fail as any write. Abort always passes
+// through.
+func (s *Store) NewWriter(ctx context.Context, key string) (logstore.Writer, error) {
+	if s.Crashed() {
+		return nil, &Error{Op: OpWriterClose, Key: key, Kind: Crash}
+	}
+	w, err := s.inner.NewWriter(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return &writer{s: s, ctx: ctx, key: key, w: w}, nil
+}
+
+// writer is a Writer of the inner store whose Close may get a fault.
+type writer struct {
+	s   *Store
+	ctx context.Context
+	key string
+	w   logstore.Writer
+}
+
+func (w *writer) Write(p []byte) (int, error) {
+	if w.s.Crashed() {
+		_ = w.w.Abort()
+		return 0, &Error{Op: OpWriterClose, Key: w.key, Kind: Crash}
+	}
+	return w.w.Write(p)
+}
+
+func (w *writer) Close() error {
+	closed := false
+	err := w.s.run(w.ctx, OpWriterClose, w.key, func() error {
+		closed = true
+		return w.w.Close()
+	})
+	if !closed {
+		_ = w.w.Abort() // the fault came first: nothing lands
+	}
+	return err
+}
+
+func (w *writer) Abort() error { return w.w.Abort() }
+
 // decide picks the fault for one call, or returns a crash error.
 func (s *Store) decide(op Op, key string) (*rule, error) {
 	s.mu.Lock()
@@ -355,7 +421,7 @@ func (s *Store) run(ctx context.Context, op Op, key string, do func() error) err
 		}
 		return &Error{Op: op, Key: key, Kind: r.Kind, Done: true}
 	case Lag:
-		if err := do(); err != nil || op&(OpPut|OpPutIfAbsent) == 0 {
+		if err := do(); err != nil || op&(OpPut|OpPutIfAbsent|OpWriterClose) == 0 {
 			return err
 		}
 		s.mu.Lock()

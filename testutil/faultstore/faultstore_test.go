@@ -148,3 +148,66 @@ func TestListFaults(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterClose checks that a writer's Close is a write rules can fail:
+// Before leaves nothing, After lands the object and fails, and no rule
+// lets it through.
+func TestWriterClose(t *testing.T) {
+	for _, tc := range []struct {
+		kind    faultstore.Kind
+		landed  bool
+		failure bool
+	}{
+		{faultstore.None, true, false},
+		{faultstore.Before, false, true},
+		{faultstore.Transient, false, true},
+		{faultstore.After, true, true},
+		{faultstore.CrashAfter, true, true},
+	} {
+		t.Run(tc.kind.String(), func(t *testing.T) {
+			ctx := t.Context()
+			inner := memory.New()
+			var rules []faultstore.Rule
+			if tc.kind != faultstore.None {
+				rules = append(rules, faultstore.Rule{Ops: faultstore.OpWriterClose, Kind: tc.kind})
+			}
+			s := faultstore.New(inner, 1, rules...)
+			w, err := s.NewWriter(ctx, "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write([]byte("data")); err != nil {
+				t.Fatal(err)
+			}
+			err = w.Close()
+			if (err != nil) != tc.failure {
+				t.Errorf("Close = %v, want failure %v", err, tc.failure)
+			}
+			if err != nil && !errors.Is(err, faultstore.ErrInjected) && !errors.Is(err, faultstore.ErrCrashed) {
+				t.Errorf("Close = %v, want an injected fault", err)
+			}
+			if unknown := errors.Is(err, logstore.ErrOutcomeUnknown); unknown != (tc.failure && tc.landed) {
+				t.Errorf("Close = %v: ErrOutcomeUnknown %v, want it exactly for a write that landed and failed", err, unknown)
+			}
+			_, err = inner.Stat(ctx, "k")
+			if landed := err == nil; landed != tc.landed {
+				t.Errorf("object landed = %v (%v), want %v", landed, err, tc.landed)
+			}
+			if got := s.Counts()[tc.kind]; tc.kind != faultstore.None && got != 1 {
+				t.Errorf("Counts()[%v] = %d, want 1", tc.kind, got)
+			}
+		})
+	}
+	// Close and URI pass through.
+	inner := memory.New()
+	s := faultstore.New(inner, 1)
+	if s.URI() != inner.URI() {
+		t.Errorf("URI = %q, want %q", s.URI(), inner.URI())
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inner.Get(t.Context(), "k"); !errors.Is(err, logstore.ErrClosed) {
+		t.Errorf("inner Get after Close = %v, want ErrClosed", err)
+	}
+}
