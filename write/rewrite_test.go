@@ -18,8 +18,8 @@ import (
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/schema"
-	"github.com/godelta/delta/tableconfig"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // fileRows reads the live rows of one data file of snap, in table schema
