@@ -157,6 +157,9 @@ type Options struct {
 	// PartSize is the size of each part of a multipart upload, at least
 	// 5 MiB; 0 is DefaultPartSize.
 	PartSize int64
+	// WriterPartSize is the size of each part a Writer (NewWriter)
+	// uploads, at least 5 MiB; 0 is DefaultWriterPartSize.
+	WriterPartSize int64
 
 	// HTTPClient sends the requests; nil is the SDK's default client.
 	HTTPClient *http.Client
@@ -174,6 +177,8 @@ type Store struct {
 	pageSize  int32
 	threshold int64
 	partSize  int64
+	// writerPartSize is Options.WriterPartSize, defaulted (writer.go).
+	writerPartSize int64
 }
 
 var _ logstore.Store = (*Store)(nil)
@@ -200,6 +205,9 @@ func New(ctx context.Context, bucket, prefix string, opts Options) (*Store, erro
 	}
 	if opts.MultipartThreshold == 0 {
 		opts.MultipartThreshold = DefaultMultipartThreshold
+	}
+	if err := writerOptions(&opts); err != nil {
+		return nil, err
 	}
 
 	var load []func(*config.LoadOptions) error
@@ -242,6 +250,8 @@ func New(ctx context.Context, bucket, prefix string, opts Options) (*Store, erro
 		pageSize:  opts.PageSize,
 		threshold: opts.MultipartThreshold,
 		partSize:  opts.PartSize,
+
+		writerPartSize: opts.WriterPartSize,
 	}
 	if !opts.SkipBucketCheck {
 		// A listing of at most one key, rather than HeadBucket, whose
