@@ -99,8 +99,11 @@ func (p *page) reset() {
 // ones: a stream of files of one table does not allocate and grow them
 // again.
 type (
-	leafBufs struct{ vals, defs, reps, data []byte }
-	scratch  struct{ levels, rle, body, zbuf []byte }
+	leafBufs struct {
+		vals, defs, reps []byte
+		data             chunkData
+	}
+	scratch struct{ levels, rle, body, zbuf []byte }
 )
 
 var (
@@ -112,7 +115,8 @@ var (
 func (w *Writer) takeBufs() {
 	for _, l := range w.leaves {
 		b := leafBufPool.Get().(*leafBufs)
-		l.page.vals, l.page.defs, l.page.reps, l.chunk.data = b.vals[:0], b.defs[:0], b.reps[:0], b.data[:0]
+		l.page.vals, l.page.defs, l.page.reps, l.chunk.data = b.vals[:0], b.defs[:0], b.reps[:0], b.data
+		l.chunk.data.reset()
 		*b = leafBufs{}
 		l.bufs = b
 	}
@@ -133,15 +137,56 @@ func (w *Writer) releaseBufs() {
 // chunk is the column chunk of a leaf in the current row group: the pages
 // cut so far, encoded, and what its metadata needs.
 type chunk struct {
-	data         []byte // the pages: header then body, each
-	numValues    int64  // entries, nulls included
+	data         chunkData // the pages: header then body, each
+	numValues    int64     // entries, nulls included
 	nulls        int64
 	uncompressed int64 // the pages' size with their bodies uncompressed, headers included
 	bounds       bounds
 }
 
+// chunkData holds the encoded pages of a column chunk in blocks that
+// never move: blocks of 4 KiB, then twice as large each, up to
+// maxChunkBlock, all kept for the next row group. A row group buffered
+// as one growing slice per leaf would be copied each time the slice grows,
+// so that its largest column is briefly held twice: with 128 MiB row
+// groups, about 250 MiB. In blocks, the Writer holds the row group once,
+// and small chunks stay small.
+type chunkData struct {
+	blocks [][]byte // blocks[:used] hold the data, each full but the last
+	used   int
+	n      int64 // bytes held
+}
+
+const (
+	minChunkBlock = 4 << 10
+	maxChunkBlock = 1 << 20
+)
+
+func (d *chunkData) append(b []byte) {
+	for len(b) > 0 {
+		if d.used == 0 || len(d.blocks[d.used-1]) == cap(d.blocks[d.used-1]) {
+			if d.used == len(d.blocks) {
+				size := maxChunkBlock
+				if d.used < 8 {
+					size = minChunkBlock << d.used // 4 KiB up to 512 KiB
+				}
+				d.blocks = append(d.blocks, make([]byte, 0, size))
+			}
+			d.blocks[d.used] = d.blocks[d.used][:0]
+			d.used++
+		}
+		cur := &d.blocks[d.used-1]
+		k := min(len(b), cap(*cur)-len(*cur))
+		*cur = append(*cur, b[:k]...)
+		b = b[k:]
+		d.n += int64(k)
+	}
+}
+
+func (d *chunkData) reset() { d.used, d.n = 0, 0 }
+
 func (c *chunk) reset() {
-	c.data = c.data[:0]
+	c.data.reset()
 	c.numValues, c.nulls, c.uncompressed = 0, 0, 0
 	c.bounds = bounds{}
 }
@@ -339,9 +384,9 @@ func (w *Writer) cutPage(l *wleaf) error {
 		return fmt.Errorf("datafile: column %s: encoding a page header: %w", l.node.name, err)
 	}
 	c := &l.chunk
-	c.data = append(c.data, header...)
-	c.data = append(c.data, body[0]...)
-	c.data = append(c.data, body[1]...)
+	c.data.append(header)
+	c.data.append(body[0])
+	c.data.append(body[1])
 	c.numValues += int64(p.entries)
 	c.nulls += int64(nulls)
 	c.uncompressed += int64(len(header) + size)
@@ -365,7 +410,7 @@ func (w *Writer) buffered() (raw, encoded int64) {
 	for _, l := range w.leaves {
 		n := int64(l.page.size())
 		raw += l.chunk.uncompressed + n
-		encoded += int64(len(l.chunk.data)) + n
+		encoded += l.chunk.data.n + n
 	}
 	return raw, encoded
 }
@@ -395,8 +440,10 @@ func (w *Writer) flushRowGroup() error {
 	for i, l := range w.leaves {
 		c := &l.chunk
 		offset := w.offset
-		if err := w.write(c.data); err != nil {
-			return err
+		for _, b := range c.data.blocks[:c.data.used] {
+			if err := w.write(b); err != nil {
+				return err
+			}
 		}
 		encodings := []format.Encoding{format.Plain}
 		if l.maxDef > 0 || l.maxRep > 0 {
@@ -411,13 +458,13 @@ func (w *Writer) flushRowGroup() error {
 				Codec:                 w.codecID,
 				NumValues:             c.numValues,
 				TotalUncompressedSize: c.uncompressed,
-				TotalCompressedSize:   int64(len(c.data)),
+				TotalCompressedSize:   c.data.n,
 				DataPageOffset:        offset,
 				Statistics:            c.statistics(l.phys),
 			},
 		}
 		rg.TotalByteSize += c.uncompressed
-		rg.TotalCompressedSize += int64(len(c.data))
+		rg.TotalCompressedSize += c.data.n
 		c.reset()
 	}
 	w.rowGroups = append(w.rowGroups, rg)

@@ -31,6 +31,10 @@ type Driver interface {
 	PutIfAbsent(ctx context.Context, key string, data []byte) error
 	Put(ctx context.Context, key string, data []byte) error
 	Delete(ctx context.Context, key string) error
+	// NewWriter is Store.NewWriter: it streams one object (S3 multipart,
+	// GCS resumable, Azure blocks, a local temporary file), so that the
+	// object is never held whole in memory.
+	NewWriter(ctx context.Context, key string) (Writer, error)
 
 	// URI is Store.URI: the root, without credentials or secrets.
 	URI() string
@@ -43,14 +47,6 @@ type Driver interface {
 	// ErrorCode; the portable layer calls it on every error the driver
 	// returns.
 	ErrorKind(err error) error
-}
-
-// WriterDriver is a Driver that streams writes itself. The portable layer
-// uses its NewWriter when the driver has one; otherwise it falls back to a
-// Writer that buffers in memory and Puts on Close.
-type WriterDriver interface {
-	Driver
-	NewWriter(ctx context.Context, key string) (Writer, error)
 }
 
 // KeyChecker is a Driver that reserves some valid keys for itself (the local

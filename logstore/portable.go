@@ -1,7 +1,6 @@
 package logstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"iter"
@@ -229,19 +228,13 @@ func (p *Portable) Delete(ctx context.Context, key string) error {
 	return p.wrap(ctx, "delete", key, p.d.Delete(ctx, key))
 }
 
-// NewWriter implements Store. It forwards to the driver's NewWriter when the
-// driver is a WriterDriver. Otherwise (FALLBACK, until every driver streams)
-// the Writer buffers the whole object in memory and Puts it on Close, which
-// keeps the Writer contract but not its memory bound.
+// NewWriter implements Store: the driver's own streaming Writer, behind the
+// portable checks.
 func (p *Portable) NewWriter(ctx context.Context, key string) (Writer, error) {
 	if err := p.check(ctx, "new writer", key); err != nil {
 		return nil, err
 	}
-	wd, ok := p.d.(WriterDriver)
-	if !ok {
-		return &bufferWriter{p: p, ctx: ctx, key: key}, nil
-	}
-	w, err := wd.NewWriter(ctx, key)
+	w, err := p.d.NewWriter(ctx, key)
 	if err != nil {
 		return nil, p.wrap(ctx, "new writer", key, err)
 	}
@@ -293,42 +286,3 @@ func (w *portableWriter) Close() error {
 }
 
 func (w *portableWriter) Abort() error { return w.p.wrap(w.ctx, "abort", w.key, w.w.Abort()) }
-
-// bufferWriter is the fallback Writer for drivers without their own: it
-// holds the object in memory and Puts it, whole, on Close.
-type bufferWriter struct {
-	p    *Portable
-	ctx  context.Context
-	key  string
-	buf  bytes.Buffer
-	done bool
-}
-
-func (w *bufferWriter) Write(b []byte) (int, error) {
-	if w.done {
-		return 0, &OpError{Op: "write", Key: w.key, Err: errWriterDone}
-	}
-	if err := w.ctx.Err(); err != nil {
-		w.discard()
-		return 0, &OpError{Op: "write", Key: w.key, Err: err}
-	}
-	return w.buf.Write(b)
-}
-
-func (w *bufferWriter) Close() error {
-	if w.done {
-		return &OpError{Op: "close", Key: w.key, Err: errWriterDone}
-	}
-	defer w.discard()
-	return w.p.Put(w.ctx, w.key, w.buf.Bytes())
-}
-
-func (w *bufferWriter) Abort() error {
-	w.discard()
-	return nil
-}
-
-func (w *bufferWriter) discard() {
-	w.done = true
-	w.buf = bytes.Buffer{}
-}

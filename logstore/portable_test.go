@@ -51,9 +51,12 @@ func (d *spyDriver) Put(ctx context.Context, key string, data []byte) error {
 }
 
 func (d *spyDriver) Delete(ctx context.Context, key string) error { return d.call("delete") }
-func (d *spyDriver) URI() string                                  { return "spy://root" }
-func (d *spyDriver) Close() error                                 { d.closed++; return nil }
-func (d *spyDriver) ErrorKind(err error) error                    { return d.kind }
+func (d *spyDriver) NewWriter(ctx context.Context, key string) (logstore.Writer, error) {
+	return nil, d.call("new writer")
+}
+func (d *spyDriver) URI() string               { return "spy://root" }
+func (d *spyDriver) Close() error              { d.closed++; return nil }
+func (d *spyDriver) ErrorKind(err error) error { return d.kind }
 
 // ops calls every Store method once on key and returns the errors by
 // operation.
@@ -134,9 +137,6 @@ func TestPortableKinds(t *testing.T) {
 		d := &spyDriver{err: driverErr, kind: kind}
 		p := logstore.NewPortable(d)
 		for op, err := range ops(t.Context(), p, "k") {
-			if op == "new writer" {
-				continue // the fallback writer calls nothing yet
-			}
 			var pe *fs.PathError
 			if !errors.As(err, &pe) || !strings.Contains(err.Error(), `"k`) {
 				t.Errorf("%s = %v, want the driver's error and the key", op, err)
@@ -172,61 +172,6 @@ type cancellingDriver struct {
 func (d *cancellingDriver) PutIfAbsent(ctx context.Context, key string, data []byte) error {
 	d.cancel()
 	return d.call("put if absent")
-}
-
-// TestFallbackWriter checks the buffering Writer of drivers without one.
-func TestFallbackWriter(t *testing.T) {
-	ctx := t.Context()
-	s := memory.New()
-	if err := s.Put(ctx, "k", []byte("old")); err != nil {
-		t.Fatal(err)
-	}
-	w, err := s.NewWriter(ctx, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, part := range []string{"ne", "w"} {
-		if _, err := w.Write([]byte(part)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got, _ := s.Get(ctx, "k"); string(got) != "old" {
-		t.Errorf("before Close, Get = %q, want the old object", got)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := s.Get(ctx, "k"); string(got) != "new" {
-		t.Errorf("after Close, Get = %q, want \"new\"", got)
-	}
-	if _, err := w.Write([]byte("x")); err == nil {
-		t.Error("Write after Close succeeded")
-	}
-
-	// Abort, twice, leaves nothing; so does a cancelled ctx.
-	w, _ = s.NewWriter(ctx, "aborted")
-	w.Write([]byte("x"))
-	if err := w.Abort(); err != nil {
-		t.Error(err)
-	}
-	if err := w.Abort(); err != nil {
-		t.Errorf("second Abort = %v", err)
-	}
-	if err := w.Close(); err == nil {
-		t.Error("Close after Abort succeeded")
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	w, _ = s.NewWriter(cctx, "cancelled")
-	w.Write([]byte("x"))
-	cancel()
-	if err := w.Close(); !errors.Is(err, context.Canceled) {
-		t.Errorf("Close after cancel = %v, want context.Canceled", err)
-	}
-	for _, key := range []string{"aborted", "cancelled"} {
-		if _, err := s.Stat(ctx, key); !errors.Is(err, logstore.ErrNotFound) {
-			t.Errorf("Stat(%q) = %v, want ErrNotFound", key, err)
-		}
-	}
 }
 
 // TestOpen checks dispatch by scheme and the unknown-scheme error.

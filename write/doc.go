@@ -55,6 +55,16 @@
 // Each add's path is the file's key relative to the table root,
 // percent-encoded as a URI.
 //
+// A data file streams into the store as it is encoded, through a
+// logstore.Writer when the store is a logstore.WriterStore (every backend
+// of this module is), so a file is never held whole in memory: the writer
+// holds one row group (datafile.WriteOptions.RowGroupSize, 128 MiB by
+// default) and the store's upload buffers. The file becomes visible only
+// when its Writer's Close returns nil, and the add's size is the count of
+// bytes written. On failure the files being written are aborted and the
+// finished ones deleted. A store without NewWriter gets each file whole,
+// buffered, through Put.
+//
 // # Change data
 //
 // A commit that holds cdc actions is read by the change data feed from

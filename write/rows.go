@@ -1,7 +1,6 @@
 package write
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"iter"
@@ -152,7 +151,7 @@ type rowWriter struct {
 type openFile struct {
 	dir   string
 	pv    map[string]string
-	buf   bytes.Buffer
+	out   *sink // where the file being written goes; nil between files
 	w     *datafile.Writer
 	stage [][]schema.Value
 	n     int
@@ -409,11 +408,9 @@ func (w *rowWriter) flush(ctx context.Context, final bool) error {
 		f := w.open[key]
 		if f.n > 0 {
 			if f.w == nil {
-				dw, err := datafile.NewWriter(&f.buf, w.physical, w.wopts)
-				if err != nil {
+				if err := w.start(ctx, f); err != nil {
 					return err
 				}
-				f.w = dw
 			}
 			if err := f.w.Write(f.stage, f.n); err != nil {
 				return fmt.Errorf("write: rows %d to %d: %w", w.row-int64(f.n), w.row-1, err)
@@ -440,34 +437,53 @@ func (w *rowWriter) flush(ctx context.Context, final bool) error {
 	return nil
 }
 
-// finish closes the data file of f, puts it in the store and records its
-// add; f is then ready for a new file.
-func (w *rowWriter) finish(ctx context.Context, f *openFile) error {
-	stats, err := f.w.Close()
-	f.w = nil
-	if err != nil {
-		return err
-	}
-	name := fmt.Sprintf("part-%05d-%s.c000%s", w.fileNo, uuid.NewString(), w.ext)
-	key := f.dir + name
+// start begins a new data file for f: it names the file and opens its
+// sink in the store, which the datafile.Writer streams into.
+func (w *rowWriter) start(ctx context.Context, f *openFile) error {
+	key := f.dir + fmt.Sprintf("part-%05d-%s.c000%s", w.fileNo, uuid.NewString(), w.ext)
 	if w.change != "" {
 		key = changeDataDir + f.dir + fmt.Sprintf("cdc-%05d-%s.c000%s", w.fileNo, uuid.NewString(), w.ext)
 	}
 	w.fileNo++
-	data := bytes.Clone(f.buf.Bytes())
-	f.buf.Reset()
+	out, err := openSink(ctx, w.store, key)
+	if err != nil {
+		return fmt.Errorf("write: data file %s: %w", key, err)
+	}
+	dw, err := datafile.NewWriter(out, w.physical, w.wopts)
+	if err != nil {
+		out.Abort()
+		return err
+	}
+	f.out, f.w = out, dw
+	return nil
+}
+
+// finish closes the data file of f, closes its sink (only then is the
+// file known to be whole in the store) and records its add, whose size is
+// the bytes the sink took; f is then ready for a new file. On failure the
+// sink is aborted.
+func (w *rowWriter) finish(ctx context.Context, f *openFile) error {
+	stats, err := f.w.Close()
+	out := f.out
+	f.w, f.out = nil, nil
+	if err != nil {
+		out.Abort()
+		return err
+	}
+	key := out.key
+	// Recorded before Close: a Close that fails may still have landed.
 	w.written = append(w.written, key)
-	if err := w.store.Put(ctx, key, data); err != nil {
+	if err := out.Close(); err != nil {
 		return fmt.Errorf("write: data file %s: %w", key, err)
 	}
 	if w.change != "" {
-		w.cdcs = append(w.cdcs, actions.CDC{Path: encodePath(key), PartitionValues: maps.Clone(f.pv), Size: int64(len(data))})
+		w.cdcs = append(w.cdcs, actions.CDC{Path: encodePath(key), PartitionValues: maps.Clone(f.pv), Size: out.n})
 		return nil
 	}
 	w.adds = append(w.adds, actions.Add{
 		Path:             encodePath(key),
 		PartitionValues:  maps.Clone(f.pv),
-		Size:             int64(len(data)),
+		Size:             out.n,
 		ModificationTime: w.now().UnixMilli(),
 		DataChange:       true,
 		Stats:            stats.JSON(),
@@ -475,8 +491,15 @@ func (w *rowWriter) finish(ctx context.Context, f *openFile) error {
 	return nil
 }
 
-// cleanup deletes the files written, best effort, on a failed call.
+// cleanup, on a failed call, aborts the files being written and deletes,
+// best effort, the files finished.
 func (w *rowWriter) cleanup() {
+	for _, f := range w.open {
+		if f.out != nil {
+			f.out.Abort()
+			f.w, f.out = nil, nil
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, key := range w.written {

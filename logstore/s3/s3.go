@@ -152,6 +152,9 @@ type Options struct {
 	// PartSize is the size of each part of a multipart upload, at least
 	// 5 MiB; 0 is DefaultPartSize.
 	PartSize int64
+	// WriterPartSize is the size of each part a Writer (NewWriter)
+	// uploads, at least 5 MiB; 0 is DefaultWriterPartSize.
+	WriterPartSize int64
 
 	// HTTPClient sends the requests; nil is the SDK's default client.
 	HTTPClient *http.Client
@@ -169,6 +172,8 @@ type Store struct {
 	pageSize  int32
 	threshold int64
 	partSize  int64
+	// writerPartSize is Options.WriterPartSize, defaulted (writer.go).
+	writerPartSize int64
 }
 
 var _ logstore.Driver = (*Store)(nil)
@@ -223,6 +228,9 @@ func NewDriver(ctx context.Context, bucket, prefix string, opts Options) (*Store
 	if opts.MultipartThreshold == 0 {
 		opts.MultipartThreshold = DefaultMultipartThreshold
 	}
+	if err := writerOptions(&opts); err != nil {
+		return nil, err
+	}
 
 	var load []func(*config.LoadOptions) error
 	if opts.Region != "" {
@@ -264,6 +272,8 @@ func NewDriver(ctx context.Context, bucket, prefix string, opts Options) (*Store
 		pageSize:  opts.PageSize,
 		threshold: opts.MultipartThreshold,
 		partSize:  opts.PartSize,
+
+		writerPartSize: opts.WriterPartSize,
 	}
 	if !opts.SkipBucketCheck {
 		// A listing of at most one key, rather than HeadBucket, whose
