@@ -12,6 +12,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/internal/rowcheck"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
@@ -82,8 +83,8 @@ func Rows(rows [][]schema.Value) iter.Seq2[RowBatch, error] {
 }
 
 // Append writes the rows of batches as new data files and commits them as
-// a blind append (operation WRITE, mode Append), which returns the new
-// version. Rows are checked before they are written (NOT NULL,
+// a blind append (operation WRITE, mode Append), and returns the commit's
+// result, after the post-commit work it made due (see Table.PostCommit). Rows are checked before they are written (NOT NULL,
 // invariants, CHECK constraints, generated columns): a violation is a
 // *ConstraintError and commits nothing. batches is consumed once: the
 // files are written once, against the latest snapshot; if another writer
@@ -92,32 +93,34 @@ func Rows(rows [][]schema.Value) iter.Seq2[RowBatch, error] {
 // is a conflict (errors.Is ErrConflict). A table whose protocol has a
 // writer feature package txn does not support is refused with a
 // *FeatureError before anything is written.
-func (t *Table) Append(ctx context.Context, batches iter.Seq2[RowBatch, error], opts WriteOptions) (int64, error) {
+func (t *Table) Append(ctx context.Context, batches iter.Seq2[RowBatch, error], opts WriteOptions) (CommitResult, error) {
 	snap, err := t.writableSnapshot(ctx)
 	if err != nil {
-		return 0, err
+		return CommitResult{}, err
 	}
 	adds, err := write.Rows(ctx, snap, batches, t.rowOptions(opts, nil))
 	if err != nil {
-		return 0, err
+		return CommitResult{}, err
 	}
 	topts := txnOptions(opts.Txn, snap, "Append", nil)
-	v, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
+	res, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
 		if err := sameTable(snap, tx.Snapshot()); err != nil {
 			return err
 		}
 		tx.Add(slices.Clone(adds)...)
+		rowcheck.Mark(tx) // package write checked every row
 		return nil
 	})
 	if err != nil {
 		t.dropFiles(err, adds)
-		return 0, err
+		return CommitResult{}, err
 	}
-	return v, nil
+	t.PostCommit(ctx, &res)
+	return res, nil
 }
 
 // AppendRows is Append of rows given row by row, in table schema order.
-func (t *Table) AppendRows(ctx context.Context, rows [][]schema.Value, opts WriteOptions) (int64, error) {
+func (t *Table) AppendRows(ctx context.Context, rows [][]schema.Value, opts WriteOptions) (CommitResult, error) {
 	return t.Append(ctx, Rows(rows), opts)
 }
 
@@ -134,20 +137,20 @@ func (t *Table) AppendRows(ctx context.Context, rows [][]schema.Value, opts Writ
 // a concurrent change elsewhere the removals are planned again on the new
 // version (the new rows are written once). An append-only table is
 // ErrAppendOnly.
-func (t *Table) Overwrite(ctx context.Context, batches iter.Seq2[RowBatch, error], opts OverwriteOptions) (int64, error) {
+func (t *Table) Overwrite(ctx context.Context, batches iter.Seq2[RowBatch, error], opts OverwriteOptions) (CommitResult, error) {
 	snap, err := t.writableSnapshot(ctx)
 	if err != nil {
-		return 0, err
+		return CommitResult{}, err
 	}
 	if snap.Properties()[write.PropAppendOnly] == "true" {
-		return 0, fmt.Errorf("delta: overwrite of %s: %w", logstore.RedactURI(t.uri), ErrAppendOnly)
+		return CommitResult{}, fmt.Errorf("delta: overwrite of %s: %w", logstore.RedactURI(t.uri), ErrAppendOnly)
 	}
 	pred := opts.ReplaceWhere
 	// An overwrite that rewrites rows of a table with the change data feed
 	// on writes change data: the rows it deletes and the rows it inserts.
 	_, changeData, err := write.RewritesRows(snap, pred)
 	if err != nil {
-		return 0, err
+		return CommitResult{}, err
 	}
 	var (
 		adds    []actions.Add
@@ -159,11 +162,11 @@ func (t *Table) Overwrite(ctx context.Context, batches iter.Seq2[RowBatch, error
 		adds, err = write.Rows(ctx, snap, batches, t.rowOptions(opts.WriteOptions, pred))
 	}
 	if err != nil {
-		return 0, err
+		return CommitResult{}, err
 	}
 	var rewritten []actions.Add // files of the attempt that is running
 	topts := txnOptions(opts.Txn, snap, "Overwrite", pred)
-	v, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
+	res, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
 		if len(rewritten) > 0 { // a previous attempt's rewrites: orphans now
 			t.dropFiles(nil, rewritten)
 			rewritten = nil
@@ -191,13 +194,15 @@ func (t *Table) Overwrite(ctx context.Context, batches iter.Seq2[RowBatch, error
 			tx.AddCDC(slices.Clone(inserts)...)
 			tx.AddCDC(r.CDC...)
 		}
+		rowcheck.Mark(tx) // package write checked every row
 		return nil
 	})
 	if err != nil {
 		t.dropFiles(err, slices.Concat(adds, cdcFiles(inserts), rewritten))
-		return 0, err
+		return CommitResult{}, err
 	}
-	return v, nil
+	t.PostCommit(ctx, &res)
+	return res, nil
 }
 
 // cdcFiles returns the files of cdc actions as adds, for dropFiles.
@@ -210,7 +215,7 @@ func cdcFiles(cdcs []actions.CDC) []actions.Add {
 }
 
 // OverwriteRows is Overwrite of rows given row by row.
-func (t *Table) OverwriteRows(ctx context.Context, rows [][]schema.Value, opts OverwriteOptions) (int64, error) {
+func (t *Table) OverwriteRows(ctx context.Context, rows [][]schema.Value, opts OverwriteOptions) (CommitResult, error) {
 	return t.Overwrite(ctx, Rows(rows), opts)
 }
 
@@ -261,9 +266,6 @@ func txnOptions(o TxnOptions, snap *Snapshot, mode string, pred expr.Expr) TxnOp
 	if o.EngineInfo == "" {
 		o.EngineInfo = EngineInfo
 	}
-	// Package write checked every row against the invariants, CHECK
-	// constraints and generated columns.
-	o.RowsChecked = true
 	return o
 }
 
