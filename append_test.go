@@ -608,7 +608,7 @@ func TestOverwriteChangeData(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := tbl.Changes(ctx, ChangeOptions{Start: v, End: v})
+			c, err := tbl.Changes(ctx, ChangeOptions{Start: v, End: UpTo(v)})
 			if err != nil {
 				t.Fatal(err)
 			}

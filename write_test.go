@@ -3,7 +3,9 @@ package delta
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/godelta/delta/actions"
@@ -150,5 +152,61 @@ func TestRowsCheckedIsNotPublic(t *testing.T) {
 	}
 	if _, err := tbl.AppendRows(ctx, longRows(-1), WriteOptions{}); !errors.Is(err, ErrConstraint) {
 		t.Fatalf("Append of a bad row: %v, want ErrConstraint", err)
+	}
+}
+
+// TestChangesRange: the zero End of ChangeOptions is the latest version,
+// UpTo(v) ends at v (0 included), and bad ranges fail with their kind.
+func TestChangesRange(t *testing.T) {
+	ctx := context.Background()
+	tbl, err := Create(ctx, filepath.Join(t.TempDir(), "t"), TableSpec{Schema: idSchema,
+		Properties: map[string]string{"delta.enableChangeDataFeed": "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := range int64(3) {
+		if _, err := tbl.AppendRows(ctx, longRows(id+1), WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		opts    ChangeOptions
+		want    string // the ids inserted, in version order
+		wantErr error
+	}{
+		{opts: ChangeOptions{}, want: "[1 2 3]"},
+		{opts: ChangeOptions{Start: 1}, want: "[1 2 3]"},
+		{opts: ChangeOptions{Start: 2}, want: "[2 3]"},
+		{opts: ChangeOptions{Start: 1, End: UpTo(1)}, want: "[1]"},
+		{opts: ChangeOptions{End: UpTo(0)}, want: "[]"},
+		{opts: ChangeOptions{Start: 3, End: UpTo(3)}, want: "[3]"},
+		{opts: ChangeOptions{Start: 2, End: UpTo(1)}, wantErr: ErrInvalidArgument},
+		{opts: ChangeOptions{Start: -1}, wantErr: ErrInvalidArgument},
+		{opts: ChangeOptions{Start: 4}, wantErr: ErrVersionNotFound},
+		{opts: ChangeOptions{End: UpTo(9)}, wantErr: ErrVersionNotFound},
+	} {
+		t.Run(fmt.Sprintf("%d-%v", c.opts.Start, c.opts.End), func(t *testing.T) {
+			ch, err := tbl.Changes(ctx, c.opts)
+			if c.wantErr != nil {
+				if !errors.Is(err, c.wantErr) {
+					t.Fatalf("Changes: %v, want %v", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := []int64{}
+			for row, err := range ch.Rows(ctx) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, row.Values()[0].Int64())
+			}
+			slices.Sort(ids)
+			if got := fmt.Sprint(ids); got != c.want {
+				t.Fatalf("ids %s, want %s", got, c.want)
+			}
+		})
 	}
 }

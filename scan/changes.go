@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strconv"
 	"time"
 
 	"github.com/godelta/delta/actions"
@@ -32,12 +33,39 @@ const (
 // cdfProperty is the table property that turns the change data feed on.
 const cdfProperty = "delta.enableChangeDataFeed"
 
-// ChangeOptions choose the commits and columns of a change data feed.
+// EndVersion is where a range of versions ends: the zero value is the
+// latest version (as the table is when the range is planned), UpTo(v) is
+// version v. It is the one way to say "latest" for a range end, as
+// Option<Version> is in delta-kernel-rs: a version number never stands for
+// it.
+type EndVersion struct {
+	version int64
+	set     bool
+}
+
+// UpTo ends a range at version v, which is included.
+func UpTo(v int64) EndVersion { return EndVersion{version: v, set: true} }
+
+// Version returns the version the range ends at, and false for the latest.
+func (e EndVersion) Version() (int64, bool) { return e.version, e.set }
+
+// String returns the version, or "latest".
+func (e EndVersion) String() string {
+	if !e.set {
+		return "latest"
+	}
+	return strconv.FormatInt(e.version, 10)
+}
+
+// ChangeOptions choose the commits and columns of a change data feed. The
+// zero value reads every change, from version 0 to the latest;
+// ChangeOptions{Start: 1} those from version 1 to the latest.
 type ChangeOptions struct {
 	// Start is the first version whose changes are returned.
 	Start int64
-	// End is the last version; a negative End means the latest.
-	End int64
+	// End is the last version whose changes are returned: the latest
+	// when zero, else UpTo(v).
+	End EndVersion
 	// Since, when set, leaves out the commits whose timestamp is before
 	// it, as delta-rs does for a starting timestamp (in-commit timestamps
 	// are not always monotonic in tables written before they were).
@@ -68,23 +96,24 @@ type Changes struct {
 }
 
 // NewChanges plans the change data feed from opts.Start to opts.End of the
-// table whose latest snapshot is latest. Errors: a range whose end is
-// before its start is deltaerr.ErrInvalidArgument; a start after the
-// latest version, or an end beyond it, deltaerr.ErrVersionNotFound; a range
-// over which the table did not have delta.enableChangeDataFeed set is
-// ErrChangeDataFeedDisabled.
+// table whose latest snapshot is latest (the end, when opts.End is zero).
+// Errors: a negative start, or a range whose end is before its start, is
+// deltaerr.ErrInvalidArgument; a start after the latest version, or an end
+// beyond it, deltaerr.ErrVersionNotFound; a range over which the table did
+// not have delta.enableChangeDataFeed set is ErrChangeDataFeedDisabled.
 func NewChanges(ctx context.Context, latest *snapshot.Snapshot, opts ChangeOptions) (*Changes, error) {
-	start, end := opts.Start, opts.End
-	if end < 0 {
+	start := opts.Start
+	end, ok := opts.End.Version()
+	if !ok {
 		end = latest.Version()
 	}
 	switch {
 	case start < 0:
 		return nil, fmt.Errorf("scan: change data feed from version %d: %w", start, deltaerr.ErrInvalidArgument)
-	case end < start:
-		return nil, fmt.Errorf("scan: invalid range: end version %d before start version %d: %w", end, start, deltaerr.ErrInvalidArgument)
 	case start > latest.Version():
 		return nil, fmt.Errorf("scan: start version %d after last table version %d: %w", start, latest.Version(), deltaerr.ErrVersionNotFound)
+	case end < start:
+		return nil, fmt.Errorf("scan: invalid range: end version %d before start version %d: %w", end, start, deltaerr.ErrInvalidArgument)
 	case end > latest.Version():
 		return nil, fmt.Errorf("scan: end version %d after last table version %d: %w", end, latest.Version(), deltaerr.ErrVersionNotFound)
 	}
