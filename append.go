@@ -71,7 +71,7 @@ func Rows(rows [][]schema.Value) iter.Seq2[RowBatch, error] {
 		}
 		for i, r := range rows {
 			if len(r) != n {
-				yield(RowBatch{}, fmt.Errorf("delta: row %d has %d values, row 0 has %d: %w", i, len(r), n, write.ErrBatch))
+				yield(RowBatch{}, fmt.Errorf("row %d has %d values, row 0 has %d: %w", i, len(r), n, write.ErrBatch))
 				return
 			}
 			for j, v := range r {
@@ -143,7 +143,7 @@ func (t *Table) Overwrite(ctx context.Context, batches iter.Seq2[RowBatch, error
 		return CommitResult{}, err
 	}
 	if snap.Properties()[write.PropAppendOnly] == "true" {
-		return CommitResult{}, fmt.Errorf("delta: overwrite of %s: %w", logstore.RedactURI(t.uri), ErrAppendOnly)
+		return CommitResult{}, fmt.Errorf("overwrite of %s: %w", logstore.RedactURI(t.uri), ErrAppendOnly)
 	}
 	pred := opts.ReplaceWhere
 	// An overwrite that rewrites rows of a table with the change data feed
@@ -282,7 +282,7 @@ func sameTable(wrote, now *snapshot.Snapshot) error {
 		!maps.Equal(a.Configuration, b.Configuration) || pa.MinReaderVersion != pb.MinReaderVersion ||
 		pa.MinWriterVersion != pb.MinWriterVersion || !slices.Equal(pa.ReaderFeatures, pb.ReaderFeatures) ||
 		!slices.Equal(pa.WriterFeatures, pb.WriterFeatures) {
-		return fmt.Errorf("delta: the table's metadata or protocol changed at or before version %d, after the data files were written for version %d: %w",
+		return fmt.Errorf("the table's metadata or protocol changed at or before version %d, after the data files were written for version %d: %w",
 			now.Version(), wrote.Version(), txn.ErrConflict)
 	}
 	return nil

@@ -87,13 +87,13 @@ func Open(ctx context.Context, uri string) (*Table, error) {
 func OpenStore(ctx context.Context, name string, store logstore.Store) (*Table, error) {
 	for obj, err := range store.List(ctx, deltalog.LogDir, "") {
 		if err != nil {
-			return nil, fmt.Errorf("delta: opening %s: %w", logstore.RedactURI(name), err)
+			return nil, fmt.Errorf("opening %s: %w", logstore.RedactURI(name), err)
 		}
 		if _, ok := deltalog.ParseName(obj.Key); ok {
 			return &Table{uri: name, store: store}, nil
 		}
 	}
-	return nil, fmt.Errorf("delta: %s has no Delta log (%s with a commit or checkpoint): %w", logstore.RedactURI(name), deltalog.LogDir, ErrTableNotFound)
+	return nil, fmt.Errorf("%s has no Delta log (%s with a commit or checkpoint): %w", logstore.RedactURI(name), deltalog.LogDir, ErrTableNotFound)
 }
 
 // URI returns the location the table was opened at.

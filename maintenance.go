@@ -38,7 +38,7 @@ func (t *Table) CleanupLog(ctx context.Context, dryRun bool) (CleanupResult, err
 	var retention = deltalog.DefaultLogRetention
 	if s, ok := snap.Properties()["delta.logRetentionDuration"]; ok {
 		if retention, err = snapshot.ParseInterval(s); err != nil {
-			return CleanupResult{}, fmt.Errorf("delta: table property delta.logRetentionDuration %q: %w", s, err)
+			return CleanupResult{}, fmt.Errorf("table property delta.logRetentionDuration %q: %w", s, err)
 		}
 	}
 	return deltalog.Cleanup(ctx, t.store, deltalog.CleanupOptions{

@@ -84,7 +84,7 @@ func (t *Table) ChangesSince(ctx context.Context, ts time.Time, opts ChangeOptio
 	case at.Timestamp().Equal(ts):
 		opts.Start = at.Version()
 	case at.Version() == latest.Version():
-		return nil, fmt.Errorf("delta: no commit at or after %s (the latest, version %d, is at %s): %w",
+		return nil, fmt.Errorf("no commit at or after %s (the latest, version %d, is at %s): %w",
 			ts.UTC().Format(time.RFC3339Nano), latest.Version(), latest.Timestamp().UTC().Format(time.RFC3339Nano), ErrTimestampOutOfRange)
 	default:
 		opts.Start = at.Version() + 1

@@ -43,7 +43,7 @@ func ResolveContext(ctx context.Context, uri string) (logstore.Store, error) {
 		}
 		abs, err := filepath.Abs(uri)
 		if err != nil {
-			return nil, fmt.Errorf("delta: path %q: %w", uri, ErrInvalidArgument)
+			return nil, fmt.Errorf("path %q: %w", uri, ErrInvalidArgument)
 		}
 		return local.New(abs)
 	}
@@ -51,7 +51,7 @@ func ResolveContext(ctx context.Context, uri string) (logstore.Store, error) {
 	case "file":
 		u, err := url.Parse(uri)
 		if err != nil || (u.Host != "" && u.Host != "localhost") {
-			return nil, fmt.Errorf("delta: file URI %q must be file:///absolute/path: %w", uri, ErrInvalidArgument)
+			return nil, fmt.Errorf("file URI %q must be file:///absolute/path: %w", uri, ErrInvalidArgument)
 		}
 		return local.New(u.Path)
 	case "memory", "mem":
@@ -63,7 +63,7 @@ func ResolveContext(ctx context.Context, uri string) (logstore.Store, error) {
 	case "az", "abfs", "abfss":
 		return azblob.Open(ctx, uri)
 	default:
-		return nil, fmt.Errorf("delta: %q: scheme %q (known: file, memory, s3, gs, az, abfss): %w", logstore.RedactURI(uri), scheme, ErrUnsupportedScheme)
+		return nil, fmt.Errorf("%q: scheme %q (known: file, memory, s3, gs, az, abfss): %w", logstore.RedactURI(uri), scheme, ErrUnsupportedScheme)
 	}
 }
 

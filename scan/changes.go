@@ -109,13 +109,13 @@ func NewChanges(ctx context.Context, latest *snapshot.Snapshot, opts ChangeOptio
 	}
 	switch {
 	case start < 0:
-		return nil, fmt.Errorf("scan: change data feed from version %d: %w", start, deltaerr.ErrInvalidArgument)
+		return nil, fmt.Errorf("change data feed from version %d: %w", start, deltaerr.ErrInvalidArgument)
 	case start > latest.Version():
-		return nil, fmt.Errorf("scan: start version %d after last table version %d: %w", start, latest.Version(), deltaerr.ErrVersionNotFound)
+		return nil, fmt.Errorf("start version %d after last table version %d: %w", start, latest.Version(), deltaerr.ErrVersionNotFound)
 	case end < start:
-		return nil, fmt.Errorf("scan: invalid range: end version %d before start version %d: %w", end, start, deltaerr.ErrInvalidArgument)
+		return nil, fmt.Errorf("invalid range: end version %d before start version %d: %w", end, start, deltaerr.ErrInvalidArgument)
 	case end > latest.Version():
-		return nil, fmt.Errorf("scan: end version %d after last table version %d: %w", end, latest.Version(), deltaerr.ErrVersionNotFound)
+		return nil, fmt.Errorf("end version %d after last table version %d: %w", end, latest.Version(), deltaerr.ErrVersionNotFound)
 	}
 	store := latest.Store()
 	endSnap := latest
@@ -133,7 +133,7 @@ func NewChanges(ctx context.Context, latest *snapshot.Snapshot, opts ChangeOptio
 		}
 	}
 	if startSnap.Properties()[cdfProperty] != "true" {
-		return nil, fmt.Errorf("scan: version %d: %w", start, ErrChangeDataFeedDisabled)
+		return nil, fmt.Errorf("version %d: %w", start, ErrChangeDataFeedDisabled)
 	}
 	s, err := New(endSnap, Options{Columns: opts.Columns, TableURI: opts.TableURI, Concurrency: opts.Concurrency, BatchSize: opts.BatchSize})
 	if err != nil {
@@ -181,7 +181,7 @@ func (c *Changes) tasks(ctx context.Context) iter.Seq2[*fileRead, error] {
 			data, err := s.store.Get(ctx, key)
 			if err != nil {
 				if errors.Is(err, logstore.ErrNotFound) {
-					err = fmt.Errorf("scan: commit %d is no longer in the log: %w: %w", v, deltaerr.ErrVersionNotFound, err)
+					err = fmt.Errorf("commit %d is no longer in the log: %w: %w", v, deltaerr.ErrVersionNotFound, err)
 				}
 				yield(nil, err)
 				return
@@ -223,7 +223,7 @@ func commitTime(ctx context.Context, store logstore.Store, key string, acts []ac
 				return time.UnixMilli(*ci.InCommitTimestamp), nil
 			}
 		}
-		return time.Time{}, fmt.Errorf("scan: commit %s has no in-commit timestamp: %w", key, deltaerr.ErrCorrupt)
+		return time.Time{}, fmt.Errorf("commit %s has no in-commit timestamp: %w", key, deltaerr.ErrCorrupt)
 	}
 	info, err := store.Stat(ctx, key)
 	if err != nil {
@@ -241,7 +241,7 @@ func (c *Changes) commitReads(v int64, ts time.Time, acts []actions.Action) ([]*
 	for i := range acts {
 		a := &acts[i]
 		if a.Metadata != nil && a.Metadata.Configuration[cdfProperty] != "true" {
-			return nil, fmt.Errorf("scan: version %d: %w", v, ErrChangeDataFeedDisabled)
+			return nil, fmt.Errorf("version %d: %w", v, ErrChangeDataFeedDisabled)
 		}
 		if a.CDC != nil {
 			cdcs = append(cdcs, a.CDC)

@@ -28,18 +28,18 @@ func ParseInterval(s string) (time.Duration, error) {
 		fields = fields[1:]
 	}
 	if len(fields) != 2 {
-		return 0, fmt.Errorf("snapshot: interval %q: want \"[interval] <number> <unit>\": %w", s, deltaerr.ErrInvalidArgument)
+		return 0, fmt.Errorf("interval %q: want \"[interval] <number> <unit>\": %w", s, deltaerr.ErrInvalidArgument)
 	}
 	n, err := strconv.ParseInt(fields[0], 10, 64)
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("snapshot: interval %q: bad number: %w", s, deltaerr.ErrInvalidArgument)
+		return 0, fmt.Errorf("interval %q: bad number: %w", s, deltaerr.ErrInvalidArgument)
 	}
 	unit, ok := intervalUnits[strings.TrimSuffix(fields[1], "s")]
 	if !ok {
-		return 0, fmt.Errorf("snapshot: interval %q: unknown unit: %w", s, deltaerr.ErrInvalidArgument)
+		return 0, fmt.Errorf("interval %q: unknown unit: %w", s, deltaerr.ErrInvalidArgument)
 	}
 	if n > int64(1<<63-1)/int64(unit) {
-		return 0, fmt.Errorf("snapshot: interval %q: too long: %w", s, deltaerr.ErrInvalidArgument)
+		return 0, fmt.Errorf("interval %q: too long: %w", s, deltaerr.ErrInvalidArgument)
 	}
 	return time.Duration(n) * unit, nil
 }

@@ -300,18 +300,18 @@ func (t *Transaction) validate() error {
 		}
 	}
 	if _, ok := t.domains[rowTrackingDomain]; ok {
-		return fmt.Errorf("txn: domain %s is managed by the transaction: %w", rowTrackingDomain, deltaerr.ErrInvalidArgument)
+		return fmt.Errorf("domain %s is managed by the transaction: %w", rowTrackingDomain, deltaerr.ErrInvalidArgument)
 	}
 	type key struct{ path, dv string }
 	added := map[key]bool{}
 	for i := range t.adds {
 		a := &t.adds[i]
 		if a.Path == "" {
-			return fmt.Errorf("txn: add %d has no path: %w", i, deltaerr.ErrInvalidArgument)
+			return fmt.Errorf("add %d has no path: %w", i, deltaerr.ErrInvalidArgument)
 		}
 		k := key{snapshot.CanonicalPath(a.Path), a.DeletionVector.UniqueID()}
 		if added[k] {
-			return fmt.Errorf("txn: file %s added twice in one commit: %w", a.Path, deltaerr.ErrInvalidArgument)
+			return fmt.Errorf("file %s added twice in one commit: %w", a.Path, deltaerr.ErrInvalidArgument)
 		}
 		added[k] = true
 	}
@@ -323,15 +323,15 @@ func (t *Transaction) validate() error {
 	for i := range t.removes {
 		r := &t.removes[i]
 		if r.Path == "" {
-			return fmt.Errorf("txn: remove %d has no path: %w", i, deltaerr.ErrInvalidArgument)
+			return fmt.Errorf("remove %d has no path: %w", i, deltaerr.ErrInvalidArgument)
 		}
 		k := key{snapshot.CanonicalPath(r.Path), r.DeletionVector.UniqueID()}
 		if removed[k] || added[k] {
-			return fmt.Errorf("txn: file %s removed twice, or added and removed, in one commit: %w", r.Path, deltaerr.ErrInvalidArgument)
+			return fmt.Errorf("file %s removed twice, or added and removed, in one commit: %w", r.Path, deltaerr.ErrInvalidArgument)
 		}
 		removed[k] = true
 		if appendOnly && r.DataChange {
-			return fmt.Errorf("txn: table is append-only (delta.appendOnly): cannot remove %s with dataChange: %w", r.Path, deltaerr.ErrInvalidArgument)
+			return fmt.Errorf("table is append-only (delta.appendOnly): cannot remove %s with dataChange: %w", r.Path, deltaerr.ErrInvalidArgument)
 		}
 	}
 	return nil
