@@ -51,19 +51,26 @@ func TestCommitResultAndPostCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range int64(7) {
+	// Checkpoints are due at versions 3 (a Begin) and 6 (an Update).
+	for i, how := range []string{"append", "overwrite", "begin", "append", "overwrite", "update", "begin"} {
+		id := int64(i)
 		var res CommitResult
-		switch i % 3 {
-		case 0:
-			res, err = tbl.AppendRows(ctx, longRows(i), WriteOptions{})
-		case 1:
-			res, err = tbl.OverwriteRows(ctx, longRows(i), OverwriteOptions{})
-		case 2: // the lower-level path: the caller runs the post-commit work
+		switch how {
+		case "append":
+			res, err = tbl.AppendRows(ctx, longRows(id), WriteOptions{})
+		case "overwrite":
+			res, err = tbl.OverwriteRows(ctx, longRows(id), OverwriteOptions{})
+		case "update":
+			res, err = tbl.Update(ctx, TxnOptions{}, func(tx *Transaction) error {
+				tx.SetTransaction("app", id)
+				return nil
+			})
+		case "begin": // the lower-level path: the caller runs the post-commit work
 			var tx *Transaction
 			if tx, err = tbl.Begin(ctx, TxnOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			tx.SetTransaction("app", i)
+			tx.SetTransaction("app", id)
 			if res, err = tx.Commit(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -76,9 +83,9 @@ func TestCommitResultAndPostCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		due := res.Version%3 == 0
-		if w := res.PostCommit; res.Version != i+1 || res.Attempts != 1 || res.Timestamp.IsZero() ||
+		if w := res.PostCommit; res.Version != id+1 || res.Attempts != 1 || res.Timestamp.IsZero() ||
 			w.Checkpoint != due || w.Ran != due || w.Checkpointed != due || w.Err != nil {
-			t.Fatalf("write %d: result %+v", i, res)
+			t.Fatalf("write %d (%s): result %+v", i, how, res)
 		}
 	}
 	if got := checkpointVersions(t, tbl); len(got) != 2 || got[0] != 3 || got[1] != 6 {

@@ -179,7 +179,7 @@ func (t *Transaction) commitNew(ctx context.Context, st *attemptState) (landed, 
 	// was cleaned up: a new commit 0 there would rewrite its history.
 	for obj, err := range store.List(ctx, deltalog.LogDir, "") {
 		if err != nil {
-			return landed{}, fmt.Errorf("creating the table: listing %s: %w", deltalog.LogDir, err)
+			return landed{}, fmt.Errorf("listing %s: %w", deltalog.LogDir, err)
 		}
 		if _, ok := deltalog.ParseName(obj.Key); ok {
 			return landed{}, ErrTableExists
