@@ -66,7 +66,7 @@ func Rows(rows [][]schema.Value) iter.Seq2[RowBatch, error] {
 		}
 		for i, r := range rows {
 			if len(r) != n {
-				yield(RowBatch{}, fmt.Errorf("delta: row %d has %d values, row 0 has %d: %w", i, len(r), n, write.ErrBatch))
+				yield(RowBatch{}, fmt.Errorf("row %d has %d values, row 0 has %d: %w", i, len(r), n, write.ErrBatch))
 				return
 			}
 			for j, v := range r {
@@ -78,8 +78,8 @@ func Rows(rows [][]schema.Value) iter.Seq2[RowBatch, error] {
 }
 
 // Append writes the rows of batches as new data files and commits them as
-// a blind append (operation WRITE, mode Append), which returns the new
-// version. Rows are checked before they are written (NOT NULL,
+// a blind append (operation WRITE, mode Append), and returns the commit's
+// result, after the post-commit work it made due (see Table.PostCommit). Rows are checked before they are written (NOT NULL,
 // invariants, CHECK constraints, generated columns): a violation is a
 // *ConstraintError and commits nothing. batches is consumed once: the
 // files are written once, against the latest snapshot; if another writer
@@ -88,16 +88,21 @@ func Rows(rows [][]schema.Value) iter.Seq2[RowBatch, error] {
 // is a conflict (errors.Is ErrConflict). A table whose protocol has a
 // writer feature package txn does not support is refused with a
 // *FeatureError before anything is written.
-func (t *Table) Append(ctx context.Context, batches iter.Seq2[RowBatch, error], opts WriteOptions) (int64, error) {
+func (t *Table) Append(ctx context.Context, batches iter.Seq2[RowBatch, error], opts WriteOptions) (CommitResult, error) {
 	snap, err := t.writableSnapshot(ctx)
 	if err != nil {
-		return 0, err
+		return CommitResult{}, err
 	}
-	return write.Append(ctx, snap, batches, t.commitOptions(opts, nil))
+	res, err := write.Append(ctx, snap, batches, t.commitOptions(opts, nil))
+	if err != nil {
+		return CommitResult{}, err
+	}
+	t.PostCommit(ctx, &res)
+	return res, nil
 }
 
 // AppendRows is Append of rows given row by row, in table schema order.
-func (t *Table) AppendRows(ctx context.Context, rows [][]schema.Value, opts WriteOptions) (int64, error) {
+func (t *Table) AppendRows(ctx context.Context, rows [][]schema.Value, opts WriteOptions) (CommitResult, error) {
 	return t.Append(ctx, Rows(rows), opts)
 }
 
@@ -114,20 +119,24 @@ func (t *Table) AppendRows(ctx context.Context, rows [][]schema.Value, opts Writ
 // a concurrent change elsewhere the removals are planned again on the new
 // version (the new rows are written once). An append-only table is
 // ErrAppendOnly.
-func (t *Table) Overwrite(ctx context.Context, batches iter.Seq2[RowBatch, error], opts OverwriteOptions) (int64, error) {
+func (t *Table) Overwrite(ctx context.Context, batches iter.Seq2[RowBatch, error], opts OverwriteOptions) (CommitResult, error) {
 	snap, err := t.writableSnapshot(ctx)
 	if err != nil {
-		return 0, err
+		return CommitResult{}, err
 	}
-	v, err := write.Overwrite(ctx, snap, batches, t.commitOptions(opts.WriteOptions, opts.ReplaceWhere))
+	res, err := write.Overwrite(ctx, snap, batches, t.commitOptions(opts.WriteOptions, opts.ReplaceWhere))
 	if errors.Is(err, ErrAppendOnly) {
-		return 0, fmt.Errorf("delta: overwrite of %s: %w", logstore.RedactURI(t.uri), err)
+		return CommitResult{}, fmt.Errorf("overwrite of %s: %w", logstore.RedactURI(t.uri), err)
 	}
-	return v, err
+	if err != nil {
+		return CommitResult{}, err
+	}
+	t.PostCommit(ctx, &res)
+	return res, nil
 }
 
 // OverwriteRows is Overwrite of rows given row by row.
-func (t *Table) OverwriteRows(ctx context.Context, rows [][]schema.Value, opts OverwriteOptions) (int64, error) {
+func (t *Table) OverwriteRows(ctx context.Context, rows [][]schema.Value, opts OverwriteOptions) (CommitResult, error) {
 	return t.Overwrite(ctx, Rows(rows), opts)
 }
 

@@ -319,7 +319,8 @@ func TestAppendRoundTripAllTypes(t *testing.T) {
 				t.Fatal(err)
 			}
 			rows := allTypesRows(t)
-			v, err := tbl.AppendRows(ctx, rows, WriteOptions{})
+			res, err := tbl.AppendRows(ctx, rows, WriteOptions{})
+			v := res.Version
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -602,11 +603,12 @@ func TestOverwriteChangeData(t *testing.T) {
 			if tt.where != "" {
 				opts.ReplaceWhere = mustExpr(t, tt.where)
 			}
-			v, err := tbl.OverwriteRows(ctx, tt.rows, opts)
+			res, err := tbl.OverwriteRows(ctx, tt.rows, opts)
+			v := res.Version
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := tbl.Changes(ctx, ChangeOptions{Start: v, End: v})
+			c, err := tbl.Changes(ctx, ChangeOptions{Start: v, End: UpTo(v)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -650,7 +652,8 @@ func TestAppendFeatureRichTable(t *testing.T) {
 			id := int64(i*4 + j)
 			rows = append(rows, []schema.Value{schema.LongValue(id), schema.IntegerValue(int32(id % 3)), schema.StringValue(fmt.Sprint("row ", id))})
 		}
-		v, err := tbl.AppendRows(ctx, rows, WriteOptions{})
+		res, err := tbl.AppendRows(ctx, rows, WriteOptions{})
+		v := res.Version
 		if err != nil {
 			t.Fatal(err)
 		}

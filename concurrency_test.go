@@ -16,6 +16,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/internal/rowcheck"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/txn"
 	"github.com/godelta/delta/write"
@@ -198,8 +199,9 @@ func concOps(ctx context.Context, t *Table, w, ops int) ([]commitRecord, error) 
 		case 6: // overwrite one partition
 			rs, ids := rows(p)
 			pred, _ := expr.Parse(fmt.Sprintf("p = '%s'", p))
-			v, err := t.OverwriteRows(ctx, rs, OverwriteOptions{ReplaceWhere: pred,
+			res, err := t.OverwriteRows(ctx, rs, OverwriteOptions{ReplaceWhere: pred,
 				WriteOptions: WriteOptions{Txn: TxnOptions{Isolation: txn.Serializable}}})
+			v := res.Version
 			if err != nil {
 				return recs, fmt.Errorf("overwrite: %w", err)
 			}
@@ -215,7 +217,8 @@ func concOps(ctx context.Context, t *Table, w, ops int) ([]commitRecord, error) 
 			recs = append(recs, commitRecord{Version: v, Kind: "compact", Partition: p})
 		default: // blind append
 			rs, ids := rows(p)
-			v, err := t.AppendRows(ctx, rs, WriteOptions{})
+			res, err := t.AppendRows(ctx, rs, WriteOptions{})
+			v := res.Version
 			if err != nil {
 				return recs, fmt.Errorf("append: %w", err)
 			}
@@ -229,7 +232,7 @@ func concOps(ctx context.Context, t *Table, w, ops int) ([]commitRecord, error) 
 // with other writers; the version is asked of the snapshot on each run, so
 // a run after a commit that did land would stop, not apply it twice.
 func appAppend(ctx context.Context, t *Table, app string, version int64, rows [][]schema.Value) (int64, error) {
-	return t.Update(ctx, TxnOptions{Operation: "WRITE", RowsChecked: true}, func(tx *Transaction) error {
+	res, err := t.Update(ctx, TxnOptions{Operation: "WRITE"}, func(tx *Transaction) error {
 		if v, ok := tx.TxnVersion(app); ok && v >= version {
 			return fmt.Errorf("app %s version %d is already committed", app, version)
 		}
@@ -238,9 +241,11 @@ func appAppend(ctx context.Context, t *Table, app string, version int64, rows []
 			return err
 		}
 		tx.Add(adds...)
+		rowcheck.Mark(tx) // package write checked the rows
 		tx.SetTransaction(app, version)
 		return nil
 	})
+	return res.Version, err
 }
 
 var errNothingToCompact = errors.New("nothing to compact")
@@ -248,7 +253,7 @@ var errNothingToCompact = errors.New("nothing to compact")
 // compact rewrites the files of partition p as one file, with
 // dataChange=false, as OPTIMIZE does.
 func compact(ctx context.Context, t *Table, p string) (int64, error) {
-	tx, err := t.Begin(ctx, TxnOptions{Operation: "OPTIMIZE", RowsChecked: true})
+	tx, err := t.Begin(ctx, TxnOptions{Operation: "OPTIMIZE"})
 	if err != nil {
 		return 0, err
 	}
@@ -273,7 +278,13 @@ func compact(ctx context.Context, t *Table, p string) (int64, error) {
 	tx.Remove(r.Removes...)
 	adds := r.Adds
 	tx.Add(adds...)
-	return tx.Commit(ctx)
+	rowcheck.Mark(tx) // package write checked the rows
+	res, err := tx.Commit(ctx)
+	if err != nil {
+		return 0, err
+	}
+	t.PostCommit(ctx, &res)
+	return res.Version, nil
 }
 
 // checkConcurrentOutcome checks the table against the writers' records.

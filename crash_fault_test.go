@@ -68,7 +68,8 @@ func faultTable(t *testing.T, store logstore.Store, props map[string]string, com
 			ids = append(ids, next)
 			next++
 		}
-		v, err := tbl.AppendRows(ctx, rs, WriteOptions{Txn: TxnOptions{NoCheckpoint: true}})
+		res, err := tbl.AppendRows(ctx, rs, WriteOptions{Txn: TxnOptions{NoCheckpoint: true}})
+		v := res.Version
 		if err != nil {
 			t.Fatal(err)
 		}

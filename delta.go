@@ -1,11 +1,13 @@
-// Package delta reads Delta Lake tables: open a table by path or URI, then
-// take a snapshot of it at its latest version, at an older version, or as it
-// was at a point in time.
+// Package delta reads and writes Delta Lake tables: open a table by path or
+// URI, then take a snapshot of it at its latest version, at an older
+// version, or as it was at a point in time; create a table, append to it,
+// overwrite it, or commit files of your own.
 //
 //	t, err := delta.Open(ctx, "/data/events")
 //	snap, err := t.Snapshot(ctx)            // latest
 //	old, err := t.SnapshotAt(ctx, 3)        // time travel by version
 //	for f := range snap.Files() { ... }    // live data files
+//	res, err := t.AppendRows(ctx, rows, delta.WriteOptions{}) // res.Version
 //
 // A Table is a handle on a location; it holds no table state and is safe for
 // concurrent use. A *Snapshot is immutable and safe for concurrent use; its
@@ -22,11 +24,47 @@
 // cannot read (an unknown reader feature, a reader version above 3) is
 // refused with an error naming the reason, before any data is read.
 //
+// # Writes: what is atomic, and when a commit becomes visible
+//
+// Every write (Create, Append, Overwrite, Update, a Transaction of Begin)
+// is one commit, made by package txn: data files are written first, then
+// the commit file _delta_log/<version>.json is put with put-if-absent. That
+// put is the one atomic switch: before it, nothing of the write is visible;
+// after it, a snapshot loaded or updated sees all of it. A snapshot never
+// changes: one taken before the commit keeps its version.
+//
+// Writers isolate each other optimistically: a writer that loses the race
+// for a version checks the commits that won (see package txn) at the
+// transaction's isolation level, WriteSerializable unless the table or
+// TxnOptions say otherwise, and commits on top of them or fails with a
+// *ConflictError (errors.Is ErrConflict). Append retries on top of any
+// commit that did not change the table's metadata or protocol, Overwrite
+// re-plans after a concurrent change outside the rows it replaces, and
+// Update runs its function again, so it must be idempotent.
+//
+// A crash before the put leaves the table as it was (and data files no
+// commit names, for VACUUM); a crash after it leaves the whole commit. A
+// put whose outcome is unknown (a timeout) is read back; when even that
+// fails the error matches txn.ErrCommitUnknown, and the data files are kept.
+//
+// # After a commit
+//
+// A landed commit returns a CommitResult: version, timestamp, attempts,
+// and the maintenance it made due. Append, Overwrite and Update then run
+// that work (PostCommit): a checkpoint every delta.checkpointInterval
+// versions (default 10), then the deletion of expired log files (see
+// CleanupLog). It never fails the write: a failure is logged and left in
+// CommitResult.PostCommit.Err, and readers use the commits until the next
+// checkpoint. A program committing a Transaction of Begin calls PostCommit
+// itself.
+//
 // # Errors
 //
 // Errors wrap the kinds declared below (re-exported from package deltaerr),
 // to be tested with errors.Is. *FeatureError and *CorruptError carry detail
-// and are reached with errors.As.
+// and are reached with errors.As. A message says what failed once, with
+// the context each layer adds (the table, the file, the version) and no
+// package names.
 package delta
 
 import (
@@ -112,13 +150,13 @@ func (t *Table) Close() error {
 func OpenStore(ctx context.Context, name string, store logstore.Store) (*Table, error) {
 	for obj, err := range store.List(ctx, deltalog.LogDir, "") {
 		if err != nil {
-			return nil, fmt.Errorf("delta: opening %s: %w", logstore.RedactURI(name), err)
+			return nil, fmt.Errorf("opening %s: %w", logstore.RedactURI(name), err)
 		}
 		if _, ok := deltalog.ParseName(obj.Key); ok {
 			return &Table{uri: name, store: store}, nil
 		}
 	}
-	return nil, fmt.Errorf("delta: %s has no Delta log (%s with a commit or checkpoint): %w", logstore.RedactURI(name), deltalog.LogDir, ErrTableNotFound)
+	return nil, fmt.Errorf("%s has no Delta log (%s with a commit or checkpoint): %w", logstore.RedactURI(name), deltalog.LogDir, ErrTableNotFound)
 }
 
 // URI returns the location the table was opened at.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	delta "github.com/godelta/delta"
+	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/schema"
 )
 
 // A table in memory, written as a Delta writer would write it.
@@ -67,4 +69,52 @@ func ExampleSnapshot_FilesWhere() {
 	}
 	// Output:
 	// year=2025/b.parquet
+}
+
+// Create a table, append rows, and read what the commit returned; every
+// delta.checkpointInterval versions (2 here) the append also checkpoints.
+func ExampleTable_AppendRows() {
+	ctx := context.Background()
+	tbl, err := delta.Create(ctx, "memory://example-append", delta.TableSpec{
+		Schema:     &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.Long, Nullable: true}}},
+		Properties: map[string]string{"delta.checkpointInterval": "2"},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i := range int64(2) {
+		res, err := tbl.AppendRows(ctx, [][]schema.Value{{schema.LongValue(i)}}, delta.WriteOptions{})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println("version", res.Version, "attempts", res.Attempts, "checkpointed", res.PostCommit.Checkpointed)
+	}
+	// Output:
+	// version 1 attempts 1 checkpointed false
+	// version 2 attempts 1 checkpointed true
+}
+
+// The lower-level path commits files of your own and then runs the work
+// the commit made due.
+func ExampleTable_Begin() {
+	ctx := context.Background()
+	exampleTable(ctx, "example-begin")
+	tbl, _ := delta.Open(ctx, "memory://example-begin")
+	tx, err := tbl.Begin(ctx, delta.TxnOptions{Operation: "WRITE"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tx.Add(actions.Add{Path: "year=2026/c.parquet", PartitionValues: map[string]string{"year": "2026"},
+		Size: 300, ModificationTime: 3, DataChange: true})
+	res, err := tx.Commit(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tbl.PostCommit(ctx, &res)
+	fmt.Println("version", res.Version, "checkpoint due", res.PostCommit.Checkpoint)
+	// Output: version 1 checkpoint due false
 }

@@ -41,12 +41,12 @@ func ExampleAppendStructs() {
 		{Sensor: "a", At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Value: &v},
 		{Sensor: "b", At: time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC)},
 	}
-	version, err := delta.AppendStructs(ctx, tbl, slices.Values(rows), delta.WriteOptions{})
+	res, err := delta.AppendStructs(ctx, tbl, slices.Values(rows), delta.WriteOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("version", version)
+	fmt.Println("version", res.Version)
 
 	snap, err := tbl.Snapshot(ctx)
 	if err != nil {

@@ -195,7 +195,8 @@ func modelTrial(t *testing.T, seed uint64, inner logstore.Store, writers, opsPer
 					op.ids = append(op.ids, id)
 					rs = append(rs, []schema.Value{schema.LongValue(id), schema.StringValue(fmt.Sprintf("p%d", rng.IntN(3)))})
 				}
-				op.version, op.err = tbl.AppendRows(ctx, rs, WriteOptions{Txn: TxnOptions{UserMetadata: op.id}})
+				res, err := tbl.AppendRows(ctx, rs, WriteOptions{Txn: TxnOptions{UserMetadata: op.id}})
+				op.version, op.err = res.Version, err
 				mu.Lock()
 				ops = append(ops, op)
 				mu.Unlock()

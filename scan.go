@@ -26,9 +26,17 @@ type (
 	Batch = scan.Batch
 	// Changes is a change data feed.
 	Changes = scan.Changes
-	// ChangeOptions choose a change data feed's range and columns.
+	// ChangeOptions choose a change data feed's range and columns; the
+	// zero End is the latest version.
 	ChangeOptions = scan.ChangeOptions
+	// EndVersion ends a range of versions: the latest (the zero value),
+	// or UpTo(v).
+	EndVersion = scan.EndVersion
 )
+
+// UpTo ends a range of versions at v, included:
+// ChangeOptions{Start: 2, End: delta.UpTo(5)}.
+func UpTo(v int64) EndVersion { return scan.UpTo(v) }
 
 // ErrChangeDataFeedDisabled is returned for a change data feed over
 // versions at which the table did not record one.
@@ -46,7 +54,8 @@ func (t *Table) Scan(snap *Snapshot, opts ScanOptions) (*Scan, error) {
 }
 
 // Changes plans the change data feed of t from version opts.Start to
-// opts.End (the latest when negative).
+// opts.End (the latest when zero): ChangeOptions{Start: 1} is every change
+// from version 1 to the latest.
 func (t *Table) Changes(ctx context.Context, opts ChangeOptions) (*Changes, error) {
 	latest, err := t.Snapshot(ctx)
 	if err != nil {
@@ -80,7 +89,7 @@ func (t *Table) ChangesSince(ctx context.Context, ts time.Time, opts ChangeOptio
 	case at.Timestamp().Equal(ts):
 		opts.Start = at.Version()
 	case at.Version() == latest.Version():
-		return nil, fmt.Errorf("delta: no commit at or after %s (the latest, version %d, is at %s): %w",
+		return nil, fmt.Errorf("no commit at or after %s (the latest, version %d, is at %s): %w",
 			ts.UTC().Format(time.RFC3339Nano), latest.Version(), latest.Timestamp().UTC().Format(time.RFC3339Nano), ErrTimestampOutOfRange)
 	default:
 		opts.Start = at.Version() + 1

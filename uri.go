@@ -44,7 +44,7 @@ func ResolveContext(ctx context.Context, uri string) (logstore.Store, error) {
 		}
 		abs, err := filepath.Abs(uri)
 		if err != nil {
-			return nil, fmt.Errorf("delta: path %q: %w", uri, ErrInvalidArgument)
+			return nil, fmt.Errorf("path %q: %w", uri, ErrInvalidArgument)
 		}
 		return local.New(abs)
 	}
@@ -52,7 +52,7 @@ func ResolveContext(ctx context.Context, uri string) (logstore.Store, error) {
 	case "file":
 		u, err := url.Parse(uri)
 		if err != nil || (u.Host != "" && u.Host != "localhost") {
-			return nil, fmt.Errorf("delta: file URI %q must be file:///absolute/path: %w", uri, ErrInvalidArgument)
+			return nil, fmt.Errorf("file URI %q must be file:///absolute/path: %w", uri, ErrInvalidArgument)
 		}
 		return local.New(u.Path)
 	case "memory", "mem":
@@ -61,7 +61,7 @@ func ResolveContext(ctx context.Context, uri string) (logstore.Store, error) {
 	st, err := logstore.Open(ctx, uri)
 	var se *logstore.SchemeError
 	if errors.As(err, &se) {
-		return nil, fmt.Errorf("delta: %q: scheme %q is not registered: %w: %w", logstore.RedactURI(uri), scheme, ErrUnsupportedScheme, err)
+		return nil, fmt.Errorf("%q: scheme %q is not registered: %w: %w", logstore.RedactURI(uri), scheme, ErrUnsupportedScheme, err)
 	}
 	return st, err
 }

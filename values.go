@@ -41,20 +41,20 @@ type FileSchemaError = write.FileSchemaError
 // The batches are shaped by the schema of the latest snapshot at the call;
 // a schema change committed between that and the append makes the append
 // fail (ErrBatch, or a conflict), never write to the wrong columns.
-func AppendStructs[T any](ctx context.Context, t *Table, rows iter.Seq[T], opts WriteOptions) (int64, error) {
+func AppendStructs[T any](ctx context.Context, t *Table, rows iter.Seq[T], opts WriteOptions) (CommitResult, error) {
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
-		return 0, err
+		return CommitResult{}, err
 	}
 	return t.Append(ctx, write.StructBatches(snap.Schema(), rows, 0), opts)
 }
 
 // OverwriteStructs is Overwrite of rows given as Go structs, mapped as
 // AppendStructs maps them.
-func OverwriteStructs[T any](ctx context.Context, t *Table, rows iter.Seq[T], opts OverwriteOptions) (int64, error) {
+func OverwriteStructs[T any](ctx context.Context, t *Table, rows iter.Seq[T], opts OverwriteOptions) (CommitResult, error) {
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
-		return 0, err
+		return CommitResult{}, err
 	}
 	return t.Overwrite(ctx, write.StructBatches(snap.Schema(), rows, 0), opts)
 }

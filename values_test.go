@@ -92,8 +92,8 @@ func TestAppendStructsRoundTripAllTypes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v != 1 {
-				t.Errorf("version %d, want 1", v)
+			if v.Version != 1 {
+				t.Errorf("version %d, want 1", v.Version)
 			}
 			diffRows(t, scanRows(t, tbl), formatRows(allTypesRows(t)))
 			validateLog(t, tbl)

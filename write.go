@@ -19,17 +19,32 @@ type (
 	ConflictError = txn.ConflictError
 )
 
+// What a commit returns; see package txn.
+type (
+	// CommitResult is what a landed commit returns: its version,
+	// timestamp, attempts, and the post-commit work it made due.
+	CommitResult = txn.CommitResult
+	// PostCommitWork is the maintenance a commit made due (a checkpoint,
+	// then log cleanup), and, once it ran, how it went.
+	PostCommitWork = txn.PostCommitWork
+)
+
 // ErrConflict is matched by every *ConflictError.
 var ErrConflict = txn.ErrConflict
 
 // Begin starts a transaction on the table's latest version. It is the
 // lower-level write path for programs that write their own Parquet files:
 // put the files under the table root, stage add actions for them (with
-// stats), and Commit.
+// stats), Commit, then run the post-commit work with PostCommit.
 //
 //	tx, err := t.Begin(ctx, delta.TxnOptions{Operation: "WRITE"})
 //	tx.Add(actions.Add{Path: "part-0001.parquet", Size: n, DataChange: true, Stats: stats})
-//	version, err := tx.Commit(ctx)
+//	res, err := tx.Commit(ctx)
+//	t.PostCommit(ctx, &res) // the checkpoint due every delta.checkpointInterval versions
+//
+// A table that uses invariants, CHECK constraints or generated columns is
+// refused (a *FeatureError): a transaction cannot see the rows of the
+// files it stages; Append and Overwrite check them.
 func (t *Table) Begin(ctx context.Context, opts TxnOptions) (*Transaction, error) {
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
@@ -43,11 +58,29 @@ func (t *Table) Begin(ctx context.Context, opts TxnOptions) (*Transaction, error
 
 // Update runs fn in a transaction on the latest version and commits it;
 // after a conflict it loads the newer version and runs fn again, so fn may
-// run more than once and must stage everything anew each time.
-func (t *Table) Update(ctx context.Context, opts TxnOptions, fn func(*Transaction) error) (int64, error) {
+// run more than once and must stage everything anew each time. It returns
+// the commit's result after running the post-commit work (PostCommit).
+func (t *Table) Update(ctx context.Context, opts TxnOptions, fn func(*Transaction) error) (CommitResult, error) {
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
-		return 0, err
+		return CommitResult{}, err
 	}
-	return txn.Update(ctx, snap, opts, fn)
+	res, err := txn.Update(ctx, snap, opts, fn)
+	if err != nil {
+		return CommitResult{}, err
+	}
+	t.PostCommit(ctx, &res)
+	return res, nil
+}
+
+// PostCommit runs the maintenance a commit to the table made due, and
+// records in res.PostCommit how it went: every delta.checkpointInterval
+// versions (default 10) a checkpoint, then the deletion of the log files
+// older than delta.logRetentionDuration that no retained version needs
+// (unless delta.enableExpiredLogCleanup is false). Append, Overwrite and
+// Update call it; a program that commits a transaction of Begin calls it
+// after Commit. A failure is logged and left in res.PostCommit.Err: the
+// commit stands, and readers use the commits until the next checkpoint.
+func (t *Table) PostCommit(ctx context.Context, res *CommitResult) {
+	txn.PostCommit(ctx, res)
 }

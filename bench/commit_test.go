@@ -62,8 +62,13 @@ func benchCommit(b *testing.B, noCheckpoint bool) {
 	for b.Loop() {
 		tx := txn.Begin(snap, txn.Options{Operation: "WRITE", NoCheckpoint: noCheckpoint})
 		tx.Add(benchAdd(i))
-		if _, err := tx.Commit(ctx); err != nil {
+		res, err := tx.Commit(ctx)
+		if err != nil {
 			b.Fatal(err)
+		}
+		txn.PostCommit(ctx, &res) // the checkpoints of with-checkpoints
+		if res.PostCommit.Err != nil {
+			b.Fatal(res.PostCommit.Err)
 		}
 		i++
 		b.StopTimer()

@@ -529,9 +529,9 @@ func changes(ctx context.Context, root string, dc dataCase) (*delta.Changes, err
 	if err != nil {
 		return nil, err
 	}
-	opts := delta.ChangeOptions{End: -1}
+	var opts delta.ChangeOptions
 	if dc.EndVersion != nil {
-		opts.End = *dc.EndVersion
+		opts.End = delta.UpTo(*dc.EndVersion)
 	}
 	if dc.StartingTimestamp != nil {
 		ts, err := time.Parse("2006-01-02T15:04:05.999999999", *dc.StartingTimestamp)

@@ -21,42 +21,42 @@ import (
 var (
 	// ErrTableNotFound is returned when a path holds no Delta table: there is
 	// no _delta_log directory, or it holds no commit or checkpoint.
-	ErrTableNotFound = errors.New("delta: table not found")
+	ErrTableNotFound = errors.New("table not found")
 
 	// ErrCorrupt marks bytes that cannot be decoded or that break a rule of
 	// the protocol: a commit line that is not JSON, a truncated checkpoint,
 	// a log without protocol or metaData. It is distinct from an I/O failure.
-	ErrCorrupt = errors.New("delta: corrupt table data")
+	ErrCorrupt = errors.New("corrupt table data")
 
 	// ErrUnsupportedFeature is returned when a table needs a protocol version
 	// or a table feature this library cannot honour for the operation asked
 	// (reading or writing). The *FeatureError carries the feature name.
-	ErrUnsupportedFeature = errors.New("delta: unsupported table feature")
+	ErrUnsupportedFeature = errors.New("unsupported table feature")
 
 	// ErrVersionNotFound is returned when a version asked for does not exist:
 	// beyond the latest commit, or older than the earliest version that can
 	// be reconstructed from the log that is left.
-	ErrVersionNotFound = errors.New("delta: version not found")
+	ErrVersionNotFound = errors.New("version not found")
 
 	// ErrTimestampOutOfRange is returned by time travel to a timestamp before
 	// the earliest commit or after the latest one.
-	ErrTimestampOutOfRange = errors.New("delta: timestamp out of range")
+	ErrTimestampOutOfRange = errors.New("timestamp out of range")
 
 	// ErrMissingLogFile is returned when the log has a hole: a commit that the
 	// versions around it say must exist is not there.
-	ErrMissingLogFile = errors.New("delta: missing log file")
+	ErrMissingLogFile = errors.New("missing log file")
 
 	// ErrInvalidArgument is returned for a bad argument from the caller, such
 	// as a negative version or a malformed URI.
-	ErrInvalidArgument = errors.New("delta: invalid argument")
+	ErrInvalidArgument = errors.New("invalid argument")
 
 	// ErrUnsupportedScheme is returned for a table URI whose scheme names no
 	// store this library has.
-	ErrUnsupportedScheme = errors.New("delta: unsupported URI scheme")
+	ErrUnsupportedScheme = errors.New("unsupported URI scheme")
 
 	// ErrPathEscapesRoot is returned when a path in the log or given by a
 	// caller would resolve outside the table root.
-	ErrPathEscapesRoot = errors.New("delta: path escapes the table root")
+	ErrPathEscapesRoot = errors.New("path escapes the table root")
 )
 
 // FeatureError says which feature or protocol version a table needs that
@@ -71,7 +71,7 @@ type FeatureError struct {
 }
 
 func (e *FeatureError) Error() string {
-	return fmt.Sprintf("delta: table requires %s, which godelta does not support for %s", e.Feature, e.Op)
+	return fmt.Sprintf("table requires %s, which godelta does not support for %s", e.Feature, e.Op)
 }
 
 // Is reports whether target is ErrUnsupportedFeature.
@@ -86,7 +86,7 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	msg := "delta: corrupt " + e.Path
+	msg := "corrupt " + e.Path
 	if e.Reason != "" {
 		msg += ": " + e.Reason
 	}

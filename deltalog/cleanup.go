@@ -86,7 +86,7 @@ type CleanupResult struct {
 func Cleanup(ctx context.Context, store logstore.Store, opts CleanupOptions) (CleanupResult, error) {
 	res := CleanupResult{CheckpointVersion: -1}
 	if opts.Retention < 0 {
-		return res, fmt.Errorf("deltalog: log retention %v is negative: %w", opts.Retention, deltaerr.ErrInvalidArgument)
+		return res, fmt.Errorf("log retention %v is negative: %w", opts.Retention, deltaerr.ErrInvalidArgument)
 	}
 	if opts.Retention == 0 {
 		opts.Retention = DefaultLogRetention
@@ -141,7 +141,7 @@ func Cleanup(ctx context.Context, store logstore.Store, opts CleanupOptions) (Cl
 	for i, key := range res.Deleted {
 		if err := store.Delete(ctx, key); err != nil {
 			res.Deleted = res.Deleted[:i]
-			return res, fmt.Errorf("deltalog: cleanup: deleting %s: %w", key, err)
+			return res, fmt.Errorf("cleanup: deleting %s: %w", key, err)
 		}
 	}
 	return res, nil
@@ -181,7 +181,7 @@ func deadSidecars(ctx context.Context, store logstore.Store, files []LogFile, fr
 		}
 		names, err := refs(ctx, cp)
 		if err != nil {
-			return nil, fmt.Errorf("deltalog: cleanup: reading the sidecars of %s: %w", cp[0].Key, err)
+			return nil, fmt.Errorf("cleanup: reading the sidecars of %s: %w", cp[0].Key, err)
 		}
 		for _, n := range names {
 			live[n] = true
@@ -190,7 +190,7 @@ func deadSidecars(ctx context.Context, store logstore.Store, files []LogFile, fr
 	var out []string
 	for obj, err := range store.List(ctx, SidecarDir, "") {
 		if err != nil {
-			return nil, fmt.Errorf("deltalog: listing %s: %w", SidecarDir, err)
+			return nil, fmt.Errorf("listing %s: %w", SidecarDir, err)
 		}
 		name := obj.Key[len(SidecarDir):]
 		if live[name] || !obj.ModTime.Before(olderThan) {

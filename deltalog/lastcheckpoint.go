@@ -36,7 +36,7 @@ func ReadLastCheckpoint(ctx context.Context, store logstore.Store) (*LastCheckpo
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("deltalog: reading %s: %w", LastCheckpointKey, err)
+		return nil, fmt.Errorf("reading %s: %w", LastCheckpointKey, err)
 	}
 	var lc LastCheckpoint
 	if err := json.Unmarshal(data, &lc); err != nil {

@@ -37,7 +37,7 @@ func WriteLastCheckpoint(ctx context.Context, store logstore.Store, lc LastCheck
 		return err
 	}
 	if err := store.Put(ctx, LastCheckpointKey, data); err != nil {
-		return fmt.Errorf("deltalog: writing %s: %w", LastCheckpointKey, err)
+		return fmt.Errorf("writing %s: %w", LastCheckpointKey, err)
 	}
 	return nil
 }
@@ -46,12 +46,12 @@ func WriteLastCheckpoint(ctx context.Context, store logstore.Store, lc LastCheck
 // its JSON with the checksum field set.
 func EncodeLastCheckpoint(lc LastCheckpoint) ([]byte, error) {
 	if lc.Version < 0 || lc.Size < 0 || (lc.Parts != nil && *lc.Parts < 1) {
-		return nil, fmt.Errorf("deltalog: _last_checkpoint version %d, size %d, parts %v: %w", lc.Version, lc.Size, lc.Parts, deltaerr.ErrInvalidArgument)
+		return nil, fmt.Errorf("_last_checkpoint version %d, size %d, parts %v: %w", lc.Version, lc.Size, lc.Parts, deltaerr.ErrInvalidArgument)
 	}
 	lc.Checksum = ""
 	data, err := json.Marshal(lc)
 	if err != nil {
-		return nil, fmt.Errorf("deltalog: encoding _last_checkpoint: %w: %w", deltaerr.ErrInvalidArgument, err)
+		return nil, fmt.Errorf("encoding _last_checkpoint: %w: %w", deltaerr.ErrInvalidArgument, err)
 	}
 	sum, err := LastCheckpointChecksum(data)
 	if err != nil {

@@ -31,7 +31,7 @@ func List(ctx context.Context, store logstore.Store, from int64) ([]LogFile, err
 	var files []LogFile
 	for obj, err := range store.List(ctx, LogDir, startAfter) {
 		if err != nil {
-			return nil, fmt.Errorf("deltalog: listing %s: %w", LogDir, err)
+			return nil, fmt.Errorf("listing %s: %w", LogDir, err)
 		}
 		f, ok := ParseName(obj.Key)
 		if !ok || f.Version < from {
@@ -65,7 +65,7 @@ func fillGaps(ctx context.Context, store logstore.Store, files []LogFile) ([]Log
 				continue
 			}
 			if err != nil {
-				return nil, fmt.Errorf("deltalog: looking up %s: %w", key, err)
+				return nil, fmt.Errorf("looking up %s: %w", key, err)
 			}
 			added = append(added, LogFile{Key: key, Version: v, Kind: Commit, Size: info.Size, ModTime: info.ModTime.UnixMilli()})
 		}
@@ -128,7 +128,7 @@ func (s Segment) CheckpointVersion() (int64, bool) {
 // checkpoint and the version is missing.
 func NewSegment(files []LogFile, version int64, skip map[int64]bool) (Segment, error) {
 	if version < 0 && version != Latest {
-		return Segment{}, fmt.Errorf("deltalog: version %d: %w", version, deltaerr.ErrInvalidArgument)
+		return Segment{}, fmt.Errorf("version %d: %w", version, deltaerr.ErrInvalidArgument)
 	}
 	commits := make(map[int64]LogFile)
 	var newest int64 = -1
@@ -143,12 +143,12 @@ func NewSegment(files []LogFile, version int64, skip map[int64]bool) (Segment, e
 		newest = max(newest, f.Version)
 	}
 	if newest < 0 {
-		return Segment{}, fmt.Errorf("deltalog: no commit or checkpoint in %s: %w", LogDir, deltaerr.ErrTableNotFound)
+		return Segment{}, fmt.Errorf("no commit or checkpoint in %s: %w", LogDir, deltaerr.ErrTableNotFound)
 	}
 	if version == Latest {
 		version = newest
 	} else if version > newest {
-		return Segment{}, fmt.Errorf("deltalog: version %d is after the latest version %d: %w", version, newest, deltaerr.ErrVersionNotFound)
+		return Segment{}, fmt.Errorf("version %d is after the latest version %d: %w", version, newest, deltaerr.ErrVersionNotFound)
 	}
 
 	seg := Segment{Version: version}
@@ -162,14 +162,14 @@ func NewSegment(files []LogFile, version int64, skip map[int64]bool) (Segment, e
 	}
 	if len(seg.Checkpoint) == 0 {
 		if _, ok := commits[0]; !ok {
-			return Segment{}, fmt.Errorf("deltalog: version %d cannot be reconstructed: no checkpoint at or before it and no commit 0 (earliest reconstructable is %s): %w",
+			return Segment{}, fmt.Errorf("version %d cannot be reconstructed: no checkpoint at or before it and no commit 0 (earliest reconstructable is %s): %w",
 				version, earliestDesc(files, skip), deltaerr.ErrVersionNotFound)
 		}
 	}
 	for v := start; v <= version; v++ {
 		c, ok := commits[v]
 		if !ok {
-			return Segment{}, fmt.Errorf("deltalog: commit %s is missing (needed for version %d): %w", CommitKey(v), version, deltaerr.ErrMissingLogFile)
+			return Segment{}, fmt.Errorf("commit %s is missing (needed for version %d): %w", CommitKey(v), version, deltaerr.ErrMissingLogFile)
 		}
 		seg.Commits = append(seg.Commits, c)
 	}
@@ -264,5 +264,5 @@ func Earliest(files []LogFile) (int64, error) {
 	if cps := completeCheckpoints(files); len(cps) > 0 {
 		return cps[len(cps)-1][0].Version, nil
 	}
-	return 0, fmt.Errorf("deltalog: no commit 0 and no checkpoint in %s: %w", LogDir, deltaerr.ErrTableNotFound)
+	return 0, fmt.Errorf("no commit 0 and no checkpoint in %s: %w", LogDir, deltaerr.ErrTableNotFound)
 }

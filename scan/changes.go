@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strconv"
 	"time"
 
 	"github.com/godelta/delta/actions"
@@ -30,12 +31,39 @@ const (
 	ChangeUpdatePostimage = "update_postimage"
 )
 
-// ChangeOptions choose the commits and columns of a change data feed.
+// EndVersion is where a range of versions ends: the zero value is the
+// latest version (as the table is when the range is planned), UpTo(v) is
+// version v. It is the one way to say "latest" for a range end, as
+// Option<Version> is in delta-kernel-rs: a version number never stands for
+// it.
+type EndVersion struct {
+	version int64
+	set     bool
+}
+
+// UpTo ends a range at version v, which is included.
+func UpTo(v int64) EndVersion { return EndVersion{version: v, set: true} }
+
+// Version returns the version the range ends at, and false for the latest.
+func (e EndVersion) Version() (int64, bool) { return e.version, e.set }
+
+// String returns the version, or "latest".
+func (e EndVersion) String() string {
+	if !e.set {
+		return "latest"
+	}
+	return strconv.FormatInt(e.version, 10)
+}
+
+// ChangeOptions choose the commits and columns of a change data feed. The
+// zero value reads every change, from version 0 to the latest;
+// ChangeOptions{Start: 1} those from version 1 to the latest.
 type ChangeOptions struct {
 	// Start is the first version whose changes are returned.
 	Start int64
-	// End is the last version; a negative End means the latest.
-	End int64
+	// End is the last version whose changes are returned: the latest
+	// when zero, else UpTo(v).
+	End EndVersion
 	// Since, when set, leaves out the commits whose timestamp is before
 	// it, as delta-rs does for a starting timestamp (in-commit timestamps
 	// are not always monotonic in tables written before they were).
@@ -66,25 +94,26 @@ type Changes struct {
 }
 
 // NewChanges plans the change data feed from opts.Start to opts.End of the
-// table whose latest snapshot is latest. Errors: a range whose end is
-// before its start is deltaerr.ErrInvalidArgument; a start after the
-// latest version, or an end beyond it, deltaerr.ErrVersionNotFound; a range
-// over which the table did not have delta.enableChangeDataFeed set is
-// ErrChangeDataFeedDisabled.
+// table whose latest snapshot is latest (the end, when opts.End is zero).
+// Errors: a negative start, or a range whose end is before its start, is
+// deltaerr.ErrInvalidArgument; a start after the latest version, or an end
+// beyond it, deltaerr.ErrVersionNotFound; a range over which the table did
+// not have delta.enableChangeDataFeed set is ErrChangeDataFeedDisabled.
 func NewChanges(ctx context.Context, latest *snapshot.Snapshot, opts ChangeOptions) (*Changes, error) {
-	start, end := opts.Start, opts.End
-	if end < 0 {
+	start := opts.Start
+	end, ok := opts.End.Version()
+	if !ok {
 		end = latest.Version()
 	}
 	switch {
 	case start < 0:
-		return nil, fmt.Errorf("scan: change data feed from version %d: %w", start, deltaerr.ErrInvalidArgument)
-	case end < start:
-		return nil, fmt.Errorf("scan: invalid range: end version %d before start version %d: %w", end, start, deltaerr.ErrInvalidArgument)
+		return nil, fmt.Errorf("change data feed from version %d: %w", start, deltaerr.ErrInvalidArgument)
 	case start > latest.Version():
-		return nil, fmt.Errorf("scan: start version %d after last table version %d: %w", start, latest.Version(), deltaerr.ErrVersionNotFound)
+		return nil, fmt.Errorf("start version %d after last table version %d: %w", start, latest.Version(), deltaerr.ErrVersionNotFound)
+	case end < start:
+		return nil, fmt.Errorf("invalid range: end version %d before start version %d: %w", end, start, deltaerr.ErrInvalidArgument)
 	case end > latest.Version():
-		return nil, fmt.Errorf("scan: end version %d after last table version %d: %w", end, latest.Version(), deltaerr.ErrVersionNotFound)
+		return nil, fmt.Errorf("end version %d after last table version %d: %w", end, latest.Version(), deltaerr.ErrVersionNotFound)
 	}
 	store := latest.Store()
 	endSnap := latest
@@ -102,7 +131,7 @@ func NewChanges(ctx context.Context, latest *snapshot.Snapshot, opts ChangeOptio
 		}
 	}
 	if !startSnap.Config().ChangeDataFeed() {
-		return nil, fmt.Errorf("scan: version %d: %w", start, ErrChangeDataFeedDisabled)
+		return nil, fmt.Errorf("version %d: %w", start, ErrChangeDataFeedDisabled)
 	}
 	s, err := New(endSnap, Options{Columns: opts.Columns, TableURI: opts.TableURI, Concurrency: opts.Concurrency, BatchSize: opts.BatchSize})
 	if err != nil {
@@ -150,7 +179,7 @@ func (c *Changes) tasks(ctx context.Context) iter.Seq2[*fileRead, error] {
 			data, err := s.store.Get(ctx, key)
 			if err != nil {
 				if errors.Is(err, logstore.ErrNotFound) {
-					err = fmt.Errorf("scan: commit %d is no longer in the log: %w: %w", v, deltaerr.ErrVersionNotFound, err)
+					err = fmt.Errorf("commit %d is no longer in the log: %w: %w", v, deltaerr.ErrVersionNotFound, err)
 				}
 				yield(nil, err)
 				return
@@ -192,7 +221,7 @@ func commitTime(ctx context.Context, store logstore.Store, key string, acts []ac
 				return time.UnixMilli(*ci.InCommitTimestamp), nil
 			}
 		}
-		return time.Time{}, fmt.Errorf("scan: commit %s has no in-commit timestamp: %w", key, deltaerr.ErrCorrupt)
+		return time.Time{}, fmt.Errorf("commit %s has no in-commit timestamp: %w", key, deltaerr.ErrCorrupt)
 	}
 	info, err := store.Stat(ctx, key)
 	if err != nil {
@@ -212,10 +241,10 @@ func (c *Changes) commitReads(v int64, ts time.Time, acts []actions.Action) ([]*
 		if a.Metadata != nil {
 			cfg, err := tableconfig.New(c.s.snap.Protocol(), *a.Metadata)
 			if err != nil {
-				return nil, fmt.Errorf("scan: version %d: %w", v, err)
+				return nil, fmt.Errorf("version %d: %w", v, err)
 			}
 			if !cfg.ChangeDataFeed() {
-				return nil, fmt.Errorf("scan: version %d: %w", v, ErrChangeDataFeedDisabled)
+				return nil, fmt.Errorf("version %d: %w", v, ErrChangeDataFeedDisabled)
 			}
 		}
 		if a.CDC != nil {

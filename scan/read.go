@@ -197,7 +197,7 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 	if size <= 0 {
 		info, err := s.store.Stat(ctx, key)
 		if err != nil {
-			return fmt.Errorf("scan: data file %s: %w", t.path, missing(err))
+			return fmt.Errorf("data file %s: %w", t.path, missing(err))
 		}
 		size = info.Size
 	}
@@ -205,18 +205,18 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 	if t.dv != nil {
 		deleted, err = dv.Load(ctx, s.store, t.dv, s.resolveAbs)
 		if err != nil {
-			return fmt.Errorf("scan: deletion vector of %s: %w", t.path, err)
+			return fmt.Errorf("deletion vector of %s: %w", t.path, err)
 		}
 	}
 	var keep func(int64) bool
 	if t.keepFrom != nil {
 		if keep, err = t.keepFrom(ctx); err != nil {
-			return fmt.Errorf("scan: deletion vectors of %s: %w", t.path, err)
+			return fmt.Errorf("deletion vectors of %s: %w", t.path, err)
 		}
 	}
 	f, err := datafile.Open(logstore.ReaderAt(ctx, s.store, key, size), size)
 	if err != nil {
-		return fmt.Errorf("scan: data file %s: %w", t.path, missing(err))
+		return fmt.Errorf("data file %s: %w", t.path, missing(err))
 	}
 	// Fresh batches: when every row of a batch is kept, its columns become
 	// the output's without a copy.
@@ -266,7 +266,7 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 		return emit(out)
 	})
 	if err != nil {
-		return fmt.Errorf("scan: data file %s: %w", t.path, missing(err))
+		return fmt.Errorf("data file %s: %w", t.path, missing(err))
 	}
 	return nil
 }
@@ -471,7 +471,7 @@ func (s *reader) dataKey(p string) (string, error) {
 	}
 	dec, err := url.PathUnescape(p)
 	if err != nil {
-		return "", fmt.Errorf("scan: file path %q is not a valid URI path: %w", p, deltaerr.ErrCorrupt)
+		return "", fmt.Errorf("file path %q is not a valid URI path: %w", p, deltaerr.ErrCorrupt)
 	}
 	return relativeKey(dec, p)
 }
@@ -479,10 +479,10 @@ func (s *reader) dataKey(p string) (string, error) {
 func relativeKey(dec, orig string) (string, error) {
 	clean := path.Clean(dec)
 	if clean == "." || clean == ".." || strings.HasPrefix(clean, "../") || strings.HasPrefix(clean, "/") {
-		return "", fmt.Errorf("scan: file path %q: %w", orig, deltaerr.ErrPathEscapesRoot)
+		return "", fmt.Errorf("file path %q: %w", orig, deltaerr.ErrPathEscapesRoot)
 	}
 	if err := logstore.CheckKey(clean); err != nil {
-		return "", fmt.Errorf("scan: file path %q: %w: %w", orig, deltaerr.ErrPathEscapesRoot, err)
+		return "", fmt.Errorf("file path %q: %w: %w", orig, deltaerr.ErrPathEscapesRoot, err)
 	}
 	return clean, nil
 }
@@ -513,12 +513,12 @@ func isAbsolute(p string) bool {
 func (s *reader) resolveAbs(p string) (string, error) {
 	root := s.opts.TableURI
 	if root == "" {
-		return "", fmt.Errorf("scan: absolute path %q, and the table's URI is unknown: %w", p, deltaerr.ErrPathEscapesRoot)
+		return "", fmt.Errorf("absolute path %q, and the table's URI is unknown: %w", p, deltaerr.ErrPathEscapesRoot)
 	}
 	pp, rp := canonicalURI(p), canonicalURI(root)
 	rp = strings.TrimSuffix(rp, "/") + "/"
 	if !strings.HasPrefix(pp, rp) {
-		return "", fmt.Errorf("scan: path %q is outside the table at %s: %w", p, logstore.RedactURI(root), deltaerr.ErrPathEscapesRoot)
+		return "", fmt.Errorf("path %q is outside the table at %s: %w", p, logstore.RedactURI(root), deltaerr.ErrPathEscapesRoot)
 	}
 	return relativeKey(strings.TrimPrefix(pp, rp), p)
 }

@@ -112,7 +112,7 @@ func newReader(snap *snapshot.Snapshot, opts Options) (*reader, error) {
 	}
 	s := &reader{store: snap.Store(), opts: opts, table: snap.Schema(), pred: opts.Predicate}
 	if s.table == nil {
-		return nil, fmt.Errorf("scan: snapshot %d has no schema: %w", snap.Version(), deltaerr.ErrCorrupt)
+		return nil, fmt.Errorf("snapshot %d has no schema: %w", snap.Version(), deltaerr.ErrCorrupt)
 	}
 	s.mode = columnMappingMode(snap)
 	s.byID = s.mode == schema.ColumnMappingByID
@@ -121,7 +121,7 @@ func newReader(snap *snapshot.Snapshot, opts Options) (*reader, error) {
 		f, ok := s.table.Field(name)
 		if !ok {
 			if f, ok = s.table.FieldFold(name); !ok {
-				return nil, fmt.Errorf("scan: partition column %q is not in the schema: %w", name, deltaerr.ErrCorrupt)
+				return nil, fmt.Errorf("partition column %q is not in the schema: %w", name, deltaerr.ErrCorrupt)
 			}
 		}
 		s.parts[f.Name] = partColumn{typ: f.Type, physical: f.PhysicalName(s.mode)}
@@ -168,7 +168,7 @@ func newReader(snap *snapshot.Snapshot, opts Options) (*reader, error) {
 	}
 	physical, err := s.table.PhysicalSchema(s.mode)
 	if err != nil {
-		return nil, fmt.Errorf("scan: %w", err)
+		return nil, fmt.Errorf("physical schema: %w", err)
 	}
 	s.physical = physical
 	s.plan = newReadPlan(s.table, physical, s.parts, outFields, predTop)
@@ -188,7 +188,7 @@ func (s *reader) field(name string) (*schema.StructField, error) {
 	if f, ok := s.table.FieldFold(name); ok {
 		return f, nil
 	}
-	return nil, fmt.Errorf("scan: column %q is not in the table schema: %w", name, deltaerr.ErrInvalidArgument)
+	return nil, fmt.Errorf("column %q is not in the table schema: %w", name, deltaerr.ErrInvalidArgument)
 }
 
 // resolvePredColumn checks a predicate column ("a" or "a.b.c") and returns
@@ -201,18 +201,18 @@ func (s *reader) resolvePredColumn(name string) (string, schema.DataType, error)
 	path := strings.Split(name, ".")
 	f, err := s.field(path[0])
 	if err != nil {
-		return "", nil, fmt.Errorf("scan: predicate column %q is not in the table schema: %w", name, deltaerr.ErrInvalidArgument)
+		return "", nil, fmt.Errorf("predicate column %q is not in the table schema: %w", name, deltaerr.ErrInvalidArgument)
 	}
 	t := f.Type
 	for _, seg := range path[1:] {
 		st, ok := t.(*schema.StructType)
 		if !ok {
-			return "", nil, fmt.Errorf("scan: predicate column %q: %q is not a struct: %w", name, seg, deltaerr.ErrInvalidArgument)
+			return "", nil, fmt.Errorf("predicate column %q: %q is not a struct: %w", name, seg, deltaerr.ErrInvalidArgument)
 		}
 		sf, ok := st.Field(seg)
 		if !ok {
 			if sf, ok = st.FieldFold(seg); !ok {
-				return "", nil, fmt.Errorf("scan: predicate column %q is not in the table schema: %w", name, deltaerr.ErrInvalidArgument)
+				return "", nil, fmt.Errorf("predicate column %q is not in the table schema: %w", name, deltaerr.ErrInvalidArgument)
 			}
 		}
 		t = sf.Type
@@ -311,7 +311,7 @@ func (s *reader) partitionValuesOf(raw map[string]string, path string) (map[stri
 		}
 		v, err := s.parsePartitionValue(pc.typ, text)
 		if err != nil {
-			return nil, fmt.Errorf("scan: file %s: partition column %q: %w", path, name, err)
+			return nil, fmt.Errorf("file %s: partition column %q: %w", path, name, err)
 		}
 		pv[name] = v
 	}

@@ -40,7 +40,7 @@ func allOf[T any](sch *schema.StructType, batches iter.Seq2[*Batch, error]) iter
 		var zero T
 		rt := reflect.TypeFor[T]()
 		if rt.Kind() != reflect.Struct {
-			yield(zero, fmt.Errorf("scan: All needs a struct type, not %s: %w", rt, deltaerr.ErrInvalidArgument))
+			yield(zero, fmt.Errorf("All needs a struct type, not %s: %w", rt, deltaerr.ErrInvalidArgument))
 			return
 		}
 		var m govalue.Mapper
@@ -58,7 +58,7 @@ func allOf[T any](sch *schema.StructType, batches iter.Seq2[*Batch, error]) iter
 						continue
 					}
 					if err := m.Assign(dst.Field(fi), b.Columns[col][i], sch.Fields[col].Type); err != nil {
-						yield(zero, fmt.Errorf("scan: column %q into field %s.%s: %w", sch.Fields[col].Name, rt.Name(), rt.Field(fi).Name, err))
+						yield(zero, fmt.Errorf("column %q into field %s.%s: %w", sch.Fields[col].Name, rt.Name(), rt.Field(fi).Name, err))
 						return
 					}
 				}

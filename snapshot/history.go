@@ -34,7 +34,7 @@ func History(ctx context.Context, store logstore.Store, limit int) ([]Commit, er
 	}
 	times := commitTimes(files)
 	if len(times) == 0 {
-		return nil, fmt.Errorf("snapshot: no commit in %s: %w", deltalog.LogDir, deltaerr.ErrTableNotFound)
+		return nil, fmt.Errorf("no commit in %s: %w", deltalog.LogDir, deltaerr.ErrTableNotFound)
 	}
 	n := len(times)
 	if limit > 0 && limit < n {
@@ -92,7 +92,7 @@ var errStop = errors.New("stop")
 func readCommitInfo(ctx context.Context, store logstore.Store, key string) (*actions.CommitInfo, error) {
 	data, err := store.Get(ctx, key)
 	if err != nil {
-		return nil, fmt.Errorf("snapshot: reading %s: %w", key, err)
+		return nil, fmt.Errorf("reading %s: %w", key, err)
 	}
 	var ci *actions.CommitInfo
 	err = actions.EachAction(key, data, func(a *actions.Action) error {
@@ -144,7 +144,7 @@ func VersionAtTimestamp(ctx context.Context, latest *Snapshot, t time.Time) (int
 		}
 	}
 	if len(times) == 0 {
-		return 0, fmt.Errorf("snapshot: no commit file to date versions by: %w", deltaerr.ErrTimestampOutOfRange)
+		return 0, fmt.Errorf("no commit file to date versions by: %w", deltaerr.ErrTimestampOutOfRange)
 	}
 	target := t.UnixMilli()
 
@@ -184,7 +184,7 @@ func VersionAtTimestamp(ctx context.Context, latest *Snapshot, t time.Time) (int
 		return 0, err
 	}
 	if target < first {
-		return 0, fmt.Errorf("snapshot: timestamp %s is before the earliest available commit (version %d at %s): %w",
+		return 0, fmt.Errorf("timestamp %s is before the earliest available commit (version %d at %s): %w",
 			t.UTC().Format(time.RFC3339Nano), times[lo].version, time.UnixMilli(first).UTC().Format(time.RFC3339Nano), deltaerr.ErrTimestampOutOfRange)
 	}
 	last, err := stamp(hi - 1)
@@ -192,7 +192,7 @@ func VersionAtTimestamp(ctx context.Context, latest *Snapshot, t time.Time) (int
 		return 0, err
 	}
 	if target > last && hi == len(times) {
-		return 0, fmt.Errorf("snapshot: timestamp %s is after the latest commit (version %d at %s): %w",
+		return 0, fmt.Errorf("timestamp %s is after the latest commit (version %d at %s): %w",
 			t.UTC().Format(time.RFC3339Nano), times[hi-1].version, time.UnixMilli(last).UTC().Format(time.RFC3339Nano), deltaerr.ErrTimestampOutOfRange)
 	}
 	// Binary search for the last index in [lo, hi) with stamp <= target.

@@ -32,7 +32,7 @@ import (
 // for a table this library cannot read.
 func Load(ctx context.Context, store logstore.Store, version int64) (*Snapshot, error) {
 	if version < 0 && version != deltalog.Latest {
-		return nil, fmt.Errorf("snapshot: version %d: %w", version, deltaerr.ErrInvalidArgument)
+		return nil, fmt.Errorf("version %d: %w", version, deltaerr.ErrInvalidArgument)
 	}
 	from := int64(0)
 	hint, err := deltalog.ReadLastCheckpoint(ctx, store)
@@ -81,7 +81,7 @@ type checkpointError struct {
 }
 
 func (e *checkpointError) Error() string {
-	return fmt.Sprintf("snapshot: checkpoint %d: %v", e.version, e.err)
+	return fmt.Sprintf("checkpoint %d: %v", e.version, e.err)
 }
 func (e *checkpointError) Unwrap() error { return e.err }
 
@@ -159,7 +159,7 @@ func (s *Snapshot) Update(ctx context.Context) (*Snapshot, error) {
 			continue
 		}
 		if f.Version != s.version+1+int64(len(commits)) {
-			return nil, fmt.Errorf("snapshot: commit %s is missing: %w", deltalog.CommitKey(s.version+1+int64(len(commits))), deltaerr.ErrMissingLogFile)
+			return nil, fmt.Errorf("commit %s is missing: %w", deltalog.CommitKey(s.version+1+int64(len(commits))), deltaerr.ErrMissingLogFile)
 		}
 		commits = append(commits, f)
 	}
@@ -234,7 +234,7 @@ func (r *replay) applyCommits(ctx context.Context, store logstore.Store, commits
 			data, err := store.Get(ctx, f.Key)
 			if err != nil {
 				if errors.Is(err, logstore.ErrNotFound) {
-					err = fmt.Errorf("snapshot: commit %s vanished after listing: %w: %w", f.Key, deltaerr.ErrMissingLogFile, err)
+					err = fmt.Errorf("commit %s vanished after listing: %w: %w", f.Key, deltaerr.ErrMissingLogFile, err)
 				}
 				errs[i] = err
 				return

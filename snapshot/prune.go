@@ -30,7 +30,7 @@ func (s *Snapshot) FilesWhere(pred expr.Expr) (iter.Seq[*actions.Add], error) {
 	for _, name := range expr.Columns(pred) {
 		f, ok := s.schema.Field(name)
 		if !ok {
-			return nil, fmt.Errorf("snapshot: predicate column %q is not in the table schema: %w", name, deltaerr.ErrInvalidArgument)
+			return nil, fmt.Errorf("predicate column %q is not in the table schema: %w", name, deltaerr.ErrInvalidArgument)
 		}
 		if slices.Contains(s.metadata.PartitionColumns, name) {
 			parts[name] = part{typ: f.Type, physical: f.PhysicalName(mode)}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/godelta/delta/actions"
-	"github.com/godelta/delta/checkpoint"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
@@ -39,86 +38,64 @@ type attemptState struct {
 }
 
 // Commit writes the staged actions as the next version of the table and
-// returns that version. See the package doc for the checks, retries and
+// returns what landed: the version, the commit's timestamp, the attempts it
+// took, and the maintenance now due (PostCommitWork), which Commit does not
+// run: see PostCommit. See the package doc for the checks, retries and
 // errors: a *ConflictError (errors.Is ErrConflict), ErrRetriesExhausted,
-// ErrCommitUnknown, a *deltaerr.FeatureError for a table this package
-// cannot write, deltaerr.ErrInvalidArgument for staged actions that break
-// the protocol's rules, or a storage error. A Transaction commits at most
-// once: a second call returns ErrDone.
-//
-// After a commit whose version is a multiple of the table property
-// delta.checkpointInterval (default 10), Commit writes a checkpoint of that
-// version, unless Options.NoCheckpoint is set, and then deletes the log
-// files older than delta.logRetentionDuration (default 30 days) that no
-// retained version needs, unless delta.enableExpiredLogCleanup is false. A
-// checkpoint or cleanup that fails is logged as a warning: the commit
-// stands, and readers use the commits.
-func (t *Transaction) Commit(ctx context.Context) (int64, error) {
-	v, err := t.commit(ctx)
-	if err == nil {
-		t.checkpointAfter(ctx, v)
-	}
-	return v, err
-}
-
-// checkpointAfter writes the checkpoint a commit at version v is due.
-func (t *Transaction) checkpointAfter(ctx context.Context, v int64) {
-	if t.opts.NoCheckpoint {
-		return
-	}
-	cfg, err := t.newConfig()
-	if err != nil { // validate refused it already: unreachable
-		t.log.WarnContext(ctx, "txn: no checkpoint: the committed table configuration is invalid", "version", v, "err", err)
-		return
-	}
-	interval := cfg.CheckpointInterval()
-	if v%interval != 0 {
-		return
-	}
-	store := t.snap.Store()
-	snap, err := snapshot.Load(ctx, store, v)
-	if err == nil {
-		_, err = checkpoint.Write(ctx, store, snap, checkpoint.WriteOptions{})
-	}
+// ErrCommitUnknown, ErrTableExists (a transaction of BeginCreate), a
+// *deltaerr.FeatureError for a table this package cannot write,
+// deltaerr.ErrInvalidArgument for staged actions that break the protocol's
+// rules, or a storage error. A Transaction commits at most once: a second
+// call returns ErrDone.
+func (t *Transaction) Commit(ctx context.Context) (CommitResult, error) {
+	l, err := t.commit(ctx)
 	if err != nil {
-		t.log.WarnContext(ctx, "txn: the checkpoint after the commit failed; the commit stands", "version", v, "err", err)
-		return
+		return CommitResult{}, err
 	}
-	// Then, as Spark does, the expired log goes, unless the table says no.
-	if !cfg.ExpiredLogCleanup() {
-		return
+	// The configuration in force at the new version: no winner changed
+	// it, or the conflict checks would have failed the commit (validate
+	// built it once already, so it cannot fail here).
+	cfg, err := t.newConfig()
+	if err != nil {
+		return CommitResult{}, err
 	}
-	retention := cfg.LogRetention()
-	opts := deltalog.CleanupOptions{Retention: retention, SidecarRefs: checkpoint.SidecarRefs(store)}
-	if t.opts.Clock != nil {
-		opts.Now = t.opts.Clock
-	}
-	if _, err := deltalog.Cleanup(ctx, store, opts); err != nil {
-		t.log.WarnContext(ctx, "txn: log cleanup after the checkpoint failed", "version", v, "err", err)
-	}
+	return CommitResult{
+		Version:    l.version,
+		Timestamp:  time.UnixMilli(l.ts).UTC(),
+		Attempts:   l.attempts,
+		PostCommit: postCommitDue(cfg, l.version, t.opts),
+		store:      t.store,
+		cfg:        cfg,
+		clock:      t.opts.Clock,
+		log:        t.log,
+	}, nil
 }
 
-// DefaultCheckpointInterval is how many commits apart checkpoints are
-// written when the table does not set delta.checkpointInterval.
-const DefaultCheckpointInterval = tableconfig.DefaultCheckpointInterval
+// landed is a commit in the log: its version, commitInfo.timestamp (ms)
+// and the attempts it took.
+type landed struct {
+	version  int64
+	ts       int64
+	attempts int
+}
 
-func (t *Transaction) commit(ctx context.Context) (int64, error) {
+func (t *Transaction) commit(ctx context.Context) (landed, error) {
 	if t.done {
-		return 0, ErrDone
+		return landed{}, ErrDone
 	}
 	t.done = true
 	if err := t.validate(); err != nil {
-		return 0, err
+		return landed{}, err
 	}
 	st, err := t.initialState()
 	if err != nil {
-		return 0, err
+		return landed{}, err
 	}
-	store := t.snap.Store()
-	maxRetries := t.opts.MaxRetries
-	if maxRetries == 0 {
-		maxRetries = DefaultMaxRetries
+	if t.snap == nil {
+		return t.commitNew(ctx, st)
 	}
+	store := t.store
+	maxRetries := t.maxRetries()
 	version := t.snap.Version() + 1
 	// backoff is set after a failed put: storage trouble, worth waiting
 	// out. A race lost to other writers is retried at once, with the
@@ -130,9 +107,9 @@ func (t *Transaction) commit(ctx context.Context) (int64, error) {
 		if attempt > 0 {
 			if attempt > maxRetries {
 				if st.ambiguous {
-					return 0, fmt.Errorf("txn: %w after %d attempts: %w", ErrCommitUnknown, attempt, ErrRetriesExhausted)
+					return landed{}, fmt.Errorf("%w after %d attempts: %w", ErrCommitUnknown, attempt, ErrRetriesExhausted)
 				}
-				return 0, fmt.Errorf("%w: %d attempts, last at version %d", ErrRetriesExhausted, attempt, version)
+				return landed{}, fmt.Errorf("%w: %d attempts, last at version %d", ErrRetriesExhausted, attempt, version)
 			}
 			var err error
 			switch {
@@ -142,19 +119,19 @@ func (t *Transaction) commit(ctx context.Context) (int64, error) {
 				err = jitter(ctx)
 			}
 			if err != nil {
-				return 0, t.unknownIf(st, version, err)
+				return landed{}, t.unknownIf(st, version, err)
 			}
 			backoff = false
 		}
-		data, err := t.encode(st, version)
+		data, ts, err := t.encode(st, version)
 		if err != nil {
-			return 0, err
+			return landed{}, err
 		}
 		key := deltalog.CommitKey(version)
 		err = store.PutIfAbsent(ctx, key, data)
 		if err == nil {
 			t.log.DebugContext(ctx, "txn: committed", "version", version, "txnId", t.id, "attempts", attempt+1)
-			return version, nil
+			return landed{version: version, ts: ts, attempts: attempt + 1}, nil
 		}
 		var first *winner
 		if !errors.Is(err, logstore.ErrAlreadyExists) {
@@ -164,19 +141,87 @@ func (t *Transaction) commit(ctx context.Context) (int64, error) {
 			t.log.DebugContext(ctx, "txn: ambiguous put, reading it back", "version", version, "err", err)
 			w, rerr := t.readBack(ctx, store, version)
 			if rerr != nil {
-				return 0, fmt.Errorf("txn: %w: put of %s failed (%v) and reading it back failed: %w", ErrCommitUnknown, key, err, rerr)
+				return landed{}, fmt.Errorf("%w: put of %s failed (%v) and reading it back failed: %w", ErrCommitUnknown, key, err, rerr)
 			}
 			if w == nil {
 				continue // it did not land: put again
 			}
 			first = w
 		}
-		next, done, err := t.resolve(ctx, store, st, version, first)
-		if err != nil || done {
-			return next, err
+		next, own, err := t.resolve(ctx, store, st, version, first)
+		if err != nil {
+			return landed{}, err
+		}
+		if own != nil {
+			return landed{version: next, ts: own.timestamp(ts), attempts: attempt + 1}, nil
 		}
 		t.log.DebugContext(ctx, "txn: lost the race, rebased", "version", version, "next", next, "txnId", t.id)
 		version = next
+	}
+}
+
+// maxRetries is the bound on attempts after the first.
+func (t *Transaction) maxRetries() int {
+	if t.opts.MaxRetries == 0 {
+		return DefaultMaxRetries
+	}
+	return t.opts.MaxRetries
+}
+
+// commitNew commits version 0 of a new table, for BeginCreate. There is no
+// race to rebase on: another commit 0, or any log file, means the table
+// exists. A put that may have landed is read back, as in commit.
+func (t *Transaction) commitNew(ctx context.Context, st *attemptState) (landed, error) {
+	store := t.store
+	// A log that holds any log file is a table, even one whose commit 0
+	// was cleaned up: a new commit 0 there would rewrite its history.
+	for obj, err := range store.List(ctx, deltalog.LogDir, "") {
+		if err != nil {
+			return landed{}, fmt.Errorf("listing %s: %w", deltalog.LogDir, err)
+		}
+		if _, ok := deltalog.ParseName(obj.Key); ok {
+			return landed{}, ErrTableExists
+		}
+	}
+	key := deltalog.CommitKey(0)
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			if attempt > t.maxRetries() {
+				return landed{}, fmt.Errorf("%w after %d attempts: %w", ErrCommitUnknown, attempt, ErrRetriesExhausted)
+			}
+			if err := sleep(ctx, attempt); err != nil {
+				return landed{}, t.unknownIf(st, 0, err)
+			}
+		}
+		data, ts, err := t.encode(st, 0)
+		if err != nil {
+			return landed{}, err
+		}
+		err = store.PutIfAbsent(ctx, key, data)
+		if err == nil {
+			t.log.DebugContext(ctx, "txn: created the table", "txnId", t.id, "attempts", attempt+1)
+			return landed{version: 0, ts: ts, attempts: attempt + 1}, nil
+		}
+		if errors.Is(err, logstore.ErrAlreadyExists) && !st.ambiguous {
+			return landed{}, ErrTableExists
+		}
+		// Either the put may have landed, or an earlier one may have: the
+		// commit 0 there says whose it is.
+		if !errors.Is(err, logstore.ErrAlreadyExists) {
+			st.ambiguous = true
+		}
+		w, rerr := t.readBack(ctx, store, 0)
+		if rerr != nil {
+			return landed{}, fmt.Errorf("%w: put of %s failed (%v) and reading it back failed: %w", ErrCommitUnknown, key, err, rerr)
+		}
+		switch {
+		case w == nil:
+			continue // it did not land: put again
+		case w.txnID() == t.id:
+			return landed{version: 0, ts: w.timestamp(ts), attempts: attempt + 1}, nil
+		default:
+			return landed{}, ErrTableExists
+		}
 	}
 }
 
@@ -184,16 +229,16 @@ func (t *Transaction) commit(ctx context.Context) (int64, error) {
 // have landed unseen.
 func (t *Transaction) unknownIf(st *attemptState, version int64, err error) error {
 	if st.ambiguous {
-		return fmt.Errorf("txn: %w (version %d or earlier): %w", ErrCommitUnknown, version, err)
+		return fmt.Errorf("%w (version %d or earlier): %w", ErrCommitUnknown, version, err)
 	}
 	return err
 }
 
 // resolve reads the winners from version on (first, when not nil, is the
 // one at version, already read), checks each, and rebases st onto them. It
-// returns the next version to try, or done with the version when a winner
-// is this transaction's own commit.
-func (t *Transaction) resolve(ctx context.Context, store logstore.Store, st *attemptState, version int64, first *winner) (int64, bool, error) {
+// returns the next version to try, or, when a winner is this transaction's
+// own commit, its version and that winner.
+func (t *Transaction) resolve(ctx context.Context, store logstore.Store, st *attemptState, version int64, first *winner) (int64, *winner, error) {
 	next := version
 	for v := version; ; v++ {
 		w := first
@@ -203,26 +248,40 @@ func (t *Transaction) resolve(ctx context.Context, store logstore.Store, st *att
 				break
 			}
 			if err != nil {
-				return 0, false, t.unknownIf(st, v, fmt.Errorf("txn: reading winning commit %d: %w", v, err))
+				return 0, nil, t.unknownIf(st, v, fmt.Errorf("reading winning commit %d: %w", v, err))
 			}
 			if w, err = decodeWinner(v, data); err != nil {
-				return 0, false, err
+				return 0, nil, err
 			}
 		}
 		if w.txnID() == t.id {
 			t.log.DebugContext(ctx, "txn: found own commit", "version", v, "txnId", t.id)
-			return v, true, nil
+			return v, w, nil
 		}
 		if err := t.checkConflicts(w, st.level); err != nil {
 			t.log.DebugContext(ctx, "txn: conflict", "err", err, "txnId", t.id)
-			return 0, false, err
+			return 0, nil, err
 		}
 		if err := st.rebase(w); err != nil {
-			return 0, false, err
+			return 0, nil, err
 		}
 		next = v + 1
 	}
-	return next, false, nil
+	return next, nil, nil
+}
+
+// timestamp returns the commitInfo.timestamp of w, or fallback when it has
+// none.
+func (w *winner) timestamp(fallback int64) int64 {
+	if ci := w.commitInfo; ci != nil {
+		switch {
+		case ci.InCommitTimestamp != nil:
+			return *ci.InCommitTimestamp
+		case ci.Timestamp != nil:
+			return *ci.Timestamp
+		}
+	}
+	return fallback
 }
 
 // readBack reads version after an ambiguous put: the winner there, or nil
@@ -278,26 +337,48 @@ func sleep(ctx context.Context, attempt int) error {
 	}
 }
 
-// initialState computes the attempt state from the snapshot read.
+// initialState computes the attempt state from the snapshot read, or, for
+// a new table, from the protocol and metadata staged.
 func (t *Transaction) initialState() (*attemptState, error) {
-	p := t.snap.Protocol()
+	var (
+		p      actions.Protocol
+		lastTS int64
+	)
+	if t.snap != nil {
+		p, lastTS = t.snap.Protocol(), t.snap.Timestamp().UnixMilli()
+	} else {
+		p = *t.protocol // validate checked it is staged
+	}
+	// In-commit timestamps as the table reads them before this commit, or
+	// as a create sets them up.
+	var cfg *tableconfig.Config
+	if t.snap != nil {
+		cfg = t.snap.Config()
+	} else {
+		var err error
+		if cfg, err = t.newConfig(); err != nil {
+			return nil, err
+		}
+	}
 	st := &attemptState{
 		level:  t.isolation(),
 		blind:  t.isBlindAppend(),
-		ict:    t.snap.Config().InCommitTimestamps(),
-		lastTS: t.snap.Timestamp().UnixMilli(),
+		ict:    cfg.InCommitTimestamps(),
+		lastTS: lastTS,
 		// The protocol's row-tracking writer requirements apply as soon
 		// as the feature is supported.
 		rowTrack: p.HasWriterFeature(actions.FeatureRowTracking),
 		mark:     noHighWaterMark,
 	}
 	if st.rowTrack {
-		if cfg, ok := t.snap.DomainMetadata(rowTrackingDomain); ok {
-			m, err := parseHighWaterMark(cfg, fmt.Sprintf("snapshot %d", t.snap.Version()))
-			if err != nil {
-				return nil, err
+		if t.snap != nil {
+			if cfg, ok := t.snap.DomainMetadata(rowTrackingDomain); ok {
+				m, err := parseHighWaterMark(cfg, fmt.Sprintf("snapshot %d", t.snap.Version()))
+				if err != nil {
+					return nil, err
+				}
+				st.mark = m
 			}
-			st.mark = m
 		}
 		st.fresh = make([]bool, len(t.adds))
 		for i := range t.adds {
@@ -358,21 +439,33 @@ func (st *attemptState) rebase(w *winner) error {
 	return nil
 }
 
-// encode builds the commit file for version.
-func (t *Transaction) encode(st *attemptState, version int64) ([]byte, error) {
+// encode builds the commit file for version, and returns it with its
+// commitInfo.timestamp.
+func (t *Transaction) encode(st *attemptState, version int64) ([]byte, int64, error) {
 	now := t.now().UnixMilli()
+	var readVersion *int64
+	op := cmp.Or(t.opts.Operation, "WRITE")
+	if t.snap == nil {
+		// A new table's commit is as Spark writes CREATE TABLE: no
+		// readVersion, and the time of the metaData's createdTime, so
+		// that the two agree.
+		op = cmp.Or(t.opts.Operation, "CREATE TABLE")
+		if t.metadata != nil && t.metadata.CreatedTime != nil {
+			now = *t.metadata.CreatedTime
+		}
+	} else {
+		readVersion = new(version - 1)
+	}
 	ts := now
 	if st.ict {
 		ts = max(now, st.lastTS+1)
 	}
-	readVersion := version - 1
 	blind := st.blind
-	op := cmp.Or(t.opts.Operation, "WRITE")
 	ci := &actions.CommitInfo{
 		Timestamp:           &ts,
 		Operation:           op,
 		OperationParameters: copyMap(t.opts.OperationParameters),
-		ReadVersion:         &readVersion,
+		ReadVersion:         readVersion,
 		IsolationLevel:      string(st.level),
 		IsBlindAppend:       &blind,
 		EngineInfo:          t.opts.EngineInfo,
@@ -402,7 +495,7 @@ func (t *Transaction) encode(st *attemptState, version int64) ([]byte, error) {
 		var err error
 		adds, mark, err = assignRowIDs(t.adds, st.fresh, st.mark, version)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if mark != st.mark {
 			d := highWaterMarkDomain(mark)
@@ -431,7 +524,8 @@ func (t *Transaction) encode(st *attemptState, version int64) ([]byte, error) {
 	for i := range t.cdcs {
 		acts = append(acts, actions.Action{CDC: &t.cdcs[i]})
 	}
-	return actions.EncodeCommit(acts)
+	data, err := actions.EncodeCommit(acts)
+	return data, ts, err
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -89,7 +89,8 @@ func TestCommitFault(t *testing.T) {
 				for _, r := range c.rules {
 					fs.AddRule(r)
 				}
-				v, err := tx.Commit(ctx)
+				res, err := tx.Commit(ctx)
+				v := res.Version
 				switch {
 				case c.wantErr == nil && err != nil:
 					t.Fatalf("Commit: %v", err)

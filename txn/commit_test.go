@@ -15,6 +15,8 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/internal/rowcheck"
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/txn"
 )
 
@@ -56,7 +58,8 @@ func TestAmbiguousPut(t *testing.T) {
 				snap := load(t, store)
 				tx := txn.Begin(snap, txn.Options{MaxRetries: 5})
 				tx.Add(addFile("new", "a", 1))
-				v, err := tx.Commit(ctx)
+				res, err := tx.Commit(ctx)
+				v := res.Version
 				if c.wantErr != nil {
 					if !errors.Is(err, c.wantErr) {
 						t.Fatalf("got version %d, err %v; want %v", v, err, c.wantErr)
@@ -311,7 +314,8 @@ func TestInCommitTimestamps(t *testing.T) {
 					}
 					wantVersion = 2
 				}
-				v, err := ours.Commit(ctx)
+				res, err := ours.Commit(ctx)
+				v := res.Version
 				if err != nil || v != wantVersion {
 					t.Fatalf("version %d, err %v", v, err)
 				}
@@ -368,11 +372,11 @@ func TestRowTracking(t *testing.T) {
 			kept.BaseRowID, kept.DefaultRowCommitVersion = ptr(int64(7)), ptr(int64(0)) // a recommit keeps its ids
 			b.Add(addFile("b1", "b", 3), kept)
 
-			if v, err := a.Commit(ctx); err != nil || v != 1 {
-				t.Fatalf("a: %d, %v", v, err)
+			if res, err := a.Commit(ctx); err != nil || res.Version != 1 {
+				t.Fatalf("a: %d, %v", res.Version, err)
 			}
-			if v, err := b.Commit(ctx); err != nil || v != 2 {
-				t.Fatalf("b: %d, %v", v, err)
+			if res, err := b.Commit(ctx); err != nil || res.Version != 2 {
+				t.Fatalf("b: %d, %v", res.Version, err)
 			}
 			final := load(t, store)
 			want := map[string]rowIDs{"a1": {20, 1}, "a2": {25, 1}, "b1": {27, 2}, "b0": {7, 0}}
@@ -522,11 +526,11 @@ func TestCommitKey(t *testing.T) {
 	createTable(t, store, tableSpec{})
 	tx := txn.Begin(load(t, store), txn.Options{})
 	tx.Add(addFile("n", "a", 1))
-	v, err := tx.Commit(context.Background())
+	res, err := tx.Commit(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Stat(context.Background(), deltalog.CommitKey(v)); err != nil {
+	if _, err := store.Stat(context.Background(), deltalog.CommitKey(res.Version)); err != nil {
 		t.Fatal(err)
 	}
 	if n := load(t, store).NumFiles(); n != 3 {
@@ -559,8 +563,20 @@ func TestCheckpointInterval(t *testing.T) {
 		}
 		tx := txn.Begin(snap, txn.Options{})
 		tx.Add(actions.Add{Path: fmt.Sprintf("f%d.parquet", i), Size: 1, DataChange: true})
-		if _, err := tx.Commit(ctx); err != nil {
+		res, err := tx.Commit(ctx)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if due := res.Version%3 == 0; res.PostCommit.Checkpoint != due {
+			t.Fatalf("version %d: checkpoint due %v, want %v", res.Version, res.PostCommit.Checkpoint, due)
+		}
+		// Commit only says what is due: the checkpoint waits for PostCommit.
+		if has := hasCheckpoint(t, store, res.Version); has {
+			t.Fatalf("version %d: Commit wrote a checkpoint", res.Version)
+		}
+		txn.PostCommit(ctx, &res)
+		if w := res.PostCommit; w.Ran != w.Checkpoint || w.Checkpointed != w.Checkpoint || w.Err != nil {
+			t.Fatalf("version %d: post-commit %+v", res.Version, w)
 		}
 	}
 	var cps []int64
@@ -588,8 +604,23 @@ func TestCheckpointInterval(t *testing.T) {
 	}
 }
 
+// hasCheckpoint reports whether store holds a checkpoint of version.
+func hasCheckpoint(t *testing.T, store logstore.Store, version int64) bool {
+	t.Helper()
+	for obj, err := range store.List(context.Background(), deltalog.LogDir, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f, ok := deltalog.ParseName(obj.Key); ok && f.Kind.IsCheckpoint() && f.Version == version {
+			return true
+		}
+	}
+	return false
+}
+
 // A table that uses CHECK constraints is refused by a plain transaction,
-// which cannot see rows, and accepted from a writer that checked them.
+// which cannot see rows, and accepted from a writer that checked them
+// (which only this module's writers can say, through internal/rowcheck).
 func TestRowsChecked(t *testing.T) {
 	ctx := context.Background()
 	store := memory.New()
@@ -612,9 +643,15 @@ func TestRowsChecked(t *testing.T) {
 	if _, err := tx.Commit(ctx); !errors.Is(err, deltaerr.ErrUnsupportedFeature) {
 		t.Fatalf("unchecked commit: %v, want ErrUnsupportedFeature", err)
 	}
-	tx = txn.Begin(snap, txn.Options{RowsChecked: true})
+	tx = txn.Begin(snap, txn.Options{})
 	tx.Add(actions.Add{Path: "a.parquet", Size: 1, DataChange: true})
-	if v, err := tx.Commit(ctx); err != nil || v != 1 {
-		t.Fatalf("checked commit: %d, %v", v, err)
+	if !rowcheck.Mark(tx) {
+		t.Fatal("rowcheck.Mark refused a transaction")
+	}
+	if rowcheck.Mark("not a transaction") {
+		t.Fatal("rowcheck.Mark accepted a string")
+	}
+	if res, err := tx.Commit(ctx); err != nil || res.Version != 1 {
+		t.Fatalf("checked commit: %d, %v", res.Version, err)
 	}
 }

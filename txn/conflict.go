@@ -38,7 +38,7 @@ type ConflictError struct {
 }
 
 func (e *ConflictError) Error() string {
-	msg := fmt.Sprintf("txn: %s by the commit of version %d", e.Kind, e.Version)
+	msg := fmt.Sprintf("%s by the commit of version %d", e.Kind, e.Version)
 	if e.Detail != "" {
 		msg += ": " + e.Detail
 	}

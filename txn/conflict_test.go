@@ -184,10 +184,11 @@ func TestConflicts(t *testing.T) {
 				c.winner(t, w)
 				o := txn.Begin(snap, txn.Options{Isolation: c.isolation})
 				c.ours(t, o)
-				if v, err := w.Commit(ctx); err != nil || v != 1 {
-					t.Fatalf("winner: version %d, err %v", v, err)
+				if res, err := w.Commit(ctx); err != nil || res.Version != 1 {
+					t.Fatalf("winner: version %d, err %v", res.Version, err)
 				}
-				v, err := o.Commit(ctx)
+				res, err := o.Commit(ctx)
+				v := res.Version
 				if c.wantKind == noConflict {
 					if err != nil || v != 2 {
 						t.Fatalf("ours: version %d, err %v; want version 2", v, err)
@@ -242,8 +243,8 @@ func TestConflictAcrossSeveralWinners(t *testing.T) {
 	} {
 		tx := txn.Begin(load(t, store), txn.Options{})
 		stage(tx)
-		if v, err := tx.Commit(ctx); err != nil || v != int64(i+1) {
-			t.Fatalf("winner %d: %d, %v", i, v, err)
+		if res, err := tx.Commit(ctx); err != nil || res.Version != int64(i+1) {
+			t.Fatalf("winner %d: %d, %v", i, res.Version, err)
 		}
 	}
 	_, err := ours.Commit(ctx)
@@ -260,7 +261,7 @@ func TestUpdateRerunsAfterConflict(t *testing.T) {
 	createTable(t, store, tableSpec{})
 	snap := load(t, store)
 	runs := 0
-	v, err := txn.Update(ctx, snap, txn.Options{}, func(tx *txn.Transaction) error {
+	res, err := txn.Update(ctx, snap, txn.Options{}, func(tx *txn.Transaction) error {
 		runs++
 		last, _ := tx.TxnVersion("app")
 		if runs == 1 {
@@ -274,8 +275,8 @@ func TestUpdateRerunsAfterConflict(t *testing.T) {
 		tx.SetTransaction("app", last+1)
 		return nil
 	})
-	if err != nil || v != 2 || runs != 2 {
-		t.Fatalf("Update: version %d, runs %d, err %v", v, runs, err)
+	if err != nil || res.Version != 2 || runs != 2 || res.Attempts != 1 {
+		t.Fatalf("Update: version %d (%d attempts), runs %d, err %v", res.Version, res.Attempts, runs, err)
 	}
 	if got, _ := load(t, store).TxnVersion("app"); got != 6 {
 		t.Fatalf("app version %d, want 6", got)

@@ -6,9 +6,10 @@
 //	tx := txn.Begin(snap, txn.Options{Operation: "WRITE"})
 //	tx.ReadPredicate(pred)             // what the writer read, if anything
 //	tx.Add(newFiles...)                // data files already written
-//	v, err := tx.Commit(ctx)
+//	res, err := tx.Commit(ctx)         // res.Version, res.Timestamp, res.Attempts
 //	var ce *txn.ConflictError
 //	if errors.As(err, &ce) { ... }     // ce.Kind, ce.Version: begin again
+//	txn.PostCommit(ctx, &res)          // the checkpoint due, if any
 //
 // # What is atomic, and when a commit becomes visible
 //
@@ -103,6 +104,28 @@
 // files it wrote are orphans for VACUUM. A crash after the put leaves a
 // complete commit: the put is atomic, so no reader ever sees part of one.
 //
+// # Creating a table
+//
+// Version 0 is a commit like any other: BeginCreate starts a transaction on
+// no snapshot, which must stage a protocol and a metaData, and its Commit
+// puts commit 0 with put-if-absent. Of concurrent creators exactly one
+// wins; the others, and any creator where a log file already is, get
+// ErrTableExists. An ambiguous put is read back by txnId as above.
+//
+// # After the commit
+//
+// Commit returns a CommitResult once the commit is in the log: the version,
+// the commit's timestamp, the attempts it took, and the maintenance it made
+// due (PostCommitWork): a checkpoint when the version is a multiple of
+// delta.checkpointInterval (default 10), followed by the cleanup of expired
+// log files. Commit does not run that work, so that a commit's latency and
+// its error are the commit's alone; PostCommit runs it, and the caller
+// chooses when (package delta runs it after every write through a Table).
+// The work is optional for correctness: a failed or skipped checkpoint
+// leaves the commits, from which readers reconstruct the table, and
+// PostCommit reports a failure in the result and the log, never as an
+// error of the commit.
+//
 // # In-commit timestamps
 //
 // When the table has the inCommitTimestamp writer feature and
@@ -141,7 +164,11 @@
 // Commit refuses, with a *deltaerr.FeatureError (errors.Is
 // deltaerr.ErrUnsupportedFeature), a table whose protocol needs a writer
 // feature this package does not honour; WriteSupported lists the rules and
-// lets callers ask before writing data.
+// lets callers ask before writing data. Invariants, CHECK constraints and
+// generated columns constrain rows, which a commit cannot see: a table that
+// uses them is refused unless the rows staged were checked by package
+// write, which marks its transactions through an internal package; no
+// option of this package lets a caller claim it.
 //
 // # Concurrency
 //

@@ -34,7 +34,7 @@ func ExampleTransaction_Commit() {
 	tx := txn.Begin(snap, txn.Options{Operation: "WRITE", EngineInfo: "example"})
 	tx.Add(actions.Add{Path: "year=2025/b.parquet", PartitionValues: map[string]string{"year": "2025"},
 		Size: 200, ModificationTime: 2, DataChange: true})
-	v, err := tx.Commit(ctx)
+	res, err := tx.Commit(ctx)
 	var ce *txn.ConflictError
 	switch {
 	case errors.As(err, &ce):
@@ -42,7 +42,7 @@ func ExampleTransaction_Commit() {
 	case err != nil:
 		fmt.Println(err)
 	default:
-		fmt.Println("committed version", v)
+		fmt.Println("committed version", res.Version)
 	}
 	// Output: committed version 1
 }
@@ -55,7 +55,7 @@ func ExampleUpdate() {
 	store := exampleTable(ctx)
 	snap, _ := snapshot.Load(ctx, store, deltalog.Latest)
 	const batch = 7
-	v, err := txn.Update(ctx, snap, txn.Options{Operation: "STREAMING UPDATE"}, func(tx *txn.Transaction) error {
+	res, err := txn.Update(ctx, snap, txn.Options{Operation: "STREAMING UPDATE"}, func(tx *txn.Transaction) error {
 		if last, ok := tx.TxnVersion("ingest"); ok && last >= batch {
 			return errors.New("batch already committed")
 		}
@@ -64,6 +64,6 @@ func ExampleUpdate() {
 			Size: 300, ModificationTime: 3, DataChange: true})
 		return nil
 	})
-	fmt.Println(v, err)
+	fmt.Println(res.Version, err)
 	// Output: 1 <nil>
 }

@@ -21,7 +21,7 @@ const (
 	// cannot see. A table that supports the feature but does not use it
 	// (a legacy writer version that implies it) is writable; one that uses
 	// it is writable only by a writer that checks every row itself
-	// (package write, through Options.RowsChecked).
+	// (package write; the marker is internal/rowcheck, not public API).
 	checkedRows
 	// refusedWhenActive: as checkedRows, but no writer here checks the
 	// rows yet (identity columns, column defaults).

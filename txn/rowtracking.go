@@ -46,11 +46,11 @@ func numRecords(a *actions.Add) (int64, error) {
 	}
 	if a.Stats != "" {
 		if err := json.Unmarshal([]byte(a.Stats), &s); err != nil {
-			return 0, fmt.Errorf("txn: add %s: stats are not valid JSON (%v): %w", a.Path, err, deltaerr.ErrInvalidArgument)
+			return 0, fmt.Errorf("add %s: stats are not valid JSON (%v): %w", a.Path, err, deltaerr.ErrInvalidArgument)
 		}
 	}
 	if s.NumRecords == nil || *s.NumRecords < 0 {
-		return 0, fmt.Errorf("txn: add %s: row tracking needs numRecords in its stats: %w", a.Path, deltaerr.ErrInvalidArgument)
+		return 0, fmt.Errorf("add %s: row tracking needs numRecords in its stats: %w", a.Path, deltaerr.ErrInvalidArgument)
 	}
 	return *s.NumRecords, nil
 }

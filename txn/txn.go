@@ -13,6 +13,8 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/internal/rowcheck"
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/tableconfig"
 )
@@ -62,34 +64,30 @@ type Options struct {
 	// Logger receives debug records of retries and conflicts; nil means
 	// slog.Default().
 	Logger *slog.Logger
-	// NoCheckpoint turns off the checkpoint Commit writes every
-	// delta.checkpointInterval versions.
+	// NoCheckpoint leaves the checkpoint out of the work a commit makes
+	// due: CommitResult.PostCommit.Checkpoint stays false whatever the
+	// table's delta.checkpointInterval.
 	NoCheckpoint bool
-	// RowsChecked declares that every row of the staged data files was
-	// checked against the table's invariants, CHECK constraints and
-	// generated columns (package write sets it). Without it, Commit refuses
-	// tables that use those features, since it cannot see rows.
-	RowsChecked bool
 }
 
 // Errors of Commit, besides *ConflictError.
 var (
 	// ErrConflict is matched by every *ConflictError: a concurrent commit
 	// made this transaction's result wrong. Begin again on a new snapshot.
-	ErrConflict = errors.New("txn: conflicting concurrent commit")
+	ErrConflict = errors.New("conflicting concurrent commit")
 
 	// ErrRetriesExhausted is returned when Commit lost the race for a
 	// version more than Options.MaxRetries times, without any conflict.
-	ErrRetriesExhausted = errors.New("txn: commit retries exhausted")
+	ErrRetriesExhausted = errors.New("commit retries exhausted")
 
 	// ErrCommitUnknown is returned when a put of the commit file failed in a
 	// way that may have landed and the version could not be read back: the
 	// commit may or may not be in the log.
-	ErrCommitUnknown = errors.New("txn: commit outcome unknown")
+	ErrCommitUnknown = errors.New("commit outcome unknown")
 
 	// ErrDone is returned by a second call to Commit: a Transaction commits
 	// at most once, whatever the first call returned.
-	ErrDone = errors.New("txn: transaction already finished")
+	ErrDone = errors.New("transaction already finished")
 
 	// ErrAppendOnly is returned by Commit for a transaction that removes
 	// data (a remove with dataChange=true) from a table whose
@@ -98,17 +96,23 @@ var (
 	// tableconfig.ErrAppendOnly, also exported as write.ErrAppendOnly and
 	// delta.ErrAppendOnly, and matches deltaerr.ErrInvalidArgument.
 	ErrAppendOnly = tableconfig.ErrAppendOnly
+
+	// ErrTableExists is returned by the Commit of a transaction of
+	// BeginCreate where a Delta log already is. It matches
+	// deltaerr.ErrInvalidArgument too.
+	ErrTableExists = fmt.Errorf("table already exists: %w", deltaerr.ErrInvalidArgument)
 )
 
 // Transaction is one optimistic write to a table: what it read, and the
 // actions it will commit. It is not safe for concurrent use. It holds no
 // resource: one that is dropped without Commit leaves no trace in the log.
 type Transaction struct {
-	snap *snapshot.Snapshot
-	opts Options
-	log  *slog.Logger
-	now  func() time.Time
-	id   string // commitInfo.txnId
+	snap  *snapshot.Snapshot // nil for a new table (BeginCreate)
+	store logstore.Store
+	opts  Options
+	log   *slog.Logger
+	now   func() time.Time
+	id    string // commitInfo.txnId
 
 	// What was read.
 	readPredicates []expr.Expr
@@ -125,15 +129,59 @@ type Transaction struct {
 	metadata *actions.Metadata
 	protocol *actions.Protocol
 
+	// rowsChecked: package write checked every row of the staged files
+	// against the table's invariants, CHECK constraints and generated
+	// columns. Set only through internal/rowcheck, never by a caller.
+	rowsChecked bool
+
 	done bool
 }
 
-// Begin starts a transaction that reads snap. snap must not be nil: a table
-// is created by other means. Begin does no I/O; every check happens in
-// Commit.
+func init() {
+	rowcheck.Install(func(tx any) bool {
+		t, ok := tx.(*Transaction)
+		if ok {
+			t.rowsChecked = true
+		}
+		return ok
+	})
+}
+
+// Begin starts a transaction that reads snap. snap must not be nil: a new
+// table is created with BeginCreate. Begin does no I/O; every check happens
+// in Commit.
 func Begin(snap *snapshot.Snapshot, opts Options) *Transaction {
+	t := begin(opts)
+	t.snap = snap
+	if snap != nil {
+		t.store = snap.Store()
+	}
+	return t
+}
+
+// BeginCreate starts the transaction that creates a table in store: its
+// Commit writes version 0 with put-if-absent, so that of two concurrent
+// creators exactly one wins, and fails with ErrTableExists where a Delta
+// log already is (any log file, not only a commit 0). The transaction must
+// stage a protocol and a metaData (SetProtocol, SetMetadata); it may stage
+// adds (a table created with data), but no removes, and it reads nothing,
+// so it never conflicts. Its commitInfo is Spark's for CREATE TABLE:
+// operation "CREATE TABLE" unless Options.Operation says otherwise, no
+// readVersion, isolation level Serializable unless Options.Isolation says
+// otherwise, and the metaData's createdTime, when set, as timestamp (and
+// in-commit timestamp, when the staged protocol and configuration enable
+// them). Snapshot returns nil.
+func BeginCreate(store logstore.Store, opts Options) *Transaction {
+	if opts.Isolation == "" {
+		opts.Isolation = Serializable
+	}
+	t := begin(opts)
+	t.store = store
+	return t
+}
+
+func begin(opts Options) *Transaction {
 	t := &Transaction{
-		snap:       snap,
 		opts:       opts,
 		log:        opts.Logger,
 		now:        opts.Clock,
@@ -155,7 +203,8 @@ func Begin(snap *snapshot.Snapshot, opts Options) *Transaction {
 // ID returns the transaction's id, written to commitInfo.txnId.
 func (t *Transaction) ID() string { return t.id }
 
-// Snapshot returns the snapshot the transaction read.
+// Snapshot returns the snapshot the transaction read; nil for a
+// transaction of BeginCreate.
 func (t *Transaction) Snapshot() *snapshot.Snapshot { return t.snap }
 
 // ReadPredicate records that the transaction read the rows matching p. A
@@ -185,6 +234,9 @@ func (t *Transaction) ReadWholeTable() { t.readWholeTable = true }
 // concurrent txn action for appID is then a conflict.
 func (t *Transaction) TxnVersion(appID string) (int64, bool) {
 	t.readAppIDs[appID] = true
+	if t.snap == nil {
+		return 0, false
+	}
 	return t.snap.TxnVersion(appID)
 }
 
@@ -219,17 +271,33 @@ func (t *Transaction) SetDomainMetadata(d actions.DomainMetadata) { t.domains[d.
 // validate checks the staged actions against the protocol's rules for one
 // commit and against what the table allows.
 func (t *Transaction) validate() error {
-	if t.snap == nil {
-		return fmt.Errorf("txn: no snapshot to begin from: %w", deltaerr.ErrInvalidArgument)
+	if t.store == nil {
+		return fmt.Errorf("no snapshot to begin from: %w", deltaerr.ErrInvalidArgument)
 	}
 	if t.opts.Isolation != "" && !t.opts.Isolation.valid() {
-		return fmt.Errorf("txn: isolation level %q: %w", t.opts.Isolation, deltaerr.ErrInvalidArgument)
+		return fmt.Errorf("isolation level %q: %w", t.opts.Isolation, deltaerr.ErrInvalidArgument)
 	}
-	p, m := t.snap.Protocol(), t.snap.Metadata()
-	if err := writeSupported(&p, &m, t.opts.RowsChecked); err != nil {
-		return err
+	var p actions.Protocol
+	var m actions.Metadata
+	if t.snap == nil {
+		if t.protocol == nil || t.metadata == nil {
+			return fmt.Errorf("a new table needs a protocol and a metaData: %w", deltaerr.ErrInvalidArgument)
+		}
+		if len(t.removes) > 0 {
+			return fmt.Errorf("a new table has no file to remove: %w", deltaerr.ErrInvalidArgument)
+		}
+		// A new table has no rows but the staged ones: without adds,
+		// there is no row to check.
+		if err := writeSupported(t.protocol, t.metadata, t.rowsChecked || len(t.adds) == 0); err != nil {
+			return err
+		}
+	} else {
+		p, m = t.snap.Protocol(), t.snap.Metadata()
+		if err := writeSupported(&p, &m, t.rowsChecked); err != nil {
+			return err
+		}
 	}
-	if t.protocol != nil || t.metadata != nil {
+	if t.snap != nil && (t.protocol != nil || t.metadata != nil) {
 		np, nm := p, m
 		if t.protocol != nil {
 			np = *t.protocol
@@ -237,23 +305,23 @@ func (t *Transaction) validate() error {
 		if t.metadata != nil {
 			nm = *t.metadata
 		}
-		if err := writeSupported(&np, &nm, t.opts.RowsChecked); err != nil {
+		if err := writeSupported(&np, &nm, t.rowsChecked); err != nil {
 			return err
 		}
 	}
 	if _, ok := t.domains[rowTrackingDomain]; ok {
-		return fmt.Errorf("txn: domain %s is managed by the transaction: %w", rowTrackingDomain, deltaerr.ErrInvalidArgument)
+		return fmt.Errorf("domain %s is managed by the transaction: %w", rowTrackingDomain, deltaerr.ErrInvalidArgument)
 	}
 	type key struct{ path, dv string }
 	added := map[key]bool{}
 	for i := range t.adds {
 		a := &t.adds[i]
 		if a.Path == "" {
-			return fmt.Errorf("txn: add %d has no path: %w", i, deltaerr.ErrInvalidArgument)
+			return fmt.Errorf("add %d has no path: %w", i, deltaerr.ErrInvalidArgument)
 		}
 		k := key{snapshot.CanonicalPath(a.Path), a.DeletionVector.UniqueID()}
 		if added[k] {
-			return fmt.Errorf("txn: file %s added twice in one commit: %w", a.Path, deltaerr.ErrInvalidArgument)
+			return fmt.Errorf("file %s added twice in one commit: %w", a.Path, deltaerr.ErrInvalidArgument)
 		}
 		added[k] = true
 	}
@@ -266,15 +334,15 @@ func (t *Transaction) validate() error {
 	for i := range t.removes {
 		r := &t.removes[i]
 		if r.Path == "" {
-			return fmt.Errorf("txn: remove %d has no path: %w", i, deltaerr.ErrInvalidArgument)
+			return fmt.Errorf("remove %d has no path: %w", i, deltaerr.ErrInvalidArgument)
 		}
 		k := key{snapshot.CanonicalPath(r.Path), r.DeletionVector.UniqueID()}
 		if removed[k] || added[k] {
-			return fmt.Errorf("txn: file %s removed twice, or added and removed, in one commit: %w", r.Path, deltaerr.ErrInvalidArgument)
+			return fmt.Errorf("file %s removed twice, or added and removed, in one commit: %w", r.Path, deltaerr.ErrInvalidArgument)
 		}
 		removed[k] = true
 		if appendOnly && r.DataChange {
-			return fmt.Errorf("txn: cannot remove %s with dataChange: %w", r.Path, ErrAppendOnly)
+			return fmt.Errorf("cannot remove %s with dataChange: %w", r.Path, ErrAppendOnly)
 		}
 	}
 	return nil
@@ -289,7 +357,11 @@ func (t *Transaction) newConfig() (*tableconfig.Config, error) {
 	if t.protocol == nil && t.metadata == nil {
 		return t.snap.Config(), nil
 	}
-	p, m := t.snap.Protocol(), t.snap.Metadata()
+	var p actions.Protocol
+	var m actions.Metadata
+	if t.snap != nil { // else a create, which stages both
+		p, m = t.snap.Protocol(), t.snap.Metadata()
+	}
 	if t.protocol != nil {
 		p = *t.protocol
 	}
@@ -298,7 +370,7 @@ func (t *Transaction) newConfig() (*tableconfig.Config, error) {
 	}
 	cfg, err := tableconfig.New(p, m)
 	if err != nil {
-		return nil, fmt.Errorf("txn: staged metadata: %w", err)
+		return nil, fmt.Errorf("staged metadata: %w", err)
 	}
 	return cfg, nil
 }
@@ -324,7 +396,7 @@ func (t *Transaction) isBlindAppend() bool {
 // for, downgraded to SnapshotIsolation when it changes no data.
 func (t *Transaction) isolation() IsolationLevel {
 	level := t.opts.Isolation
-	if level == "" {
+	if level == "" && t.snap != nil {
 		level = IsolationLevel(t.snap.Config().IsolationLevel())
 	}
 	if t.metadata != nil || t.protocol != nil || len(t.txns) > 0 || len(t.domains) > 0 || len(t.cdcs) > 0 {
@@ -344,11 +416,12 @@ func (t *Transaction) isolation() IsolationLevel {
 }
 
 // Update runs fn in a transaction on the newest snapshot of the table and
-// commits it. On a conflict it loads the table again and runs fn again, up
-// to Options.MaxRetries times, so fn must be idempotent: it may run more
-// than once, and only the transaction of its last run is committed. An
-// error from fn ends Update with that error and commits nothing.
-func Update(ctx context.Context, snap *snapshot.Snapshot, opts Options, fn func(*Transaction) error) (int64, error) {
+// commits it, returning Commit's result (with the post-commit work due, not
+// run). On a conflict it loads the table again and runs fn again, up to
+// Options.MaxRetries times, so fn must be idempotent: it may run more than
+// once, and only the transaction of its last run is committed. An error
+// from fn ends Update with that error and commits nothing.
+func Update(ctx context.Context, snap *snapshot.Snapshot, opts Options, fn func(*Transaction) error) (CommitResult, error) {
 	maxRuns := opts.MaxRetries
 	if maxRuns == 0 {
 		maxRuns = DefaultMaxRetries
@@ -357,17 +430,17 @@ func Update(ctx context.Context, snap *snapshot.Snapshot, opts Options, fn func(
 		if run > 0 {
 			s, err := snap.Update(ctx)
 			if err != nil {
-				return 0, err
+				return CommitResult{}, err
 			}
 			snap = s
 		}
 		tx := Begin(snap, opts)
 		if err := fn(tx); err != nil {
-			return 0, err
+			return CommitResult{}, err
 		}
-		v, err := tx.Commit(ctx)
+		res, err := tx.Commit(ctx)
 		if err == nil || !errors.Is(err, ErrConflict) || run >= maxRuns {
-			return v, err
+			return res, err
 		}
 		tx.log.DebugContext(ctx, "txn: conflict, running the transaction again", "run", run+1, "err", err)
 	}

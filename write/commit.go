@@ -11,6 +11,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/internal/rowcheck"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/txn"
 )
@@ -32,28 +33,29 @@ type CommitOptions struct {
 // Append writes the rows of batches as new data files of the table snap
 // shows, and commits them as a blind append (operation WRITE, mode Append)
 // on top of snap or of whatever was committed since (txn.Update), returning
-// the new version. batches is consumed once: the files are written once.
+// its result (the caller runs the post-commit work). batches is consumed once: the files are written once.
 // A concurrent commit that changed the table's schema, properties or
 // protocol is a conflict (txn.ErrConflict). On failure the files written
 // are deleted, unless the commit's outcome is unknown.
-func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts CommitOptions) (int64, error) {
+func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts CommitOptions) (txn.CommitResult, error) {
 	adds, err := Rows(ctx, snap, batches, opts.Options)
 	if err != nil {
-		return 0, err
+		return txn.CommitResult{}, err
 	}
 	topts := txnOptions(opts.Txn, snap, "Append", nil)
-	v, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
+	res, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
 		if err := sameTable(snap, tx.Snapshot()); err != nil {
 			return err
 		}
 		tx.Add(slices.Clone(adds)...)
+		rowcheck.Mark(tx) // Rows checked every row
 		return nil
 	})
 	if err != nil {
 		dropFiles(snap, err, adds)
-		return 0, err
+		return txn.CommitResult{}, err
 	}
-	return v, nil
+	return res, nil
 }
 
 // Overwrite replaces rows of the table snap shows with the rows of batches
@@ -67,16 +69,16 @@ func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batc
 // version (the new rows are written once). On a table with the change data
 // feed on, an overwrite that rewrites rows writes the change data of the
 // rows it deletes and inserts. An append-only table is ErrAppendOnly.
-func Overwrite(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts CommitOptions) (int64, error) {
+func Overwrite(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts CommitOptions) (txn.CommitResult, error) {
 	if snap.Config().AppendOnly() {
-		return 0, ErrAppendOnly
+		return txn.CommitResult{}, ErrAppendOnly
 	}
 	pred := opts.ReplaceWhere
 	// An overwrite that rewrites rows of a table with the change data feed
 	// on writes change data: the rows it deletes and the rows it inserts.
 	_, changeData, err := RewritesRows(snap, pred)
 	if err != nil {
-		return 0, err
+		return txn.CommitResult{}, err
 	}
 	var (
 		adds    []actions.Add
@@ -90,11 +92,11 @@ func Overwrite(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[B
 		adds, err = Rows(ctx, snap, batches, rowOpts)
 	}
 	if err != nil {
-		return 0, err
+		return txn.CommitResult{}, err
 	}
 	var rewritten []actions.Add // files of the attempt that is running
 	topts := txnOptions(opts.Txn, snap, "Overwrite", pred)
-	v, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
+	res, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
 		if len(rewritten) > 0 { // a previous attempt's rewrites: orphans now
 			dropFiles(snap, nil, rewritten)
 			rewritten = nil
@@ -122,13 +124,14 @@ func Overwrite(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[B
 			tx.AddCDC(slices.Clone(inserts)...)
 			tx.AddCDC(r.CDC...)
 		}
+		rowcheck.Mark(tx) // Rows and Rewrite checked every row
 		return nil
 	})
 	if err != nil {
 		dropFiles(snap, err, slices.Concat(adds, cdcFiles(inserts), rewritten))
-		return 0, err
+		return txn.CommitResult{}, err
 	}
-	return v, nil
+	return res, nil
 }
 
 // cdcFiles returns the files of cdc actions as adds, for dropFiles.
@@ -166,9 +169,6 @@ func txnOptions(o txn.Options, snap *snapshot.Snapshot, mode string, pred expr.E
 			o.OperationParameters["predicate"] = string(p)
 		}
 	}
-	// This package checked every row against the invariants, CHECK
-	// constraints and generated columns.
-	o.RowsChecked = true
 	return o
 }
 

@@ -9,10 +9,6 @@ import (
 
 // Error kinds of this package, matched with errors.Is.
 var (
-	// ErrTableExists is returned when creating a table where a Delta log
-	// already is. It matches deltaerr.ErrInvalidArgument.
-	ErrTableExists = fmt.Errorf("write: table already exists: %w", deltaerr.ErrInvalidArgument)
-
 	// ErrConstraint is matched by every *ConstraintError: a row that breaks
 	// a NOT NULL column, an invariant, a CHECK constraint, a generated
 	// column's expression, or a required predicate. It matches

@@ -126,12 +126,13 @@ func newChangesCmd() *cobra.Command {
 			if byFrom == bySince {
 				return usageErrorf(cmd, "give exactly one of --from and --since")
 			}
-			if !cmd.Flags().Changed("to") {
-				to = -1
-			} else if to < 0 {
-				return usageErrorf(cmd, "invalid --to %d: must not be negative", to)
+			opts := delta.ChangeOptions{Start: from, Columns: rf.columnList()}
+			if cmd.Flags().Changed("to") { // else the latest
+				if to < 0 {
+					return usageErrorf(cmd, "invalid --to %d: must not be negative", to)
+				}
+				opts.End = delta.UpTo(to)
 			}
-			opts := delta.ChangeOptions{Start: from, End: to, Columns: rf.columnList()}
 			ctx := cmd.Context()
 			t, err := delta.Open(ctx, args[0])
 			if err != nil {

@@ -204,6 +204,16 @@ func TestChangesCommand(t *testing.T) {
 			t.Errorf("row %v: want a delete at version 1", r)
 		}
 	}
+	// Without --to the range runs to the latest version; --to 0 is
+	// version 0, not the latest.
+	_, all := csvRows(t, "changes", root, "--from", "1")
+	_, upTo := csvRows(t, "changes", root, "--from", "1", "--to", "2")
+	if len(all) == 0 || len(all) != len(upTo) || all[len(all)-1][2] != "2" {
+		t.Fatalf("changes --from 1: %v; --to 2: %d rows", all, len(upTo))
+	}
+	if _, zero := csvRows(t, "changes", root, "--from", "0", "--to", "0"); slices.ContainsFunc(zero, func(r []string) bool { return r[2] != "0" }) {
+		t.Fatalf("changes --to 0 returned rows of other versions: %v", zero)
+	}
 	// An end before the start, and a start after the latest version.
 	for _, args := range [][]string{{"--from", "1", "--to", "0"}, {"--from", "3"}} {
 		r := runDelta(append([]string{"changes", root}, args...)...)

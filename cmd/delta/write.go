@@ -147,7 +147,7 @@ func newAppendCmd() *cobra.Command {
 					}
 				}
 			}
-			v, err := t.Append(ctx, batches, delta.WriteOptions{TargetFileSize: targetSize,
+			res, err := t.Append(ctx, batches, delta.WriteOptions{TargetFileSize: targetSize,
 				Txn: delta.TxnOptions{EngineInfo: "godelta-cli"}})
 			var ce *delta.ConstraintError
 			if errors.As(err, &ce) {
@@ -159,7 +159,7 @@ func newAppendCmd() *cobra.Command {
 				return failure(err)
 			}
 			rows := len(src.lines)
-			fmt.Fprintf(cmd.OutOrStdout(), "appended %d rows at version %d\n", rows, v)
+			fmt.Fprintf(cmd.OutOrStdout(), "appended %d rows at version %d\n", rows, res.Version)
 			return nil
 		},
 	}

@@ -187,7 +187,8 @@ func TestAmbiguousCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.armed.Store(true)
-	v, err := tbl.AppendRows(ctx, [][]schema.Value{{schema.LongValue(1)}, {schema.LongValue(2)}}, delta.WriteOptions{})
+	res, err := tbl.AppendRows(ctx, [][]schema.Value{{schema.LongValue(1)}, {schema.LongValue(2)}}, delta.WriteOptions{})
+	v := res.Version
 	if err != nil {
 		t.Fatalf("AppendRows with the commit's answer lost: %v", err)
 	}
@@ -240,7 +241,8 @@ func TestServerStoppedMidCommit(t *testing.T) {
 			for i := 0; ; i++ {
 				wasStopped := stopped.Load()
 				actx, cancel := context.WithTimeout(ctx, 30*time.Second)
-				v, err := tbl.AppendRows(actx, [][]schema.Value{{schema.LongValue(int64(w*1000 + i))}}, delta.WriteOptions{})
+				res, err := tbl.AppendRows(actx, [][]schema.Value{{schema.LongValue(int64(w*1000 + i))}}, delta.WriteOptions{})
+				v := res.Version
 				cancel()
 				mu.Lock()
 				if wasStopped {

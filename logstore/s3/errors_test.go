@@ -217,7 +217,8 @@ func TestPutIfAbsentAmbiguous(t *testing.T) {
 	}
 	for i := range 5 {
 		ft.dropAnswer.Store(1)
-		v, err := tbl.AppendRows(ctx, [][]schema.Value{{schema.LongValue(int64(i))}}, delta.WriteOptions{})
+		res, err := tbl.AppendRows(ctx, [][]schema.Value{{schema.LongValue(int64(i))}}, delta.WriteOptions{})
+		v := res.Version
 		if err != nil || v != int64(i+1) {
 			t.Fatalf("append %d with a lost answer = %d, %v; want version %d", i, v, err, i+1)
 		}
@@ -328,7 +329,8 @@ func commitAdd(ctx context.Context, tbl *delta.Table, path string) (int64, error
 	}
 	tx.Add(actions.Add{Path: path, Size: 1234, ModificationTime: time.Now().UnixMilli(), DataChange: true,
 		Stats: `{"numRecords":1}`})
-	return tx.Commit(ctx)
+	res, err := tx.Commit(ctx)
+	return res.Version, err
 }
 
 var _ = txn.ErrCommitUnknown

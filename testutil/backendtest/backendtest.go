@@ -310,13 +310,13 @@ func TableRoundTrip(t *testing.T, st, reopened logstore.Store) {
 					id := int64((w*commits/writers+c)*rowsPerCommit + r)
 					rows = append(rows, []schema.Value{schema.LongValue(id), schema.StringValue(fmt.Sprint("w", w)), schema.StringValue(fmt.Sprint(id % 3))})
 				}
-				v, err := tbl.AppendRows(ctx, rows, delta.WriteOptions{})
+				res, err := tbl.AppendRows(ctx, rows, delta.WriteOptions{})
 				if err != nil {
 					t.Errorf("writer %d, commit %d: %v", w, c, err)
 					return
 				}
 				mu.Lock()
-				versions = append(versions, v)
+				versions = append(versions, res.Version)
 				mu.Unlock()
 			}
 		})

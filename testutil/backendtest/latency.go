@@ -69,13 +69,13 @@ func CommitLatency(b *testing.B, st logstore.Store, bare BarePut) {
 			Size: 4096, ModificationTime: time.Now().UnixMilli(), DataChange: true,
 			Stats: `{"numRecords":100,"minValues":{"id":0},"maxValues":{"id":99},"nullCount":{"id":0}}`,
 		})
-		v, err := tx.Commit(ctx)
+		res, err := tx.Commit(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
 		end := time.Now()
 		if data == nil {
-			info, err := st.Stat(ctx, deltalog.CommitKey(v))
+			info, err := st.Stat(ctx, deltalog.CommitKey(res.Version))
 			if err != nil {
 				b.Fatal(err)
 			}

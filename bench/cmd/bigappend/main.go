@@ -129,7 +129,7 @@ func run(size int64, endpoint, bucket string) error {
 		return err
 	}
 	fmt.Printf("version %d: %d rows, %d file(s), %d bytes (%.2f GiB) of Parquet in %.1fs (%.0f MiB/s); peak RSS %d MiB\n",
-		v, rows, files, written, float64(written)/(1<<30), elapsed.Seconds(),
+		v.Version, rows, files, written, float64(written)/(1<<30), elapsed.Seconds(),
 		float64(written)/(1<<20)/elapsed.Seconds(), ru.Maxrss>>10)
 	return nil
 }
