@@ -60,8 +60,11 @@ func BenchmarkReplayMemory(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				s, err := snapshot.Load(context.Background(), store, deltalog.Latest)
-				if err != nil || s.NumFiles() != int64(n+50) {
+				if err != nil {
 					b.Fatal(err)
+				}
+				if got, err := s.NumFiles(context.Background()); err != nil || got != int64(n+50) {
+					b.Fatal(got, err)
 				}
 			}
 		})
@@ -78,7 +81,10 @@ func BenchmarkSnapshotFiles(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		n := 0
-		for range s.Files() {
+		for _, err := range s.Files(context.Background()) {
+			if err != nil {
+				b.Fatal(err)
+			}
 			n++
 		}
 		if n != 100_050 {

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"context"
 	"fmt"
 	"iter"
 	"slices"
@@ -17,8 +18,9 @@ import (
 // predicate Unknown for every file, so they never skip one.
 //
 // A column pred names that is not in the schema is
-// deltaerr.ErrInvalidArgument.
-func (s *Snapshot) FilesWhere(pred expr.Expr) (iter.Seq[*actions.Add], error) {
+// deltaerr.ErrInvalidArgument. Errors reading the files are yielded as by
+// Files.
+func (s *Snapshot) FilesWhere(ctx context.Context, pred expr.Expr) (iter.Seq2[*actions.Add, error], error) {
 	mode, _ := schema.ParseColumnMappingMode(s.metadata.Configuration["delta.columnMapping.mode"])
 	if !s.protocol.HasReaderFeature(actions.FeatureColumnMapping) {
 		mode = schema.ColumnMappingNone
@@ -37,8 +39,12 @@ func (s *Snapshot) FilesWhere(pred expr.Expr) (iter.Seq[*actions.Add], error) {
 			parts[name] = part{typ: f.Type, physical: f.PhysicalName(mode)}
 		}
 	}
-	return func(yield func(*actions.Add) bool) {
-		for f := range s.Files() {
+	return func(yield func(*actions.Add, error) bool) {
+		for f, err := range s.Files(ctx) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
 			lookup := func(col string) (schema.DataType, schema.Value, bool) {
 				p, ok := parts[col]
 				if !ok {
@@ -53,7 +59,7 @@ func (s *Snapshot) FilesWhere(pred expr.Expr) (iter.Seq[*actions.Add], error) {
 			if expr.Eval(pred, lookup) == expr.False {
 				continue
 			}
-			if !yield(f) {
+			if !yield(f, nil) {
 				return
 			}
 		}

@@ -123,7 +123,7 @@ func (t *Transaction) commit(ctx context.Context) (int64, error) {
 	if err := t.validate(); err != nil {
 		return 0, err
 	}
-	st, err := t.initialState()
+	st, err := t.initialState(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -291,8 +291,11 @@ func sleep(ctx context.Context, attempt int) error {
 	}
 }
 
-// initialState computes the attempt state from the snapshot read.
-func (t *Transaction) initialState() (*attemptState, error) {
+// initialState computes the attempt state from the snapshot read. Only
+// row tracking reads more of the snapshot than its protocol and metadata:
+// the high-water mark's domain, and the files that staged removes carry
+// row ids from.
+func (t *Transaction) initialState(ctx context.Context) (*attemptState, error) {
 	p := t.snap.Protocol()
 	props := t.snap.Properties()
 	st := &attemptState{
@@ -306,7 +309,11 @@ func (t *Transaction) initialState() (*attemptState, error) {
 		mark:     noHighWaterMark,
 	}
 	if st.rowTrack {
-		if cfg, ok := t.snap.DomainMetadata(rowTrackingDomain); ok {
+		cfg, ok, err := t.snap.DomainMetadata(ctx, rowTrackingDomain)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			m, err := parseHighWaterMark(cfg, fmt.Sprintf("snapshot %d", t.snap.Version()))
 			if err != nil {
 				return nil, err
@@ -317,14 +324,16 @@ func (t *Transaction) initialState() (*attemptState, error) {
 		for i := range t.adds {
 			st.fresh[i] = t.adds[i].BaseRowID == nil
 		}
-		t.carryRowIDs()
+		if err := t.carryRowIDs(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return st, nil
 }
 
 // carryRowIDs gives each staged remove without a baseRowId those of the
 // live add it removes, as row tracking requires of removes.
-func (t *Transaction) carryRowIDs() {
+func (t *Transaction) carryRowIDs(ctx context.Context) error {
 	type key struct{ path, dv string }
 	want := map[key]int{}
 	for i := range t.removes {
@@ -334,9 +343,12 @@ func (t *Transaction) carryRowIDs() {
 		}
 	}
 	if len(want) == 0 {
-		return
+		return nil
 	}
-	for a := range t.snap.Files() {
+	for a, err := range t.snap.Files(ctx) {
+		if err != nil {
+			return err
+		}
 		i, ok := want[key{snapshot.CanonicalPath(a.Path), a.DeletionVector.UniqueID()}]
 		if !ok {
 			continue
@@ -347,6 +359,7 @@ func (t *Transaction) carryRowIDs() {
 			r.DefaultRowCommitVersion = a.DefaultRowCommitVersion
 		}
 	}
+	return nil
 }
 
 // rebase moves the state past winner w, which passed the checks.

@@ -172,10 +172,11 @@ func (t *Transaction) ReadWholeTable() { t.readWholeTable = true }
 
 // TxnVersion returns the last version application appID committed in the
 // snapshot read, as snapshot.TxnVersion does, and records the read: a
-// concurrent txn action for appID is then a conflict.
-func (t *Transaction) TxnVersion(appID string) (int64, bool) {
+// concurrent txn action for appID is then a conflict. It may read the
+// snapshot's checkpoint (its txn column only), hence the context and error.
+func (t *Transaction) TxnVersion(ctx context.Context, appID string) (int64, bool, error) {
 	t.readAppIDs[appID] = true
-	return t.snap.TxnVersion(appID)
+	return t.snap.TxnVersion(ctx, appID)
 }
 
 // Add stages add actions: data files already written.

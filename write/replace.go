@@ -89,7 +89,10 @@ func Replace(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts 
 		})
 	}
 	if pred == nil {
-		for a := range snap.Files() {
+		for a, err := range snap.Files(ctx) {
+			if err != nil {
+				return r, err
+			}
 			remove(a)
 		}
 		return r, nil
@@ -105,7 +108,7 @@ func Replace(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts 
 		return r, err
 	}
 	var cands []*actions.Add
-	for f, err := range s.Files() {
+	for f, err := range s.Files(ctx) {
 		if err != nil {
 			return r, err
 		}
