@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/checkpoint"
@@ -27,9 +28,17 @@ type baseState struct {
 	version int64    // checkpoint version; -1 for none
 	keys    []string // the checkpoint's files
 
+	pm       lazy[*basePM]
 	files    lazy[*baseFiles]
 	meta     lazy[*baseMeta]
 	fallback lazy[*rebuilt]
+}
+
+// basePM is the protocol and metaData of a checkpoint; nil where it has
+// none.
+type basePM struct {
+	protocol *actions.Protocol
+	metadata *actions.Metadata
 }
 
 // baseFiles is the file state of a checkpoint.
@@ -63,12 +72,36 @@ func newBaseState(store logstore.Store, seg deltalog.Segment) *baseState {
 	return b
 }
 
-// read streams the kinds in want of the checkpoint to fn. A checkpoint that
-// is missing or cannot be decoded gives a *checkpointError.
-func (b *baseState) read(ctx context.Context, want checkpoint.ActionSet, fn func([]actions.Action) error) error {
-	return readCheckpoint(ctx, b.store, b.version, b.keys, want, fn)
+// same reports whether b and o, of the same table, are the state of the
+// same checkpoint.
+func (b *baseState) same(o *baseState) bool {
+	return b.version == o.version && slices.Equal(b.keys, o.keys)
 }
 
+// loadPM returns the checkpoint's protocol and metaData, reading those
+// two columns on first use. Unlike the other stages, it has no fallback
+// of its own: Load skips a checkpoint whose protocol and metaData cannot
+// be read (a *checkpointError) and builds a new segment.
+func (b *baseState) loadPM(ctx context.Context) (*basePM, error) {
+	return b.pm.get(ctx, func(ctx context.Context) (*basePM, error) {
+		pm := &basePM{}
+		err := readCheckpoint(ctx, b.store, b.version, b.keys, checkpoint.Protocol|checkpoint.Metadata, func(batch []actions.Action) error {
+			for i := range batch {
+				if a := &batch[i]; a.Protocol != nil {
+					pm.protocol = a.Protocol
+				} else if a.Metadata != nil {
+					pm.metadata = a.Metadata
+				}
+			}
+			return nil
+		})
+		return pm, err
+	})
+}
+
+// readCheckpoint streams the kinds in want of a checkpoint to fn. A
+// checkpoint that is missing or cannot be decoded gives a
+// *checkpointError.
 func readCheckpoint(ctx context.Context, store logstore.Store, version int64, keys []string, want checkpoint.ActionSet, fn func([]actions.Action) error) error {
 	err := checkpoint.Read(ctx, store, keys, want, fn)
 	if err != nil && (errors.Is(err, deltaerr.ErrCorrupt) || errors.Is(err, logstore.ErrNotFound)) {

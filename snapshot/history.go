@@ -233,7 +233,7 @@ func LoadAsOf(ctx context.Context, store logstore.Store, t time.Time) (*Snapshot
 	if err != nil {
 		return nil, err
 	}
-	latest, err := loadListed(ctx, store, files, deltalog.Latest)
+	latest, err := loadListed(ctx, store, files, deltalog.Latest, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -248,5 +248,5 @@ func loadAt(ctx context.Context, latest *Snapshot, files []deltalog.LogFile, t t
 	if v == latest.version {
 		return latest, nil
 	}
-	return loadListed(ctx, latest.store, files, v)
+	return loadListed(ctx, latest.store, files, v, latest.base)
 }

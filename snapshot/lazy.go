@@ -48,31 +48,21 @@ func (l *lazy[T]) get(ctx context.Context, compute func(context.Context) (T, err
 	}
 }
 
-// run is one attempt; it always ends the attempt, even if compute panics.
-func (l *lazy[T]) run(ctx context.Context, ch chan struct{}, compute func(context.Context) (T, error)) (v T, err error) {
+// run is one attempt; it always ends the attempt, even if compute panics
+// (the waiters then try again).
+func (l *lazy[T]) run(ctx context.Context, ch chan struct{}, compute func(context.Context) (T, error)) (T, error) {
+	var v T
+	ok := false
 	defer func() {
 		l.mu.Lock()
-		if err == nil {
+		if ok {
 			l.val, l.ok = v, true
 		}
 		l.busy = nil
 		close(ch)
 		l.mu.Unlock()
 	}()
-	err = errPanicked // replaced when compute returns
-	v, err = compute(ctx)
+	v, err := compute(ctx)
+	ok = err == nil
 	return v, err
 }
-
-// loaded reports whether the value has been computed.
-func (l *lazy[T]) loaded() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.ok
-}
-
-type panicked struct{}
-
-func (panicked) Error() string { return "snapshot: replay panicked" }
-
-var errPanicked error = panicked{}

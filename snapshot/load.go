@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/godelta/delta/actions"
-	"github.com/godelta/delta/checkpoint"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
@@ -54,7 +53,7 @@ func Load(ctx context.Context, store logstore.Store, version int64) (*Snapshot, 
 	}
 	skip := map[int64]bool{}
 	for {
-		s, err := loadFrom(ctx, store, files, version, skip)
+		s, err := loadFrom(ctx, store, files, version, skip, nil)
 		var cpErr *checkpointError
 		switch {
 		case err == nil:
@@ -88,7 +87,10 @@ func (e *checkpointError) Error() string {
 }
 func (e *checkpointError) Unwrap() error { return e.err }
 
-func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFile, version int64, skip map[int64]bool) (*Snapshot, error) {
+// loadFrom loads version from a listing, skipping the checkpoints in skip.
+// When reuse, the checkpoint state of another snapshot of the table, is of
+// the checkpoint the segment names, the new snapshot shares it.
+func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFile, version int64, skip map[int64]bool, reuse *baseState) (*Snapshot, error) {
 	seg, err := deltalog.NewSegment(files, version, skip)
 	if err != nil {
 		return nil, err
@@ -98,18 +100,17 @@ func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFil
 		return nil, err
 	}
 	base := newBaseState(store, seg)
+	if reuse != nil && reuse.same(base) {
+		base = reuse // what it has read serves this snapshot too
+	}
 	// Protocol and metaData only: the checkpoint's file actions wait for
 	// the first accessor that needs them.
 	if base.version >= 0 && (r.protocol == nil || r.metadata == nil) {
-		err := base.read(ctx, checkpoint.Protocol|checkpoint.Metadata, func(batch []actions.Action) error {
-			for i := range batch {
-				r.applyCheckpointPM(&batch[i])
-			}
-			return nil
-		})
+		pm, err := base.loadPM(ctx)
 		if err != nil {
 			return nil, err
 		}
+		r.applyCheckpointPM(pm.protocol, pm.metadata)
 	}
 	s := &Snapshot{store: store, version: seg.Version, segment: seg}
 	if err := r.finishPM(s); err != nil {
@@ -121,11 +122,12 @@ func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFil
 }
 
 // loadListed is Load from a listing of the whole log, skipping the
-// checkpoints whose protocol and metaData cannot be read.
-func loadListed(ctx context.Context, store logstore.Store, files []deltalog.LogFile, version int64) (*Snapshot, error) {
+// checkpoints whose protocol and metaData cannot be read; see loadFrom for
+// reuse.
+func loadListed(ctx context.Context, store logstore.Store, files []deltalog.LogFile, version int64, reuse *baseState) (*Snapshot, error) {
 	skip := map[int64]bool{}
 	for {
-		s, err := loadFrom(ctx, store, files, version, skip)
+		s, err := loadFrom(ctx, store, files, version, skip, reuse)
 		var cpErr *checkpointError
 		if !errors.As(err, &cpErr) {
 			return s, err
@@ -273,12 +275,12 @@ func (r *replay) applyCommitAction(a *actions.Action) {
 
 // applyCheckpointPM takes protocol and metaData from the checkpoint where
 // no commit after it set them.
-func (r *replay) applyCheckpointPM(a *actions.Action) {
-	if a.Protocol != nil && r.protocol == nil {
-		r.protocol = a.Protocol
+func (r *replay) applyCheckpointPM(p *actions.Protocol, m *actions.Metadata) {
+	if p != nil && r.protocol == nil {
+		r.protocol = p
 	}
-	if a.Metadata != nil && r.metadata == nil {
-		r.metadata = a.Metadata
+	if m != nil && r.metadata == nil {
+		r.metadata = m
 	}
 }
 
