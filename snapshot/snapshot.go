@@ -181,7 +181,9 @@ func (s *Snapshot) Schema() *schema.StructType { return s.schema }
 // is shared: callers must not change it.
 func (s *Snapshot) Properties() map[string]string { return s.metadata.Configuration }
 
-// Segment returns the log files the snapshot was built from.
+// Segment returns the log files Load chose to build the snapshot from. If a
+// lazy stage later finds the checkpoint damaged and rebuilds its state
+// from older files, Segment still names it.
 func (s *Snapshot) Segment() deltalog.Segment { return s.segment }
 
 // Store returns the store the table lives on.

@@ -120,7 +120,11 @@ type Transaction struct {
 
 // Begin starts a transaction that reads snap. snap must not be nil: a table
 // is created by other means. Begin does no I/O; every check happens in
-// Commit.
+// Commit. Neither reads snap's file actions (which a snapshot reads on
+// first use) unless the transaction needs them: TxnVersion reads the txn
+// column of the checkpoint, and on a row-tracking table Commit reads the
+// high-water mark's domain and, for staged removes without row ids, the
+// files.
 func Begin(snap *snapshot.Snapshot, opts Options) *Transaction {
 	t := &Transaction{
 		snap:       snap,
