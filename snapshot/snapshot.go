@@ -25,7 +25,8 @@
 //
 // These accessors therefore take a context and return an error. Time
 // travel (Load at a version, LoadAsOf at a time), transactions that only
-// append, and log cleanup never read the checkpoint's file actions.
+// append (package txn), and log cleanup never read the checkpoint's add
+// and remove columns.
 //
 // # Concurrency
 //
@@ -33,7 +34,12 @@
 // When several goroutines need a lazy stage at the same time, one reads it
 // and the others wait for it (or for their own context to end). A failed
 // read is not remembered: the next caller tries again, so a cancelled
-// context does not poison the snapshot (see lazy).
+// context or a transient store error does not poison the snapshot, and a
+// damaged log fails the same way on every call.
+//
+// A lazy stage reads the log as it is when it runs. A snapshot first asked
+// for its files long after Load, after log cleanup (delta.logRetentionDuration)
+// deleted its checkpoint, fails then with the store's not-found error.
 //
 // # Replay
 //
