@@ -377,7 +377,10 @@ func TestAppendPartitioned(t *testing.T) {
 				t.Fatal(err)
 			}
 			hive := 0
-			for a := range snap.Files() {
+			for a, err := range snap.Files(ctx) {
+				if err != nil {
+					t.Fatal(err)
+				}
 				if strings.Count(CanonicalPath(a.Path), "/") != 4 {
 					t.Errorf("file %s is not four partition directories deep", a.Path)
 				}
@@ -677,8 +680,8 @@ func TestAppendFeatureRichTable(t *testing.T) {
 	if snap.Version() != 25 || len(snap.Segment().Checkpoint) == 0 {
 		t.Errorf("version %d, segment %+v", snap.Version(), snap.Segment())
 	}
-	hw, ok := snap.DomainMetadata("delta.rowTracking")
-	if !ok || !strings.Contains(hw, `"rowIdHighWaterMark":99`) {
+	hw, ok, err := snap.DomainMetadata(ctx, "delta.rowTracking")
+	if err != nil || !ok || !strings.Contains(hw, `"rowIdHighWaterMark":99`) {
 		t.Errorf("row tracking high-water mark %q (%v), want 99", hw, ok)
 	}
 	for _, f := range []string{"rowTracking", "domainMetadata", "inCommitTimestamp", "deletionVectors", "v2Checkpoint", "columnMapping"} {
@@ -835,10 +838,16 @@ func TestAppendToCorpusTables(t *testing.T) {
 			}
 			if len(parts) > 0 && oldRow != nil {
 				dirs := map[string]bool{}
-				for a := range snap.Files() {
+				for a, err := range snap.Files(ctx) {
+					if err != nil {
+						t.Fatal(err)
+					}
 					dirs[filepath.Dir(CanonicalPath(a.Path))] = true
 				}
-				for a := range after.Files() {
+				for a, err := range after.Files(ctx) {
+					if err != nil {
+						t.Fatal(err)
+					}
 					if !dirs[filepath.Dir(CanonicalPath(a.Path))] {
 						t.Errorf("new file %s is outside the partition directories Spark made", a.Path)
 					}

@@ -233,7 +233,11 @@ func concOps(ctx context.Context, t *Table, w, ops int) ([]commitRecord, error) 
 // a run after a commit that did land would stop, not apply it twice.
 func appAppend(ctx context.Context, t *Table, app string, version int64, rows [][]schema.Value) (int64, error) {
 	res, err := t.Update(ctx, TxnOptions{Operation: "WRITE"}, func(tx *Transaction) error {
-		if v, ok := tx.TxnVersion(app); ok && v >= version {
+		v, ok, err := tx.TxnVersion(ctx, app)
+		if err != nil {
+			return err
+		}
+		if ok && v >= version {
 			return fmt.Errorf("app %s version %d is already committed", app, version)
 		}
 		adds, err := write.Rows(ctx, tx.Snapshot(), Rows(rows), write.Options{})
@@ -259,7 +263,10 @@ func compact(ctx context.Context, t *Table, p string) (int64, error) {
 	}
 	snap := tx.Snapshot()
 	var old []*actions.Add
-	for f := range snap.Files() {
+	for f, err := range snap.Files(ctx) {
+		if err != nil {
+			return 0, err
+		}
 		if f.PartitionValues["p"] == p {
 			old = append(old, f)
 		}
@@ -364,8 +371,8 @@ func checkConcurrentTable(t *testing.T, tbl *Table, records []commitRecord) {
 		}
 	}
 	for app, v := range apps {
-		if got, ok := snap.TxnVersion(app); !ok || got != v {
-			t.Errorf("app %s: txn version %d (%v), want %d", app, got, ok, v)
+		if got, ok, err := snap.TxnVersion(ctx, app); !ok || got != v || err != nil {
+			t.Errorf("app %s: txn version %d (%v, %v), want %d", app, got, ok, err, v)
 		}
 	}
 	if kinds["compact"] == 0 || kinds["overwrite"] == 0 || kinds["app"] == 0 {

@@ -6,7 +6,7 @@
 //	t, err := delta.Open(ctx, "/data/events")
 //	snap, err := t.Snapshot(ctx)            // latest
 //	old, err := t.SnapshotAt(ctx, 3)        // time travel by version
-//	for f := range snap.Files() { ... }    // live data files
+//	for f, err := range snap.Files(ctx) { ... } // live data files, read on first use
 //	res, err := t.AppendRows(ctx, rows, delta.WriteOptions{}) // res.Version
 //
 // A Table is a handle on a location; it holds no table state and is safe for
@@ -179,13 +179,10 @@ func (t *Table) SnapshotAt(ctx context.Context, version int64) (*Snapshot, error
 // SnapshotAtTimestamp returns the table as it was at ts: its newest version
 // committed at or before ts. Commit times are in-commit timestamps where the
 // table records them, else commit file times made monotonic. A time before
-// the earliest or after the latest commit is ErrTimestampOutOfRange.
+// the earliest or after the latest commit is ErrTimestampOutOfRange. The log
+// is listed once, and no checkpoint's file actions are read.
 func (t *Table) SnapshotAtTimestamp(ctx context.Context, ts time.Time) (*Snapshot, error) {
-	latest, err := t.Snapshot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return snapshot.LoadAtTimestamp(ctx, latest, ts)
+	return snapshot.LoadAsOf(ctx, t.store, ts)
 }
 
 // History returns up to limit commits, newest first (all for limit <= 0).

@@ -35,17 +35,33 @@ func ExampleOpen() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("version", snap.Version(), "files", snap.NumFiles(), "bytes", snap.SizeInBytes())
-	for f := range snap.Files() {
+	// The checkpoint's files (none here) are read on first use, so the
+	// accessors that need them take ctx and may fail.
+	n, err := snap.NumFiles(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	size, err := snap.SizeInBytes(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("version", snap.Version(), "files", n, "bytes", size)
+	for f, err := range snap.Files(ctx) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
 		fmt.Println(f.Path)
 	}
-	v, ok := snap.TxnVersion("ingest")
-	fmt.Println("ingest at", v, ok)
+	v, ok, err := snap.TxnVersion(ctx, "ingest")
+	fmt.Println("ingest at", v, ok, err)
 	// Output:
 	// version 0 files 2 bytes 300
 	// year=2024/a.parquet
 	// year=2025/b.parquet
-	// ingest at 41 true
+	// ingest at 41 true <nil>
 }
 
 func ExampleSnapshot_FilesWhere() {
@@ -59,12 +75,16 @@ func ExampleSnapshot_FilesWhere() {
 		fmt.Println(err)
 		return
 	}
-	files, err := snap.FilesWhere(pred)
+	files, err := snap.FilesWhere(ctx, pred)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	for f := range files {
+	for f, err := range files {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
 		fmt.Println(f.Path)
 	}
 	// Output:

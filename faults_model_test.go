@@ -375,7 +375,10 @@ func readOnce(ctx context.Context, tbl *Table, scan bool) (readerSaw, error) {
 		return readerSaw{}, err
 	}
 	s := readerSaw{version: snap.Version(), files: []string{}}
-	for f := range snap.Files() {
+	for f, err := range snap.Files(ctx) {
+		if err != nil {
+			return readerSaw{}, err
+		}
 		s.files = append(s.files, CanonicalPath(f.Path))
 	}
 	slices.Sort(s.files)

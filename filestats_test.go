@@ -127,7 +127,10 @@ func TestFileStatsMatchesWriter(t *testing.T) {
 				t.Fatal(err)
 			}
 			var want string
-			for a := range snap.Files() {
+			for a, err := range snap.Files(ctx) {
+				if err != nil {
+					t.Fatal(err)
+				}
 				want = a.Stats
 			}
 

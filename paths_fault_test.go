@@ -183,7 +183,10 @@ func pathTable(t *testing.T, name string) (*Table, actions.Add) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for f := range snap.Files() {
+	for f, err := range snap.Files(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
 		return tbl, *f
 	}
 	t.Fatal("no file")

@@ -48,12 +48,15 @@ func TestPrunesNullPartitions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files, err := snap.FilesWhere(pred)
+		files, err := snap.FilesWhere(ctx, pred)
 		if err != nil {
 			t.Fatal(err)
 		}
 		n := 0
-		for range files {
+		for _, err := range files {
+			if err != nil {
+				t.Fatal(err)
+			}
 			n++
 		}
 		if n != tc.files {

@@ -41,8 +41,12 @@ func logFiles(t *testing.T, dir string) []string {
 
 // removeAll stages a data-changing remove of every live file of the
 // transaction's snapshot.
-func removeAll(tx *Transaction, dataChange bool) {
-	for a := range tx.Snapshot().Files() {
+func removeAll(t *testing.T, tx *Transaction, dataChange bool) {
+	t.Helper()
+	for a, err := range tx.Snapshot().Files(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
 		tx.Remove(actions.Remove{Path: a.Path, DataChange: dataChange, PartitionValues: a.PartitionValues, Size: &a.Size})
 	}
 }
@@ -71,13 +75,13 @@ func TestAppendOnlyRefusesRemoves(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			removeAll(tx, true)
+			removeAll(t, tx, true)
 			_, err = tx.Commit(ctx)
 			return err
 		}},
 		{"Update with a Remove", func(tbl *Table) error {
 			_, err := tbl.Update(ctx, TxnOptions{Operation: "DELETE"}, func(tx *Transaction) error {
-				removeAll(tx, true)
+				removeAll(t, tx, true)
 				return nil
 			})
 			return err
@@ -132,7 +136,7 @@ func TestAppendOnlyRefusesRemoves(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		removeAll(tx, false)
+		removeAll(t, tx, false)
 		if _, err := tx.Commit(ctx); err != nil {
 			t.Errorf("remove with dataChange=false on an append-only table: %v", err)
 		}
@@ -160,7 +164,7 @@ func TestAppendOnlyByConcurrentCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		if removes {
-			removeAll(late, true)
+			removeAll(t, late, true)
 		} else {
 			// A blind append of a file already written elsewhere.
 			late.Add(actions.Add{Path: "part-late.parquet", Size: 1, DataChange: true})

@@ -51,8 +51,8 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if s.NumFiles() != want {
-					b.Fatalf("NumFiles = %d, want %d", s.NumFiles(), want)
+				if got, err := s.NumFiles(context.Background()); err != nil || got != want {
+					b.Fatalf("NumFiles = %d (%v), want %d", got, err, want)
 				}
 			}
 		})

@@ -26,20 +26,22 @@ import (
 
 // State is the reconciled state of a table at one version, which Write
 // turns into a checkpoint. *snapshot.Snapshot implements it (package
-// snapshot reads checkpoints, so this package cannot name it).
+// snapshot reads checkpoints, so this package cannot name it). The
+// iterators may read the state on first use: an error is yielded (with a
+// zero action) and ends the sequence, and Write returns it.
 type State interface {
 	Version() int64
 	Protocol() actions.Protocol
 	Metadata() actions.Metadata
 	Schema() *schema.StructType
 	// Files yields the live add actions.
-	Files() iter.Seq[*actions.Add]
+	Files(ctx context.Context) iter.Seq2[*actions.Add, error]
 	// Tombstones yields the remove actions of the state, expired or not.
-	Tombstones() iter.Seq[*actions.Remove]
+	Tombstones(ctx context.Context) iter.Seq2[*actions.Remove, error]
 	// Txns yields the newest txn of every application, expired or not.
-	Txns() iter.Seq[actions.Txn]
+	Txns(ctx context.Context) iter.Seq2[actions.Txn, error]
 	// Domains yields the domains present (not removed).
-	Domains() iter.Seq[actions.DomainMetadata]
+	Domains(ctx context.Context) iter.Seq2[actions.DomainMetadata, error]
 	// Config is the checked configuration of Protocol and Metadata; the
 	// table properties Write honours are read through it.
 	Config() *tableconfig.Config
@@ -254,32 +256,42 @@ func (w *writer) typedColumns(logical *schema.StructType, mode schema.ColumnMapp
 // nonFile returns the actions of the checkpoint other than adds and
 // removes, in the order they are written: protocol, metaData, txns,
 // domains.
-func (w *writer) nonFile() []actions.Action {
+func (w *writer) nonFile(ctx context.Context) ([]actions.Action, error) {
 	p, m := w.protocol, w.metadata
 	out := []actions.Action{{Protocol: &p}, {Metadata: &m}}
-	for t := range w.st.Txns() {
+	for t, err := range w.st.Txns(ctx) {
+		if err != nil {
+			return nil, err
+		}
 		if w.txnCutoff != 0 && t.LastUpdated != nil && *t.LastUpdated < w.txnCutoff {
 			continue
 		}
 		out = append(out, actions.Action{Txn: &t})
 	}
-	for d := range w.st.Domains() {
+	for d, err := range w.st.Domains(ctx) {
+		if err != nil {
+			return nil, err
+		}
 		if d.Removed {
 			continue
 		}
 		out = append(out, actions.Action{DomainMetadata: &d})
 	}
-	return out
+	return out, nil
 }
 
 // tombstones yields the removes that have not expired.
-func (w *writer) tombstones() iter.Seq[*actions.Remove] {
-	return func(yield func(*actions.Remove) bool) {
-		for r := range w.st.Tombstones() {
+func (w *writer) tombstones(ctx context.Context) iter.Seq2[*actions.Remove, error] {
+	return func(yield func(*actions.Remove, error) bool) {
+		for r, err := range w.st.Tombstones(ctx) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
 			if r.DeletionTimestamp == nil || *r.DeletionTimestamp <= w.tombstoneCutoff {
 				continue
 			}
-			if !yield(r) {
+			if !yield(r, nil) {
 				return
 			}
 		}
@@ -287,14 +299,20 @@ func (w *writer) tombstones() iter.Seq[*actions.Remove] {
 }
 
 // fileCounts counts the adds and the unexpired tombstones.
-func (w *writer) fileCounts() (adds, removes int64) {
-	for range w.st.Files() {
+func (w *writer) fileCounts(ctx context.Context) (adds, removes int64, err error) {
+	for _, err := range w.st.Files(ctx) {
+		if err != nil {
+			return 0, 0, err
+		}
 		adds++
 	}
-	for range w.tombstones() {
+	for _, err := range w.tombstones(ctx) {
+		if err != nil {
+			return 0, 0, err
+		}
 		removes++
 	}
-	return adds, removes
+	return adds, removes, nil
 }
 
 // writeV1 writes a classic V1 checkpoint.
@@ -302,12 +320,15 @@ func (w *writer) writeV1(ctx context.Context, store logstore.Store) (deltalog.La
 	pw := w.newParquet(false, true)
 	var adds int64
 	err := guard(func() error {
-		for _, a := range w.nonFile() {
+		head, err := w.nonFile(ctx)
+		if err != nil {
+			return err
+		}
+		for _, a := range head {
 			if err := pw.action(&a); err != nil {
 				return err
 			}
 		}
-		var err error
 		adds, err = w.fileActions(ctx, pw, nil)
 		return err
 	})
@@ -340,7 +361,10 @@ func (w *writer) fileActions(ctx context.Context, pw *parquetWriter, split func(
 		}
 		return ctx.Err()
 	}
-	for a := range w.st.Files() {
+	for a, err := range w.st.Files(ctx) {
+		if err != nil {
+			return 0, err
+		}
 		if err := next(); err != nil {
 			return 0, err
 		}
@@ -349,7 +373,10 @@ func (w *writer) fileActions(ctx context.Context, pw *parquetWriter, split func(
 		}
 		adds++
 	}
-	for r := range w.tombstones() {
+	for r, err := range w.tombstones(ctx) {
+		if err != nil {
+			return 0, err
+		}
 		if err := next(); err != nil {
 			return 0, err
 		}
@@ -371,7 +398,10 @@ type v2LastCheckpoint struct {
 
 // writeV2 writes a UUID-named V2 checkpoint and its sidecars.
 func (w *writer) writeV2(ctx context.Context, store logstore.Store) (deltalog.LastCheckpoint, error) {
-	nAdds, nRemoves := w.fileCounts()
+	nAdds, nRemoves, err := w.fileCounts(ctx)
+	if err != nil {
+		return deltalog.LastCheckpoint{}, err
+	}
 	useSidecars := w.opts.SidecarMinActions > 0 && nAdds+nRemoves >= int64(w.opts.SidecarMinActions)
 	cm := actions.CheckpointMetadata{Version: w.version, Tags: map[string]string{tagNumOfAddFiles: strconv.FormatInt(nAdds, 10)}}
 	var sidecars []actions.Sidecar
@@ -389,7 +419,11 @@ func (w *writer) writeV2(ctx context.Context, store logstore.Store) (deltalog.La
 		cm.Tags[tagSidecarSizeInBytes] = strconv.FormatInt(sidecarBytes, 10)
 	}
 
-	head := append([]actions.Action{{CheckpointMetadata: &cm}}, w.nonFile()...)
+	nonFile, err := w.nonFile(ctx)
+	if err != nil {
+		return deltalog.LastCheckpoint{}, err
+	}
+	head := append([]actions.Action{{CheckpointMetadata: &cm}}, nonFile...)
 	for i := range sidecars {
 		head = append(head, actions.Action{Sidecar: &sidecars[i]})
 	}
@@ -400,7 +434,7 @@ func (w *writer) writeV2(ctx context.Context, store logstore.Store) (deltalog.La
 	var data []byte
 	var rows int64
 	if w.v2JSON {
-		data, rows, err = w.jsonCheckpoint(head, !useSidecars)
+		data, rows, err = w.jsonCheckpoint(ctx, head, !useSidecars)
 	} else {
 		data, rows, err = w.parquetCheckpoint(ctx, head, !useSidecars)
 	}
@@ -505,7 +539,7 @@ func (w *writer) parquetCheckpoint(ctx context.Context, head []actions.Action, i
 // jsonCheckpoint encodes a V2 checkpoint as newline-delimited JSON: head,
 // then the file actions when inline is set. Removes lose their stats and
 // tags, as in Parquet checkpoints.
-func (w *writer) jsonCheckpoint(head []actions.Action, inline bool) ([]byte, int64, error) {
+func (w *writer) jsonCheckpoint(ctx context.Context, head []actions.Action, inline bool) ([]byte, int64, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -523,12 +557,18 @@ func (w *writer) jsonCheckpoint(head []actions.Action, inline bool) ([]byte, int
 		}
 	}
 	if inline {
-		for a := range w.st.Files() {
+		for a, err := range w.st.Files(ctx) {
+			if err != nil {
+				return nil, 0, err
+			}
 			if err := put(&actions.Action{Add: a}); err != nil {
 				return nil, 0, err
 			}
 		}
-		for r := range w.tombstones() {
+		for r, err := range w.tombstones(ctx) {
+			if err != nil {
+				return nil, 0, err
+			}
 			c := *r
 			c.Stats, c.Tags = "", nil
 			if err := put(&actions.Action{Remove: &c}); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"iter"
 	"maps"
-	"slices"
 	"testing"
 	"time"
 
@@ -23,17 +22,27 @@ type fakeState struct {
 	files []*actions.Add
 }
 
-func (f *fakeState) Version() int64                { return 3 }
-func (f *fakeState) Protocol() actions.Protocol    { return f.p }
-func (f *fakeState) Metadata() actions.Metadata    { return f.m }
-func (f *fakeState) Schema() *schema.StructType    { return f.s }
-func (f *fakeState) Files() iter.Seq[*actions.Add] { return slices.Values(f.files) }
-func (f *fakeState) Tombstones() iter.Seq[*actions.Remove] {
-	return func(func(*actions.Remove) bool) {}
+func (f *fakeState) Version() int64             { return 3 }
+func (f *fakeState) Protocol() actions.Protocol { return f.p }
+func (f *fakeState) Metadata() actions.Metadata { return f.m }
+func (f *fakeState) Schema() *schema.StructType { return f.s }
+func (f *fakeState) Files(context.Context) iter.Seq2[*actions.Add, error] {
+	return func(yield func(*actions.Add, error) bool) {
+		for _, a := range f.files {
+			if !yield(a, nil) {
+				return
+			}
+		}
+	}
 }
-func (f *fakeState) Txns() iter.Seq[actions.Txn] { return func(func(actions.Txn) bool) {} }
-func (f *fakeState) Domains() iter.Seq[actions.DomainMetadata] {
-	return func(func(actions.DomainMetadata) bool) {}
+func (f *fakeState) Tombstones(context.Context) iter.Seq2[*actions.Remove, error] {
+	return func(func(*actions.Remove, error) bool) {}
+}
+func (f *fakeState) Txns(context.Context) iter.Seq2[actions.Txn, error] {
+	return func(func(actions.Txn, error) bool) {}
+}
+func (f *fakeState) Domains(context.Context) iter.Seq2[actions.DomainMetadata, error] {
+	return func(func(actions.DomainMetadata, error) bool) {}
 }
 
 // Config builds the configuration of p and m; a test that gives bad

@@ -72,7 +72,8 @@ func emptyNil(m map[string]string) map[string]string {
 }
 
 // stateOf reads s, keeping the tombstones keep accepts.
-func stateOf(s *snapshot.Snapshot, keep func(*actions.Remove) bool) state {
+func stateOf(t *testing.T, s *snapshot.Snapshot, keep func(*actions.Remove) bool) state {
+	t.Helper()
 	st := state{protocol: s.Protocol(), metadata: s.Metadata(), files: map[string]actions.Add{}, tombstones: map[string]actions.Remove{}}
 	st.protocol.ReaderFeatures = slices.Clone(st.protocol.ReaderFeatures)
 	st.protocol.WriterFeatures = slices.Clone(st.protocol.WriterFeatures)
@@ -87,12 +88,19 @@ func stateOf(s *snapshot.Snapshot, keep func(*actions.Remove) bool) state {
 	if len(m.PartitionColumns) == 0 {
 		m.PartitionColumns = nil
 	}
-	for a := range s.Files() {
+	ctx := context.Background()
+	for a, err := range s.Files(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
 		c := *a
 		c.PartitionValues, c.Tags = emptyNil(c.PartitionValues), emptyNil(c.Tags)
 		st.files[fkey(c.Path, c.DeletionVector)] = c
 	}
-	for r := range s.Tombstones() {
+	for r, err := range s.Tombstones(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
 		if !keep(r) {
 			continue
 		}
@@ -101,8 +109,18 @@ func stateOf(s *snapshot.Snapshot, keep func(*actions.Remove) bool) state {
 		c.Stats, c.Tags = "", nil // not kept by checkpoints
 		st.tombstones[fkey(c.Path, c.DeletionVector)] = c
 	}
-	st.txns = slices.Collect(s.Txns())
-	st.domains = slices.Collect(s.Domains())
+	for txn, err := range s.Txns(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.txns = append(st.txns, txn)
+	}
+	for d, err := range s.Domains(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.domains = append(st.domains, d)
+	}
 	return st
 }
 
@@ -392,7 +410,7 @@ func TestWriteRoundTrip(t *testing.T) {
 			if tc.conf["delta.setTransactionRetentionDuration"] != "" {
 				nTxns = 2
 			}
-			want := stateOf(orig, keepFresh(now))
+			want := stateOf(t, orig, keepFresh(now))
 			if nTxns == 2 {
 				want.txns = slices.DeleteFunc(want.txns, func(t actions.Txn) bool { return t.AppID == "stream-old" })
 			}
@@ -445,7 +463,7 @@ func TestWriteRoundTrip(t *testing.T) {
 				t.Fatalf("loaded without the checkpoint: %+v", got.Segment())
 			}
 			exact := tc.conf["delta.checkpoint.writeStatsAsJson"] != "false" && (tc.opts.WriteStatsAsJSON == nil || *tc.opts.WriteStatsAsJSON)
-			compareStates(t, want, stateOf(got, func(*actions.Remove) bool { return true }), exact)
+			compareStates(t, want, stateOf(t, got, func(*actions.Remove) bool { return true }), exact)
 		})
 	}
 }
@@ -482,7 +500,7 @@ func TestWriteKeepsNewerHint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compareStates(t, stateOf(older, keepFresh(now)), stateOf(got, func(*actions.Remove) bool { return true }), true)
+	compareStates(t, stateOf(t, older, keepFresh(now)), stateOf(t, got, func(*actions.Remove) bool { return true }), true)
 }
 
 func TestWriteRejectsBadOptions(t *testing.T) {
@@ -589,7 +607,7 @@ func TestWriteCorpus(t *testing.T) {
 					keep := func(r *actions.Remove) bool {
 						return r.DeletionTimestamp != nil && *r.DeletionTimestamp > -7*24*3600*1000
 					}
-					compareStates(t, stateOf(orig, keep), stateOf(got, func(*actions.Remove) bool { return true }), vr.exact)
+					compareStates(t, stateOf(t, orig, keep), stateOf(t, got, func(*actions.Remove) bool { return true }), vr.exact)
 				})
 			}
 		})

@@ -164,11 +164,14 @@ func checkLoads(ctx context.Context, root string, want *ProtocolJSON) error {
 		return fmt.Errorf("snapshot %d has no metadata", snap.Version())
 	}
 	var n int64
-	for range snap.Files() {
+	for _, err := range snap.Files(ctx) {
+		if err != nil {
+			return err
+		}
 		n++
 	}
-	if n != snap.NumFiles() {
-		return fmt.Errorf("NumFiles() = %d but Files() yields %d", snap.NumFiles(), n)
+	if num, err := snap.NumFiles(ctx); err != nil || n != num {
+		return fmt.Errorf("NumFiles() = %d (%v) but Files() yields %d", num, err, n)
 	}
 	if want == nil {
 		return nil

@@ -27,14 +27,14 @@ func checkSnapshot(ctx context.Context, root string, c Case) error {
 	}
 	var errs []error
 	for _, key := range sortedKeys(spec.Expected) {
-		if err := checkSnapshotKey(snap, key, spec.Expected[key]); err != nil {
+		if err := checkSnapshotKey(ctx, snap, key, spec.Expected[key]); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", key, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func checkSnapshotKey(snap *delta.Snapshot, key string, raw json.RawMessage) error {
+func checkSnapshotKey(ctx context.Context, snap *delta.Snapshot, key string, raw json.RawMessage) error {
 	switch {
 	case key == "version":
 		return expectEqual(raw, snap.Version())
@@ -47,12 +47,19 @@ func checkSnapshotKey(snap *delta.Snapshot, key string, raw json.RawMessage) err
 		// Paths relative to the root as they are on storage: the log's
 		// paths percent-decoded once ("url_encoded" refers to partition
 		// values, which stay encoded in directory names).
-		return expectFiles(raw, activePaths(snap))
+		paths, err := activePaths(ctx, snap)
+		if err != nil {
+			return err
+		}
+		return expectFiles(raw, paths)
 	case key == "tombstones":
-		return expectTombstones(raw, snap)
+		return expectTombstones(ctx, raw, snap)
 	case key == "sum_numRecords":
 		var sum int64
-		for f := range snap.Files() {
+		for f, err := range snap.Files(ctx) {
+			if err != nil {
+				return err
+			}
 			var st struct {
 				NumRecords int64 `json:"numRecords"`
 			}
@@ -68,7 +75,10 @@ func checkSnapshotKey(snap *delta.Snapshot, key string, raw json.RawMessage) err
 	case strings.HasPrefix(key, "distinct_"):
 		col := strings.TrimPrefix(key, "distinct_")
 		seen := map[string]bool{}
-		for f := range snap.Files() {
+		for f, err := range snap.Files(ctx) {
+			if err != nil {
+				return err
+			}
 			v, ok := f.PartitionValues[col]
 			if !ok {
 				return fmt.Errorf("file %s has no partition value for %q", f.Path, col)
@@ -78,7 +88,10 @@ func checkSnapshotKey(snap *delta.Snapshot, key string, raw json.RawMessage) err
 		return expectFiles(raw, sortedKeys(seen))
 	case strings.HasSuffix(key, "_modification_time"):
 		name := strings.TrimSuffix(key, "_modification_time")
-		for f := range snap.Files() {
+		for f, err := range snap.Files(ctx) {
+			if err != nil {
+				return err
+			}
 			if delta.CanonicalPath(f.Path) == name {
 				return expectEqual(raw, f.ModificationTime)
 			}
@@ -92,12 +105,15 @@ func checkSnapshotKey(snap *delta.Snapshot, key string, raw json.RawMessage) err
 	return fmt.Errorf("unknown expectation key (harness does not know how to check it)")
 }
 
-func activePaths(snap *delta.Snapshot) []string {
+func activePaths(ctx context.Context, snap *delta.Snapshot) ([]string, error) {
 	var out []string
-	for f := range snap.Files() {
+	for f, err := range snap.Files(ctx) {
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, delta.CanonicalPath(f.Path))
 	}
-	return out
+	return out, nil
 }
 
 // expectFiles compares a list of paths (order-insensitive) or a count.
@@ -122,13 +138,16 @@ func expectFiles(raw json.RawMessage, got []string) error {
 	return nil
 }
 
-func expectTombstones(raw json.RawMessage, snap *delta.Snapshot) error {
+func expectTombstones(ctx context.Context, raw json.RawMessage, snap *delta.Snapshot) error {
 	type tomb struct {
 		Path              string `json:"path"`
 		DeletionTimestamp *int64 `json:"deletionTimestamp"`
 	}
 	var got []tomb
-	for r := range snap.Tombstones() {
+	for r, err := range snap.Tombstones(ctx) {
+		if err != nil {
+			return err
+		}
 		got = append(got, tomb{r.Path, r.DeletionTimestamp})
 	}
 	var n int
@@ -185,20 +204,30 @@ func checkSetTransactions(ctx context.Context, root string, c Case) error {
 	}
 	var errs []error
 	for app, want := range spec.Expected {
-		v, ok := snap.TxnVersion(app)
+		v, ok, err := snap.TxnVersion(ctx, app)
+		if err != nil {
+			return err
+		}
 		if !ok || v != want.Version {
 			errs = append(errs, fmt.Errorf("app %q: got version %d (found %v), want %d", app, v, ok, want.Version))
 		}
 	}
 	for _, app := range spec.Absent {
-		if v, ok := snap.TxnVersion(app); ok {
+		if v, ok, err := snap.TxnVersion(ctx, app); err != nil {
+			return err
+		} else if ok {
 			errs = append(errs, fmt.Errorf("app %q: found version %d, want absent", app, v))
 		}
 	}
 	all, live := 0, 0
-	for txn := range snap.Txns() {
+	for txn, err := range snap.Txns(ctx) {
+		if err != nil {
+			return err
+		}
 		all++
-		if _, ok := snap.TxnVersion(txn.AppID); ok {
+		if _, ok, err := snap.TxnVersion(ctx, txn.AppID); err != nil {
+			return err
+		} else if ok {
 			live++
 		}
 	}
@@ -262,12 +291,15 @@ func checkPartitionFilter(ctx context.Context, root string, c Case) error {
 	if err != nil {
 		return err
 	}
-	files, err := snap.FilesWhere(pred)
+	files, err := snap.FilesWhere(ctx, pred)
 	if err != nil {
 		return err
 	}
 	var got []string
-	for f := range files {
+	for f, err := range files {
+		if err != nil {
+			return err
+		}
 		got = append(got, delta.CanonicalPath(f.Path))
 	}
 	switch {

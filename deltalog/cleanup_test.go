@@ -249,8 +249,8 @@ func TestCleanup(t *testing.T) {
 					t.Errorf("load %d: %v", v, err)
 					continue
 				}
-				if s.NumFiles() != v+1 {
-					t.Errorf("version %d has %d files, want %d", v, s.NumFiles(), v+1)
+				if n, err := s.NumFiles(t.Context()); n != v+1 || err != nil {
+					t.Errorf("version %d has %d files (%v), want %d", v, n, err, v+1)
 				}
 			}
 			for v := int64(0); v < earliest; v++ {

@@ -469,7 +469,10 @@ func TestReadFilePositionsCorpus(t *testing.T) {
 				t.Fatal(err)
 			}
 			withDV := 0
-			for add := range snap.Files() {
+			for add, err := range snap.Files(context.Background()) {
+				if err != nil {
+					t.Fatal(err)
+				}
 				if add.DeletionVector == nil {
 					continue
 				}

@@ -243,8 +243,9 @@ func (s *Scan) Metrics() Metrics {
 // Files yields the files the scan reads, after partition pruning and
 // statistics-based skipping, in the snapshot's order. A partition value
 // that cannot be parsed as its column's type is an error wrapping
-// deltaerr.ErrCorrupt.
-func (s *Scan) Files() iter.Seq2[File, error] {
+// deltaerr.ErrCorrupt. The snapshot reads its checkpoint's files on first
+// use, under ctx; an error doing so is yielded too.
+func (s *Scan) Files(ctx context.Context) iter.Seq2[File, error] {
 	return func(yield func(File, error) bool) {
 		var perr error
 		var keep func(map[string]string) bool
@@ -267,7 +268,11 @@ func (s *Scan) Files() iter.Seq2[File, error] {
 				return true
 			}
 		}
-		for add := range s.snap.FilesMatching(keep) {
+		for add, err := range s.snap.FilesMatching(ctx, keep) {
+			if err != nil {
+				yield(File{}, err)
+				return
+			}
 			if keep == nil {
 				s.m.filesTotal.Add(1)
 			}
@@ -368,7 +373,7 @@ func (s *Scan) mightMatch(add *actions.Add, pv map[string]schema.Value) bool {
 // at the first error, which is yielded with a nil batch.
 func (s *Scan) Batches(ctx context.Context) iter.Seq2[*Batch, error] {
 	return s.run(ctx, func(yield func(*fileRead, error) bool) {
-		for f, err := range s.Files() {
+		for f, err := range s.Files(ctx) {
 			if err != nil {
 				yield(nil, err)
 				return

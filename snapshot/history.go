@@ -124,7 +124,9 @@ func EarliestVersion(ctx context.Context, store logstore.Store) (int64, error) {
 // or before t: the version that was current at time t. latest is a current
 // snapshot of the table, which says whether and from which version the
 // table has in-commit timestamps; from that version on they are used, and
-// before it the commit files' monotonized modification times.
+// before it the commit files' monotonized modification times. It lists the
+// log and reads commit files only (for their in-commit timestamps), never
+// a checkpoint.
 //
 // t before the earliest commit that can still be reconstructed, or after
 // the latest commit, is deltaerr.ErrTimestampOutOfRange.
@@ -133,6 +135,11 @@ func VersionAtTimestamp(ctx context.Context, latest *Snapshot, t time.Time) (int
 	if err != nil {
 		return 0, err
 	}
+	return versionAt(ctx, latest, files, t)
+}
+
+// versionAt is VersionAtTimestamp on files, a listing of the whole log.
+func versionAt(ctx context.Context, latest *Snapshot, files []deltalog.LogFile, t time.Time) (int64, error) {
 	earliest, err := deltalog.Earliest(files)
 	if err != nil {
 		return 0, err
@@ -215,14 +222,41 @@ func VersionAtTimestamp(ctx context.Context, latest *Snapshot, t time.Time) (int
 }
 
 // LoadAtTimestamp loads the version that was current at time t; see
-// VersionAtTimestamp.
+// VersionAtTimestamp. One listing serves both the search and the load of
+// the version found, which reads like Load: its file actions are read on
+// first use.
 func LoadAtTimestamp(ctx context.Context, latest *Snapshot, t time.Time) (*Snapshot, error) {
-	v, err := VersionAtTimestamp(ctx, latest, t)
+	files, err := deltalog.List(ctx, latest.store, 0)
+	if err != nil {
+		return nil, err
+	}
+	return loadAt(ctx, latest, files, t)
+}
+
+// LoadAsOf loads the version of the table in store that was current at
+// time t, as LoadAtTimestamp from a latest snapshot would, but with one
+// listing of the log for everything: the latest version's protocol and
+// metaData (which say how commits are dated), the timestamp search, and
+// the version found. No checkpoint's file actions are read.
+func LoadAsOf(ctx context.Context, store logstore.Store, t time.Time) (*Snapshot, error) {
+	files, err := deltalog.List(ctx, store, 0)
+	if err != nil {
+		return nil, err
+	}
+	latest, err := loadListed(ctx, store, files, deltalog.Latest, nil)
+	if err != nil {
+		return nil, err
+	}
+	return loadAt(ctx, latest, files, t)
+}
+
+func loadAt(ctx context.Context, latest *Snapshot, files []deltalog.LogFile, t time.Time) (*Snapshot, error) {
+	v, err := versionAt(ctx, latest, files, t)
 	if err != nil {
 		return nil, err
 	}
 	if v == latest.version {
 		return latest, nil
 	}
-	return Load(ctx, latest.store, v)
+	return loadListed(ctx, latest.store, files, v, latest.base)
 }

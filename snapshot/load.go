@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/godelta/delta/actions"
-	"github.com/godelta/delta/checkpoint"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
@@ -19,7 +18,10 @@ import (
 )
 
 // Load reconstructs the table in store at version, or at its newest version
-// for deltalog.Latest.
+// for deltalog.Latest. It reads the listing, the commits after the
+// checkpoint and the checkpoint's protocol and metaData; the checkpoint's
+// file, txn and domain actions are read later, when first asked for (see
+// the package doc).
 //
 // The _last_checkpoint hint, when present and readable, limits the listing
 // to the versions from its checkpoint on; it is checked against the
@@ -51,7 +53,7 @@ func Load(ctx context.Context, store logstore.Store, version int64) (*Snapshot, 
 	}
 	skip := map[int64]bool{}
 	for {
-		s, err := loadFrom(ctx, store, files, version, skip)
+		s, err := loadFrom(ctx, store, files, version, skip, nil)
 		var cpErr *checkpointError
 		switch {
 		case err == nil:
@@ -85,7 +87,10 @@ func (e *checkpointError) Error() string {
 }
 func (e *checkpointError) Unwrap() error { return e.err }
 
-func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFile, version int64, skip map[int64]bool) (*Snapshot, error) {
+// loadFrom loads version from a listing, skipping the checkpoints in skip.
+// When reuse, the checkpoint state of another snapshot of the table, is of
+// the checkpoint the segment names, the new snapshot shares it.
+func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFile, version int64, skip map[int64]bool, reuse *baseState) (*Snapshot, error) {
 	seg, err := deltalog.NewSegment(files, version, skip)
 	if err != nil {
 		return nil, err
@@ -94,60 +99,49 @@ func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFil
 	if err := r.applyCommits(ctx, store, seg.Commits); err != nil {
 		return nil, err
 	}
-	cpVersion, hasCP := seg.CheckpointVersion()
-	cpKeys := make([]string, len(seg.Checkpoint))
-	for i, f := range seg.Checkpoint {
-		cpKeys[i] = f.Key
+	base := newBaseState(store, seg)
+	if reuse != nil && reuse.same(base) {
+		base = reuse // what it has read serves this snapshot too
 	}
-	readCP := func(want checkpoint.ActionSet, fn func([]actions.Action) error) error {
-		err := checkpoint.Read(ctx, store, cpKeys, want, fn)
-		if err != nil && (errors.Is(err, deltaerr.ErrCorrupt) || errors.Is(err, logstore.ErrNotFound)) {
-			return &checkpointError{version: cpVersion, err: err}
-		}
-		return err
-	}
-
-	// Protocol and metaData first, so an unreadable table is refused before
-	// its file actions are decoded.
-	if hasCP && (r.protocol == nil || r.metadata == nil) {
-		err := readCP(checkpoint.Protocol|checkpoint.Metadata, func(batch []actions.Action) error {
-			for i := range batch {
-				r.applyCheckpointPM(&batch[i])
-			}
-			return nil
-		})
+	// Protocol and metaData only: the checkpoint's file actions wait for
+	// the first accessor that needs them.
+	if base.version >= 0 && (r.protocol == nil || r.metadata == nil) {
+		pm, err := base.loadPM(ctx)
 		if err != nil {
 			return nil, err
 		}
+		r.applyCheckpointPM(pm.protocol, pm.metadata)
 	}
 	s := &Snapshot{store: store, version: seg.Version, segment: seg}
 	if err := r.finishPM(s); err != nil {
 		return nil, err
 	}
-
-	base := &baseState{version: -1, files: newFileTable()}
-	if hasCP {
-		base.version = cpVersion
-		err := readAhead(func(fn func([]actions.Action) error) error {
-			return readCP(checkpoint.Add|checkpoint.Remove|checkpoint.Txn|checkpoint.DomainMetadata, fn)
-		}, func(batch []actions.Action) {
-			for i := range batch {
-				r.applyCheckpointAction(base, &batch[i])
-			}
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	base.finish()
 	r.finish(s, base)
 	s.timestamp = commitTimestamp(s, seg, r.lastCommitInfo)
 	return s, nil
 }
 
+// loadListed is Load from a listing of the whole log, skipping the
+// checkpoints whose protocol and metaData cannot be read; see loadFrom for
+// reuse.
+func loadListed(ctx context.Context, store logstore.Store, files []deltalog.LogFile, version int64, reuse *baseState) (*Snapshot, error) {
+	skip := map[int64]bool{}
+	for {
+		s, err := loadFrom(ctx, store, files, version, skip, reuse)
+		var cpErr *checkpointError
+		if !errors.As(err, &cpErr) {
+			return s, err
+		}
+		slog.WarnContext(ctx, "skipping unreadable checkpoint", "version", cpErr.version, "err", cpErr.err)
+		skip[cpErr.version] = true
+	}
+}
+
 // Update returns a snapshot of the newest version of the table, built from
-// s by reading only the commits added since s. It returns s itself when
-// nothing was committed since.
+// s by reading only the commits added since. It returns s itself when
+// nothing was committed since. The new snapshot shares s's checkpoint
+// state: files s has read are not read again, and files s has not read are
+// not read by Update either.
 func (s *Snapshot) Update(ctx context.Context) (*Snapshot, error) {
 	files, err := deltalog.List(ctx, s.store, s.version+1)
 	if err != nil {
@@ -189,10 +183,12 @@ type replay struct {
 	tail     map[fileKey]fileEntry
 	seq      int64
 	txns     map[string]actions.Txn
-	domains  map[string]actions.DomainMetadata // tombstones kept until finish
+	domains  map[string]actions.DomainMetadata // removals kept: they hide the checkpoint's
 
 	lastCommitInfo *actions.CommitInfo // of the newest commit applied
 	lastVersion    int64
+
+	order []fileEntry // tail in commit order, set by finishTail
 }
 
 // newReplay starts from the state of prev, or from nothing.
@@ -206,8 +202,8 @@ func newReplay(prev *Snapshot) *replay {
 		p, m := prev.protocol, prev.metadata
 		r.protocol, r.metadata = &p, &m
 		r.tail = maps.Clone(prev.tail)
-		r.txns = maps.Clone(prev.txns)
-		r.domains = maps.Clone(prev.domains)
+		r.txns = maps.Clone(prev.tailTxns)
+		r.domains = maps.Clone(prev.tailDomains)
 		for _, e := range prev.tail {
 			r.seq = max(r.seq, e.seq)
 		}
@@ -279,31 +275,12 @@ func (r *replay) applyCommitAction(a *actions.Action) {
 
 // applyCheckpointPM takes protocol and metaData from the checkpoint where
 // no commit after it set them.
-func (r *replay) applyCheckpointPM(a *actions.Action) {
-	if a.Protocol != nil && r.protocol == nil {
-		r.protocol = a.Protocol
+func (r *replay) applyCheckpointPM(p *actions.Protocol, m *actions.Metadata) {
+	if p != nil && r.protocol == nil {
+		r.protocol = p
 	}
-	if a.Metadata != nil && r.metadata == nil {
-		r.metadata = a.Metadata
-	}
-}
-
-// applyCheckpointAction adds a checkpoint's file, txn and domain actions
-// under those of the commits after it.
-func (r *replay) applyCheckpointAction(base *baseState, a *actions.Action) {
-	switch {
-	case a.Add != nil:
-		base.files.add(a.Add)
-	case a.Remove != nil:
-		base.tombstones = append(base.tombstones, *a.Remove)
-	case a.Txn != nil:
-		if _, ok := r.txns[a.Txn.AppID]; !ok {
-			r.txns[a.Txn.AppID] = *a.Txn
-		}
-	case a.DomainMetadata != nil:
-		if _, ok := r.domains[a.DomainMetadata.Domain]; !ok {
-			r.domains[a.DomainMetadata.Domain] = *a.DomainMetadata
-		}
+	if m != nil && r.metadata == nil {
+		r.metadata = m
 	}
 }
 
@@ -330,50 +307,24 @@ func (r *replay) finishPM(s *Snapshot) error {
 	return nil
 }
 
-// finish moves the reconciled state into s, on top of base.
+// finish moves the reconciled commits into s, on top of base.
 func (r *replay) finish(s *Snapshot, base *baseState) {
-	s.base, s.tail, s.txns = base, r.tail, r.txns
-	s.domains = make(map[string]actions.DomainMetadata, len(r.domains))
-	for name, d := range r.domains {
-		if !d.Removed {
-			s.domains[name] = d
-		}
-	}
-	// The replay map keeps tombstoned domains so that they hide the
-	// checkpoint's; an Update starts again from s.domains, which is right
-	// because a tombstoned domain can no longer appear from a checkpoint.
+	s.base, s.tail, s.tailTxns, s.tailDomains = base, r.tail, r.txns, r.domains
 	s.commitInfo = r.lastCommitInfo
 	if len(s.segment.Commits) == 0 || r.lastVersion != s.version {
 		s.commitInfo = nil
 	}
-	s.tailOrder = make([]fileEntry, 0, len(s.tail))
-	for _, e := range s.tail {
-		s.tailOrder = append(s.tailOrder, e)
-	}
-	slices.SortFunc(s.tailOrder, func(a, b fileEntry) int { return cmp.Compare(a.seq, b.seq) })
+	r.finishTail()
+	s.tailOrder = r.order
+}
 
-	// Mark the checkpoint files the tail supersedes, and count the live
-	// files, in time proportional to the tail only.
-	files := base.files
-	s.numFiles, s.sizeInBytes = int64(files.len()), base.size
-	if len(s.tail) > 0 && files.len() > 0 {
-		s.dead = make([]uint64, (files.len()+63)/64)
-		for k := range s.tail {
-			files.lookupAll(k, func(i int) {
-				if s.dead[i/64]&(1<<(i%64)) == 0 {
-					s.dead[i/64] |= 1 << (i % 64)
-					s.numFiles--
-					s.sizeInBytes -= files.size(i)
-				}
-			})
-		}
+// finishTail sorts the tail's entries into commit order.
+func (r *replay) finishTail() {
+	r.order = make([]fileEntry, 0, len(r.tail))
+	for _, e := range r.tail {
+		r.order = append(r.order, e)
 	}
-	for _, e := range s.tailOrder {
-		if e.add != nil {
-			s.numFiles++
-			s.sizeInBytes += e.add.Size
-		}
-	}
+	slices.SortFunc(r.order, func(a, b fileEntry) int { return cmp.Compare(a.seq, b.seq) })
 }
 
 // commitTimestamp is the commit time of the segment's version.

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"context"
 	"fmt"
 	"iter"
 	"slices"
@@ -19,8 +20,9 @@ import (
 // one.
 //
 // A column pred names that is not in the schema is
-// deltaerr.ErrInvalidArgument.
-func (s *Snapshot) FilesWhere(pred expr.Expr) (iter.Seq[*actions.Add], error) {
+// deltaerr.ErrInvalidArgument. Errors reading the files are yielded as by
+// Files.
+func (s *Snapshot) FilesWhere(ctx context.Context, pred expr.Expr) (iter.Seq2[*actions.Add, error], error) {
 	mode := s.config.ColumnMappingMode()
 	type part struct {
 		typ      schema.DataType
@@ -36,8 +38,12 @@ func (s *Snapshot) FilesWhere(pred expr.Expr) (iter.Seq[*actions.Add], error) {
 			parts[name] = part{typ: f.Type, physical: f.PhysicalName(mode)}
 		}
 	}
-	return func(yield func(*actions.Add) bool) {
-		for f := range s.Files() {
+	return func(yield func(*actions.Add, error) bool) {
+		for f, err := range s.Files(ctx) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
 			lookup := func(col string) (schema.DataType, schema.Value, bool) {
 				p, ok := parts[col]
 				if !ok {
@@ -52,7 +58,7 @@ func (s *Snapshot) FilesWhere(pred expr.Expr) (iter.Seq[*actions.Add], error) {
 			if expr.ExcludesPartition(pred, lookup) {
 				continue
 			}
-			if !yield(f) {
+			if !yield(f, nil) {
 				return
 			}
 		}

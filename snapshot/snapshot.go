@@ -2,22 +2,55 @@
 // by replaying its log: the newest usable checkpoint, then the commits after
 // it, under the protocol's reconciliation rules.
 //
-// A *Snapshot is immutable once Load returns it and is safe for concurrent
-// use. Update builds a newer snapshot from an older one by reading only the
-// commits added since, sharing the checkpoint state with it.
+// # What Load reads, and what waits
+//
+// Load lists the log, checks the listing into a segment (package deltalog:
+// a checkpoint and the commits after it), reads and decodes every commit of
+// the segment, and reads the protocol and metaData columns of the
+// checkpoint when the commits do not set both. That is all: the protocol
+// and metaData are checked there (a table this library cannot read is
+// refused by Load with a *deltaerr.FeatureError, a log without them with a
+// *deltaerr.CorruptError), and Version, Protocol, Metadata, Schema,
+// Properties, Timestamp and CommitInfo never do I/O.
+//
+// The checkpoint's file actions are read on first use, in two stages of
+// their own, each once per checkpoint:
+//
+//   - txn and domainMetadata columns, by Txns, TxnVersion, Domains and
+//     DomainMetadata (and not at all when the commits after the checkpoint
+//     answer the question: a TxnVersion of an application that committed
+//     since, say);
+//   - add and remove columns, by Files, FilesMatching, FilesWhere,
+//     Tombstones, NumFiles and SizeInBytes.
+//
+// These accessors therefore take a context and return an error. Time
+// travel (Load at a version, LoadAsOf at a time), transactions that only
+// append (package txn), and log cleanup never read the checkpoint's add
+// and remove columns.
+//
+// # Concurrency
+//
+// A *Snapshot is immutable from the outside and safe for concurrent use.
+// When several goroutines need a lazy stage at the same time, one reads it
+// and the others wait for it (or for their own context to end). A failed
+// read is not remembered: the next caller tries again, so a cancelled
+// context or a transient store error does not poison the snapshot, and a
+// damaged log fails the same way on every call.
+//
+// A lazy stage reads the log as it is when it runs. A snapshot first asked
+// for its files long after Load, after log cleanup (delta.logRetentionDuration)
+// deleted its checkpoint, fails then with the store's not-found error.
 //
 // # Replay
 //
-// The segment (package deltalog) names a checkpoint and the commits after
-// it. Commits are read first and reconciled in version order into a small
-// "tail": for each file key (path plus deletion-vector id) the newest add or
-// remove, the newest protocol and metaData, the newest txn per application
-// and domainMetadata per domain. The checkpoint is then streamed once; its
-// files stay in a compact table (a small row per file, stats packed into
-// shared arenas, each Add built as Files yields it), shared by every
-// snapshot built on it, and a file of the checkpoint is live unless the
-// tail holds its key. Memory is thus proportional to the live files, and
-// an Update costs only the new commits.
+// Commits are reconciled in version order into a small "tail": for each
+// file key (path plus deletion-vector id) the newest add or remove, the
+// newest protocol and metaData, the newest txn per application and
+// domainMetadata per domain (removals kept, to hide the checkpoint's). The
+// checkpoint's adds are streamed once into a compact table (a small row per
+// file, stats packed into shared arenas, each Add built as Files yields
+// it); a file of the checkpoint is live unless the tail holds its key.
+// Memory is thus proportional to the live files.
 //
 // Protocol and metaData are checked before any file of the checkpoint is
 // decoded: a table this library cannot read is refused with a
@@ -26,11 +59,21 @@
 // table property is read; a property value Spark would refuse makes the
 // snapshot fail to load with a *tableconfig.PropertyError.
 //
+// Update builds a newer snapshot from an older one by reading only the
+// commits added since. The two share the checkpoint's lazy state: what one
+// has read the other does not read again, and an Update of a snapshot that
+// never read its files reads none either.
+//
 // A checkpoint that is missing or cannot be decoded is skipped: the
 // snapshot is rebuilt from an older checkpoint, or from the commits alone.
+// Load does this for the protocol and metaData; when the damage is only
+// found by a lazy stage, that stage rebuilds the checkpoint's state the
+// same way (listing the log again), and Segment still names the
+// checkpoint Load chose.
 package snapshot
 
 import (
+	"context"
 	"iter"
 	"net/url"
 	"strings"
@@ -54,23 +97,22 @@ type Snapshot struct {
 	schema   *schema.StructType
 	config   *tableconfig.Config
 
-	// base holds the file actions of the checkpoint, shared with snapshots
-	// built from this one by Update. tail holds the reconciled file actions
-	// of the commits after the checkpoint; a base entry whose key is in tail
-	// is superseded.
+	// base is the state of the checkpoint, read lazily and shared with
+	// the snapshots built from this one by Update.
 	base *baseState
+	// tail holds the reconciled file actions of the commits after the
+	// checkpoint; a base file whose key is in tail is superseded.
 	tail map[fileKey]fileEntry
 	// tailOrder is tail's entries in commit order.
 	tailOrder []fileEntry
-	// dead marks the rows of base.files that tail supersedes; nil when
-	// none is.
-	dead []uint64
+	// tailTxns and tailDomains are the newest txn per application and
+	// domainMetadata per domain of those commits; removed domains are kept
+	// so that they hide the checkpoint's.
+	tailTxns    map[string]actions.Txn
+	tailDomains map[string]actions.DomainMetadata
 
-	txns    map[string]actions.Txn
-	domains map[string]actions.DomainMetadata
-
-	numFiles    int64
-	sizeInBytes int64
+	files lazy[*fileView]
+	meta  lazy[*metaView]
 
 	// commitInfo is the commitInfo of the snapshot's version, if any.
 	commitInfo *actions.CommitInfo
@@ -80,20 +122,21 @@ type Snapshot struct {
 	timestamp int64
 }
 
-// baseState is the file state of a checkpoint.
-type baseState struct {
-	version    int64 // checkpoint version; -1 for none
-	files      *fileTable
-	size       int64 // of all files
-	tombstones []actions.Remove
+// fileView is the file state of one snapshot: the checkpoint's files less
+// those the tail supersedes.
+type fileView struct {
+	base *baseFiles
+	// dead marks the rows of base.files that the tail supersedes; nil
+	// when none is.
+	dead        []uint64
+	numFiles    int64
+	sizeInBytes int64
 }
 
-// finish makes the base ready for use once the checkpoint is read.
-func (b *baseState) finish() {
-	b.files.finish()
-	for i := range b.files.len() {
-		b.size += b.files.size(i)
-	}
+// metaView is the txn and domain state of one snapshot.
+type metaView struct {
+	txns    map[string]actions.Txn
+	domains map[string]actions.DomainMetadata // none removed
 }
 
 // fileKey is the logical identity of a file: its canonical path plus the
@@ -158,17 +201,13 @@ func (s *Snapshot) Config() *tableconfig.Config { return s.config }
 // read through Config, never from this map.
 func (s *Snapshot) Properties() map[string]string { return s.metadata.Configuration }
 
-// Segment returns the log files the snapshot was built from.
+// Segment returns the log files Load chose to build the snapshot from. If a
+// lazy stage later finds the checkpoint damaged and rebuilds its state
+// from older files, Segment still names it.
 func (s *Snapshot) Segment() deltalog.Segment { return s.segment }
 
 // Store returns the store the table lives on.
 func (s *Snapshot) Store() logstore.Store { return s.store }
-
-// NumFiles returns the number of live data files.
-func (s *Snapshot) NumFiles() int64 { return s.numFiles }
-
-// SizeInBytes returns the total size of the live data files.
-func (s *Snapshot) SizeInBytes() int64 { return s.sizeInBytes }
 
 // Timestamp returns the commit time of the snapshot's version: its
 // in-commit timestamp where the table has them, else the modification time
@@ -185,24 +224,53 @@ func (s *Snapshot) CommitInfo() (actions.CommitInfo, bool) {
 	return *s.commitInfo, true
 }
 
+// NumFiles returns the number of live data files. It reads the
+// checkpoint's files on first use.
+func (s *Snapshot) NumFiles(ctx context.Context) (int64, error) {
+	v, err := s.fileState(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return v.numFiles, nil
+}
+
+// SizeInBytes returns the total size of the live data files. It reads the
+// checkpoint's files on first use.
+func (s *Snapshot) SizeInBytes(ctx context.Context) (int64, error) {
+	v, err := s.fileState(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return v.sizeInBytes, nil
+}
+
 // Files yields the live data files (add actions), checkpoint files first,
-// then those added by later commits in the order they were committed. The
-// yielded actions may share memory (maps, strings) with the snapshot and
-// with each other: they must not be changed.
-func (s *Snapshot) Files() iter.Seq[*actions.Add] { return s.FilesMatching(nil) }
+// then those added by later commits in the order they were committed. It
+// reads the checkpoint's files on first use; an error doing so is yielded
+// once, with a nil add, and ends the sequence. The yielded actions may
+// share memory (maps, strings) with the snapshot and with each other: they
+// must not be changed.
+func (s *Snapshot) Files(ctx context.Context) iter.Seq2[*actions.Add, error] {
+	return s.FilesMatching(ctx, nil)
+}
 
 // FilesMatching is Files without the files for which keep, given their
 // partition values as the log has them (keyed by physical column name),
 // returns false; those are left out before their add action is built,
 // which is what makes partition pruning cheap on large tables. A nil keep
 // keeps every file.
-func (s *Snapshot) FilesMatching(keep func(partitionValues map[string]string) bool) iter.Seq[*actions.Add] {
-	return func(yield func(*actions.Add) bool) {
-		files := s.base.files
+func (s *Snapshot) FilesMatching(ctx context.Context, keep func(partitionValues map[string]string) bool) iter.Seq2[*actions.Add, error] {
+	return func(yield func(*actions.Add, error) bool) {
+		v, err := s.fileState(ctx)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		files := v.base.files
 		var slab []actions.Add
 		var buf []byte
 		for i := range files.len() {
-			if s.dead != nil && s.dead[i/64]&(1<<(i%64)) != 0 {
+			if v.dead != nil && v.dead[i/64]&(1<<(i%64)) != 0 {
 				continue
 			}
 			if keep != nil && !keep(files.partitionValues(i)) {
@@ -214,7 +282,7 @@ func (s *Snapshot) FilesMatching(keep func(partitionValues map[string]string) bo
 			a := &slab[0]
 			slab = slab[1:]
 			buf = files.build(i, a, buf)
-			if !yield(a) {
+			if !yield(a, nil) {
 				return
 			}
 		}
@@ -222,7 +290,7 @@ func (s *Snapshot) FilesMatching(keep func(partitionValues map[string]string) bo
 			if e.add == nil || keep != nil && !keep(e.add.PartitionValues) {
 				continue
 			}
-			if !yield(e.add) {
+			if !yield(e.add, nil) {
 				return
 			}
 		}
@@ -230,22 +298,28 @@ func (s *Snapshot) FilesMatching(keep func(partitionValues map[string]string) bo
 }
 
 // Tombstones yields the remove actions still in the table state: removed
-// files a VACUUM may delete once their retention has passed.
-func (s *Snapshot) Tombstones() iter.Seq[*actions.Remove] {
-	return func(yield func(*actions.Remove) bool) {
-		for i := range s.base.tombstones {
-			r := &s.base.tombstones[i]
+// files a VACUUM may delete once their retention has passed. Errors are
+// yielded as by Files.
+func (s *Snapshot) Tombstones(ctx context.Context) iter.Seq2[*actions.Remove, error] {
+	return func(yield func(*actions.Remove, error) bool) {
+		v, err := s.fileState(ctx)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for i := range v.base.tombstones {
+			r := &v.base.tombstones[i]
 			if len(s.tail) > 0 {
 				if _, ok := s.tail[keyOf(r.Path, r.DeletionVector)]; ok {
 					continue
 				}
 			}
-			if !yield(r) {
+			if !yield(r, nil) {
 				return
 			}
 		}
 		for _, e := range s.tailOrder {
-			if e.remove != nil && !yield(e.remove) {
+			if e.remove != nil && !yield(e.remove, nil) {
 				return
 			}
 		}
@@ -253,11 +327,17 @@ func (s *Snapshot) Tombstones() iter.Seq[*actions.Remove] {
 }
 
 // Txns yields the newest txn action of every application, expired ones
-// included.
-func (s *Snapshot) Txns() iter.Seq[actions.Txn] {
-	return func(yield func(actions.Txn) bool) {
-		for _, id := range sortedKeys(s.txns) {
-			if !yield(s.txns[id]) {
+// included, by application id. It reads the checkpoint's txns on first
+// use; errors are yielded as by Files.
+func (s *Snapshot) Txns(ctx context.Context) iter.Seq2[actions.Txn, error] {
+	return func(yield func(actions.Txn, error) bool) {
+		v, err := s.metaState(ctx)
+		if err != nil {
+			yield(actions.Txn{}, err)
+			return
+		}
+		for _, id := range sortedKeys(v.txns) {
+			if !yield(v.txns[id], nil) {
 				return
 			}
 		}
@@ -267,18 +347,25 @@ func (s *Snapshot) Txns() iter.Seq[actions.Txn] {
 // TxnVersion returns the last version the application appID committed, for
 // exactly-once writes. A txn older than the table's
 // delta.setTransactionRetentionDuration (by its lastUpdated) is expired and
-// reported as absent, as Spark and delta-kernel do.
-func (s *Snapshot) TxnVersion(appID string) (int64, bool) {
-	t, ok := s.txns[appID]
+// reported as absent, as Spark and delta-kernel do. The checkpoint is read
+// only when no commit after it holds a txn of appID.
+func (s *Snapshot) TxnVersion(ctx context.Context, appID string) (int64, bool, error) {
+	t, ok := s.tailTxns[appID]
 	if !ok {
-		return 0, false
+		v, err := s.metaState(ctx)
+		if err != nil {
+			return 0, false, err
+		}
+		if t, ok = v.txns[appID]; !ok {
+			return 0, false, nil
+		}
 	}
 	if d, ok := s.txnRetention(); ok && t.LastUpdated != nil {
 		if time.UnixMilli(*t.LastUpdated).Before(time.Now().Add(-d)) {
-			return 0, false
+			return 0, false, nil
 		}
 	}
-	return t.Version, true
+	return t.Version, true, nil
 }
 
 func (s *Snapshot) txnRetention() (time.Duration, bool) {
@@ -286,21 +373,110 @@ func (s *Snapshot) txnRetention() (time.Duration, bool) {
 }
 
 // DomainMetadata returns the configuration of a domain, and false when the
-// domain is absent or was removed.
-func (s *Snapshot) DomainMetadata(domain string) (string, bool) {
-	d, ok := s.domains[domain]
-	return d.Configuration, ok
+// domain is absent or was removed. The checkpoint is read only when no
+// commit after it holds a domainMetadata of domain.
+func (s *Snapshot) DomainMetadata(ctx context.Context, domain string) (string, bool, error) {
+	if d, ok := s.tailDomains[domain]; ok {
+		if d.Removed {
+			return "", false, nil
+		}
+		return d.Configuration, true, nil
+	}
+	v, err := s.metaState(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	d, ok := v.domains[domain]
+	return d.Configuration, ok, nil
 }
 
-// Domains yields every domain present in the table, by name.
-func (s *Snapshot) Domains() iter.Seq[actions.DomainMetadata] {
-	return func(yield func(actions.DomainMetadata) bool) {
-		for _, name := range sortedKeys(s.domains) {
-			if !yield(s.domains[name]) {
+// Domains yields every domain present in the table, by name. It reads the
+// checkpoint's domains on first use; errors are yielded as by Files.
+func (s *Snapshot) Domains(ctx context.Context) iter.Seq2[actions.DomainMetadata, error] {
+	return func(yield func(actions.DomainMetadata, error) bool) {
+		v, err := s.metaState(ctx)
+		if err != nil {
+			yield(actions.DomainMetadata{}, err)
+			return
+		}
+		for _, name := range sortedKeys(v.domains) {
+			if !yield(v.domains[name], nil) {
 				return
 			}
 		}
 	}
+}
+
+// fileState returns the snapshot's file state, reading the checkpoint's
+// files on first use.
+func (s *Snapshot) fileState(ctx context.Context) (*fileView, error) {
+	return s.files.get(ctx, func(ctx context.Context) (*fileView, error) {
+		b, err := s.base.loadFiles(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return newFileView(b, s.tail, s.tailOrder), nil
+	})
+}
+
+// metaState returns the snapshot's txns and domains, reading the
+// checkpoint's on first use.
+func (s *Snapshot) metaState(ctx context.Context) (*metaView, error) {
+	return s.meta.get(ctx, func(ctx context.Context) (*metaView, error) {
+		b, err := s.base.loadMeta(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return newMetaView(b, s.tailTxns, s.tailDomains), nil
+	})
+}
+
+// newFileView marks the base files the tail supersedes and counts the
+// live files, in time proportional to the tail only.
+func newFileView(b *baseFiles, tail map[fileKey]fileEntry, tailOrder []fileEntry) *fileView {
+	files := b.files
+	v := &fileView{base: b, numFiles: int64(files.len()), sizeInBytes: b.size}
+	if len(tail) > 0 && files.len() > 0 {
+		v.dead = make([]uint64, (files.len()+63)/64)
+		for k := range tail {
+			files.lookupAll(k, func(i int) {
+				if v.dead[i/64]&(1<<(i%64)) == 0 {
+					v.dead[i/64] |= 1 << (i % 64)
+					v.numFiles--
+					v.sizeInBytes -= files.size(i)
+				}
+			})
+		}
+	}
+	for _, e := range tailOrder {
+		if e.add != nil {
+			v.numFiles++
+			v.sizeInBytes += e.add.Size
+		}
+	}
+	return v
+}
+
+// newMetaView lays the tail's txns and domains over the base's and drops
+// the removed domains.
+func newMetaView(b *baseMeta, txns map[string]actions.Txn, domains map[string]actions.DomainMetadata) *metaView {
+	v := &metaView{txns: make(map[string]actions.Txn, len(b.txns)+len(txns)), domains: map[string]actions.DomainMetadata{}}
+	for _, m := range []map[string]actions.Txn{b.txns, txns} {
+		for id, t := range m {
+			v.txns[id] = t
+		}
+	}
+	for _, m := range []map[string]actions.DomainMetadata{b.domains, domains} {
+		for name, d := range m {
+			v.domains[name] = d
+		}
+	}
+	for name, d := range v.domains {
+		if d.Removed {
+			delete(v.domains, name)
+		}
+	}
+	return v
 }
 
 // InCommitTimestampsFrom returns the version from which the table records

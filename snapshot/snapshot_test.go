@@ -50,7 +50,10 @@ func corpusTable(t *testing.T, rel string) *logstore.Portable {
 
 func paths(s *snapshot.Snapshot) []string {
 	var out []string
-	for f := range s.Files() {
+	for f, err := range s.Files(context.Background()) {
+		if err != nil {
+			return []string{"error: " + err.Error()}
+		}
 		out = append(out, f.Path)
 	}
 	slices.Sort(out)
@@ -175,17 +178,22 @@ func TestReplayUpdateAndTimeTravel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := paths(snap); !slices.Equal(got, []string{"b", "c"}) || snap.NumFiles() != 2 || snap.SizeInBytes() != 20 {
-		t.Errorf("files %v (%d, %d bytes)", got, snap.NumFiles(), snap.SizeInBytes())
+	nf, err1 := snap.NumFiles(ctx)
+	size, err2 := snap.SizeInBytes(ctx)
+	if got := paths(snap); !slices.Equal(got, []string{"b", "c"}) || nf != 2 || size != 20 || err1 != nil || err2 != nil {
+		t.Errorf("files %v (%d, %d bytes; %v, %v)", got, nf, size, err1, err2)
 	}
-	if v, ok := snap.TxnVersion("app"); !ok || v != 2 {
-		t.Errorf("txn = %d %v", v, ok)
+	if v, ok, err := snap.TxnVersion(ctx, "app"); !ok || v != 2 || err != nil {
+		t.Errorf("txn = %d %v %v", v, ok, err)
 	}
-	if _, ok := snap.DomainMetadata("d"); !ok {
-		t.Error("domain d missing")
+	if _, ok, err := snap.DomainMetadata(ctx, "d"); !ok || err != nil {
+		t.Errorf("domain d missing: %v", err)
 	}
 	n := 0
-	for range snap.Tombstones() {
+	for _, err := range snap.Tombstones(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
 		n++
 	}
 	if n != 1 {
@@ -207,7 +215,7 @@ func TestReplayUpdateAndTimeTravel(t *testing.T) {
 	if up.Version() != 3 || !slices.Equal(paths(up), paths(fresh)) || !slices.Equal(paths(up), []string{"c"}) {
 		t.Errorf("update: v%d %v, fresh %v", up.Version(), paths(up), paths(fresh))
 	}
-	if _, ok := up.DomainMetadata("d"); ok {
+	if _, ok, _ := up.DomainMetadata(ctx, "d"); ok {
 		t.Error("removed domain still present")
 	}
 	if same, _ := up.Update(ctx); same != up {

@@ -87,7 +87,7 @@ func (t *Transaction) commit(ctx context.Context) (landed, error) {
 	if err := t.validate(); err != nil {
 		return landed{}, err
 	}
-	st, err := t.initialState()
+	st, err := t.initialState(ctx)
 	if err != nil {
 		return landed{}, err
 	}
@@ -338,8 +338,11 @@ func sleep(ctx context.Context, attempt int) error {
 }
 
 // initialState computes the attempt state from the snapshot read, or, for
-// a new table, from the protocol and metadata staged.
-func (t *Transaction) initialState() (*attemptState, error) {
+// a new table, from the protocol and metadata staged. Only row tracking
+// reads more of the snapshot than its protocol and metadata: the
+// high-water mark's domain, and the files that staged removes carry row
+// ids from.
+func (t *Transaction) initialState(ctx context.Context) (*attemptState, error) {
 	var (
 		p      actions.Protocol
 		lastTS int64
@@ -372,8 +375,12 @@ func (t *Transaction) initialState() (*attemptState, error) {
 	}
 	if st.rowTrack {
 		if t.snap != nil {
-			if cfg, ok := t.snap.DomainMetadata(rowTrackingDomain); ok {
-				m, err := parseHighWaterMark(cfg, fmt.Sprintf("snapshot %d", t.snap.Version()))
+			dm, ok, err := t.snap.DomainMetadata(ctx, rowTrackingDomain)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				m, err := parseHighWaterMark(dm, fmt.Sprintf("snapshot %d", t.snap.Version()))
 				if err != nil {
 					return nil, err
 				}
@@ -384,14 +391,16 @@ func (t *Transaction) initialState() (*attemptState, error) {
 		for i := range t.adds {
 			st.fresh[i] = t.adds[i].BaseRowID == nil
 		}
-		t.carryRowIDs()
+		if err := t.carryRowIDs(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return st, nil
 }
 
 // carryRowIDs gives each staged remove without a baseRowId those of the
 // live add it removes, as row tracking requires of removes.
-func (t *Transaction) carryRowIDs() {
+func (t *Transaction) carryRowIDs(ctx context.Context) error {
 	type key struct{ path, dv string }
 	want := map[key]int{}
 	for i := range t.removes {
@@ -400,10 +409,13 @@ func (t *Transaction) carryRowIDs() {
 			want[key{snapshot.CanonicalPath(r.Path), r.DeletionVector.UniqueID()}] = i
 		}
 	}
-	if len(want) == 0 {
-		return
+	if len(want) == 0 || t.snap == nil { // a create removes nothing
+		return nil
 	}
-	for a := range t.snap.Files() {
+	for a, err := range t.snap.Files(ctx) {
+		if err != nil {
+			return err
+		}
 		i, ok := want[key{snapshot.CanonicalPath(a.Path), a.DeletionVector.UniqueID()}]
 		if !ok {
 			continue
@@ -414,6 +426,7 @@ func (t *Transaction) carryRowIDs() {
 			r.DefaultRowCommitVersion = a.DefaultRowCommitVersion
 		}
 	}
+	return nil
 }
 
 // rebase moves the state past winner w, which passed the checks.

@@ -380,7 +380,10 @@ func TestRowTracking(t *testing.T) {
 			}
 			final := load(t, store)
 			want := map[string]rowIDs{"a1": {20, 1}, "a2": {25, 1}, "b1": {27, 2}, "b0": {7, 0}}
-			for f := range final.Files() {
+			for f, err := range final.Files(t.Context()) {
+				if err != nil {
+					t.Fatal(err)
+				}
 				w, ok := want[f.Path]
 				if !ok {
 					continue
@@ -390,7 +393,7 @@ func TestRowTracking(t *testing.T) {
 					t.Errorf("%s: baseRowId %v, defaultRowCommitVersion %v; want %+v", f.Path, f.BaseRowID, f.DefaultRowCommitVersion, w)
 				}
 			}
-			if cfg, _ := final.DomainMetadata("delta.rowTracking"); cfg != `{"rowIdHighWaterMark":29}` {
+			if cfg, _, _ := final.DomainMetadata(t.Context(), "delta.rowTracking"); cfg != `{"rowIdHighWaterMark":29}` {
 				t.Errorf("high-water mark %s, want 29", cfg)
 			}
 		})
@@ -408,12 +411,15 @@ func TestRowTrackingEdges(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := load(t, store)
-		for f := range s.Files() {
+		for f, err := range s.Files(t.Context()) {
+			if err != nil {
+				t.Fatal(err)
+			}
 			if f.Path == "n" && (f.BaseRowID == nil || *f.BaseRowID != 0) {
 				t.Errorf("baseRowId %v, want 0", f.BaseRowID)
 			}
 		}
-		if cfg, _ := s.DomainMetadata("delta.rowTracking"); cfg != `{"rowIdHighWaterMark":3}` {
+		if cfg, _, _ := s.DomainMetadata(t.Context(), "delta.rowTracking"); cfg != `{"rowIdHighWaterMark":3}` {
 			t.Errorf("mark %s", cfg)
 		}
 	})
@@ -533,8 +539,8 @@ func TestCommitKey(t *testing.T) {
 	if _, err := store.Stat(context.Background(), deltalog.CommitKey(res.Version)); err != nil {
 		t.Fatal(err)
 	}
-	if n := load(t, store).NumFiles(); n != 3 {
-		t.Fatalf("%d files, want 3", n)
+	if n, err := load(t, store).NumFiles(t.Context()); n != 3 || err != nil {
+		t.Fatalf("%d files (%v), want 3", n, err)
 	}
 }
 
@@ -596,8 +602,11 @@ func TestCheckpointInterval(t *testing.T) {
 		t.Fatalf("_last_checkpoint %+v, %v", lc, err)
 	}
 	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
-	if err != nil || snap.NumFiles() != 7 {
-		t.Fatalf("latest: %v files, %v", snap.NumFiles(), err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := snap.NumFiles(ctx); err != nil || n != 7 {
+		t.Fatalf("latest: %v files, %v", n, err)
 	}
 	if v, ok := snap.Segment().CheckpointVersion(); !ok || v != 6 {
 		t.Fatalf("loaded from checkpoint %d (%v), want 6", v, ok)

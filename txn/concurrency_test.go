@@ -103,11 +103,11 @@ func TestConcurrentWriters(t *testing.T) {
 				t.Errorf("%d application versions applied, want %d", len(txns), goroutines/2*commits/2)
 			}
 			final := load(t, inner)
-			if final.NumFiles() != int64(wantFiles) {
-				t.Errorf("final snapshot has %d files, want %d", final.NumFiles(), wantFiles)
+			if n, err := final.NumFiles(t.Context()); n != int64(wantFiles) || err != nil {
+				t.Errorf("final snapshot has %d files (%v), want %d", n, err, wantFiles)
 			}
 			for k := range goroutines / 2 {
-				if v, _ := final.TxnVersion(fmt.Sprintf("app-%d", k)); v != commits-1 {
+				if v, _, _ := final.TxnVersion(t.Context(), fmt.Sprintf("app-%d", k)); v != commits-1 {
 					t.Errorf("app-%d at version %d, want %d", k, v, commits-1)
 				}
 			}
@@ -135,7 +135,11 @@ func writer(ctx context.Context, snap *snapshot.Snapshot, g, n int) error {
 			continue
 		}
 		_, err := txn.Update(ctx, snap, txn.Options{Operation: "STREAMING UPDATE"}, func(tx *txn.Transaction) error {
-			if v, ok := tx.TxnVersion(app); ok && v >= int64(i) {
+			v, ok, err := tx.TxnVersion(ctx, app)
+			if err != nil {
+				return err
+			}
+			if ok && v >= int64(i) {
 				return errSkip // the other goroutine applied it
 			}
 			tx.SetTransaction(app, int64(i))

@@ -161,8 +161,8 @@ func TestConflicts(t *testing.T) {
 		{name: "application id read",
 			winner: func(t *testing.T, tx *txn.Transaction) { tx.SetTransaction("stream", 7) },
 			ours: func(t *testing.T, tx *txn.Transaction) {
-				if _, ok := tx.TxnVersion("stream"); ok {
-					t.Fatal("stream has no version yet")
+				if _, ok, err := tx.TxnVersion(t.Context(), "stream"); ok || err != nil {
+					t.Fatalf("stream has no version yet (%v)", err)
 				}
 				tx.Add(addFile("o", "a", 1))
 			},
@@ -263,7 +263,10 @@ func TestUpdateRerunsAfterConflict(t *testing.T) {
 	runs := 0
 	res, err := txn.Update(ctx, snap, txn.Options{}, func(tx *txn.Transaction) error {
 		runs++
-		last, _ := tx.TxnVersion("app")
+		last, _, err := tx.TxnVersion(ctx, "app")
+		if err != nil {
+			return err
+		}
 		if runs == 1 {
 			// A concurrent writer for the same application commits first.
 			other := txn.Begin(snap, txn.Options{})
@@ -278,7 +281,7 @@ func TestUpdateRerunsAfterConflict(t *testing.T) {
 	if err != nil || res.Version != 2 || runs != 2 || res.Attempts != 1 {
 		t.Fatalf("Update: version %d (%d attempts), runs %d, err %v", res.Version, res.Attempts, runs, err)
 	}
-	if got, _ := load(t, store).TxnVersion("app"); got != 6 {
-		t.Fatalf("app version %d, want 6", got)
+	if got, _, err := load(t, store).TxnVersion(ctx, "app"); got != 6 || err != nil {
+		t.Fatalf("app version %d (%v), want 6", got, err)
 	}
 }

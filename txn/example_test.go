@@ -56,7 +56,11 @@ func ExampleUpdate() {
 	snap, _ := snapshot.Load(ctx, store, deltalog.Latest)
 	const batch = 7
 	res, err := txn.Update(ctx, snap, txn.Options{Operation: "STREAMING UPDATE"}, func(tx *txn.Transaction) error {
-		if last, ok := tx.TxnVersion("ingest"); ok && last >= batch {
+		last, ok, err := tx.TxnVersion(ctx, "ingest")
+		if err != nil {
+			return err
+		}
+		if ok && last >= batch {
 			return errors.New("batch already committed")
 		}
 		tx.SetTransaction("ingest", batch)

@@ -149,7 +149,11 @@ func init() {
 
 // Begin starts a transaction that reads snap. snap must not be nil: a new
 // table is created with BeginCreate. Begin does no I/O; every check happens
-// in Commit.
+// in Commit. Neither reads snap's file actions (which a snapshot reads on
+// first use) unless the transaction needs them: TxnVersion reads the txn
+// column of the checkpoint, and on a row-tracking table Commit reads the
+// high-water mark's domain and, for staged removes without row ids, the
+// files.
 func Begin(snap *snapshot.Snapshot, opts Options) *Transaction {
 	t := begin(opts)
 	t.snap = snap
@@ -231,13 +235,14 @@ func (t *Transaction) ReadWholeTable() { t.readWholeTable = true }
 
 // TxnVersion returns the last version application appID committed in the
 // snapshot read, as snapshot.TxnVersion does, and records the read: a
-// concurrent txn action for appID is then a conflict.
-func (t *Transaction) TxnVersion(appID string) (int64, bool) {
+// concurrent txn action for appID is then a conflict. It may read the
+// snapshot's checkpoint (its txn column only), hence the context and error.
+func (t *Transaction) TxnVersion(ctx context.Context, appID string) (int64, bool, error) {
 	t.readAppIDs[appID] = true
 	if t.snap == nil {
-		return 0, false
+		return 0, false, nil
 	}
-	return t.snap.TxnVersion(appID)
+	return t.snap.TxnVersion(ctx, appID)
 }
 
 // Add stages add actions: data files already written.

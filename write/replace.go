@@ -59,7 +59,10 @@ func Replace(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts 
 		now = opts.Now().UnixMilli()
 	}
 	if pred == nil {
-		for a := range snap.Files() {
+		for a, err := range snap.Files(ctx) {
+			if err != nil {
+				return r, err
+			}
 			r.Removes = append(r.Removes, removeOf(a, now, true))
 		}
 		return r, nil
@@ -74,7 +77,7 @@ func Replace(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts 
 		return r, err
 	}
 	var cands []*actions.Add
-	for f, err := range s.Files() {
+	for f, err := range s.Files(ctx) {
 		if err != nil {
 			return r, err
 		}

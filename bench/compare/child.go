@@ -72,12 +72,16 @@ func digest(paths []string) (int, string) {
 
 func since(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
 
-func ourPaths(files iter.Seq[*actions.Add]) (int, string) {
+func ourPaths(files iter.Seq2[*actions.Add, error]) (int, string, error) {
 	var paths []string
-	for a := range files {
+	for a, err := range files {
+		if err != nil {
+			return 0, "", err
+		}
 		paths = append(paths, a.Path)
 	}
-	return digest(paths)
+	n, d := digest(paths)
+	return n, d, nil
 }
 
 // tableSize reads back the number of checkpoint files the table was built
@@ -125,16 +129,28 @@ func ours(name, dir string) (result, error) {
 		if name == "open-v5" {
 			v = oldVersion
 		}
+		// Load reads the checkpoint's files on first use; NumFiles makes
+		// it read them, so that the time covers what OpenTable does.
 		t := time.Now()
 		s, err := snapshot.Load(ctx, store, v)
 		if err != nil {
 			return r, err
 		}
+		loaded := since(t)
+		if _, err := s.NumFiles(ctx); err != nil {
+			return r, err
+		}
 		r.Millis = since(t)
-		r.Files, r.Digest = ourPaths(s.Files())
+		r.Note = fmt.Sprintf("Load %.1f ms + file replay", loaded)
+		if r.Files, r.Digest, err = ourPaths(s.Files(ctx)); err != nil {
+			return r, err
+		}
 	case "update-10":
 		s, err := snapshot.Load(ctx, store, deltalog.Latest)
 		if err != nil {
+			return r, err
+		}
+		if _, err := s.NumFiles(ctx); err != nil { // an open snapshot, files read
 			return r, err
 		}
 		if err := addCommits(dir); err != nil {
@@ -145,12 +161,17 @@ func ours(name, dir string) (result, error) {
 		if err != nil {
 			return r, err
 		}
+		if _, err := s2.NumFiles(ctx); err != nil {
+			return r, err
+		}
 		r.Millis = since(t)
 		if s2.Version() != 20 {
 			return r, fmt.Errorf("updated to version %d, want 20", s2.Version())
 		}
-		r.Files, r.Digest = ourPaths(s2.Files())
-		r.Note = "Snapshot.Update"
+		if r.Files, r.Digest, err = ourPaths(s2.Files(ctx)); err != nil {
+			return r, err
+		}
+		r.Note = "Snapshot.Update + NumFiles"
 	case "scan-plan":
 		pred, err := expr.Parse(selective)
 		if err != nil {
@@ -166,7 +187,7 @@ func ours(name, dir string) (result, error) {
 			return r, err
 		}
 		var paths []string
-		for f, err := range sc.Files() {
+		for f, err := range sc.Files(ctx) {
 			if err != nil {
 				return r, err
 			}
@@ -189,7 +210,9 @@ func ours(name, dir string) (result, error) {
 		if err != nil {
 			return r, err
 		}
-		r.Files, r.Digest = ourPaths(s2.Files())
+		if r.Files, r.Digest, err = ourPaths(s2.Files(ctx)); err != nil {
+			return r, err
+		}
 		r.Note = "write time only; RSS includes the open"
 	default:
 		return r, fmt.Errorf("unknown case %q", name)
@@ -267,7 +290,9 @@ func theirs(name, dir string) (result, error) {
 		if s2.Segment().Checkpoint == nil || len(s2.Segment().Commits) != 0 {
 			return r, fmt.Errorf("the new checkpoint is not used")
 		}
-		r.Files, r.Digest = ourPaths(s2.Files())
+		if r.Files, r.Digest, err = ourPaths(s2.Files(context.Background())); err != nil {
+			return r, err
+		}
 	default:
 		return r, fmt.Errorf("unknown case %q", name)
 	}

@@ -179,7 +179,11 @@ func runDemo(ctx context.Context, w io.Writer, dir string) error {
 		return err
 	}
 	cp, _ := fresh.Segment().CheckpointVersion()
-	step("checkpoint", start, "at version %d; the table now loads from checkpoint %d, %d files", v, cp, fresh.NumFiles())
+	numFiles, err := fresh.NumFiles(ctx)
+	if err != nil {
+		return err
+	}
+	step("checkpoint", start, "at version %d; the table now loads from checkpoint %d, %d files", v, cp, numFiles)
 
 	// 6. A constraint at work.
 	start = time.Now()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -32,15 +33,15 @@ func newDescribeCmd() *cobra.Command {
 			}
 			w, flush := output(cmd)
 			if asJSON {
-				doc, err := describeDocument(snap)
+				doc, err := describeDocument(cmd.Context(), snap)
 				if err != nil {
 					return failure(err)
 				}
 				if err := writeJSON(w, doc); err != nil {
 					return failure(err)
 				}
-			} else {
-				describeText(w, snap)
+			} else if err := describeText(cmd.Context(), w, snap); err != nil {
+				return failure(err)
 			}
 			return flush()
 		},
@@ -72,9 +73,17 @@ type metadataJSON struct {
 	CreatedTime      *int64            `json:"createdTime,omitempty"`
 }
 
-func describeDocument(snap *delta.Snapshot) (*describeJSON, error) {
+func describeDocument(ctx context.Context, snap *delta.Snapshot) (*describeJSON, error) {
 	m := snap.Metadata()
 	sch, err := schemaJSON(snap)
+	if err != nil {
+		return nil, err
+	}
+	numFiles, err := snap.NumFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	size, err := snap.SizeInBytes(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -94,8 +103,8 @@ func describeDocument(snap *delta.Snapshot) (*describeJSON, error) {
 			Configuration:    nonNilMap(m.Configuration),
 			CreatedTime:      m.CreatedTime,
 		},
-		NumFiles:    snap.NumFiles(),
-		SizeInBytes: snap.SizeInBytes(),
+		NumFiles:    numFiles,
+		SizeInBytes: size,
 	}, nil
 }
 
@@ -116,7 +125,15 @@ func schemaJSON(snap *delta.Snapshot) (json.RawMessage, error) {
 	return nil, fmt.Errorf("metaData.schemaString of version %d is not a JSON object", snap.Version())
 }
 
-func describeText(w io.Writer, snap *delta.Snapshot) {
+func describeText(ctx context.Context, w io.Writer, snap *delta.Snapshot) error {
+	numFiles, err := snap.NumFiles(ctx)
+	if err != nil {
+		return err
+	}
+	size, err := snap.SizeInBytes(ctx)
+	if err != nil {
+		return err
+	}
 	m, p := snap.Metadata(), snap.Protocol()
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	row := func(label, value string) { fmt.Fprintf(tw, "%s:\t%s\n", label, value) }
@@ -137,8 +154,8 @@ func describeText(w io.Writer, snap *delta.Snapshot) {
 		row("Writer features", strings.Join(p.WriterFeatures, ", "))
 	}
 	row("Partition columns", orDash(strings.Join(m.PartitionColumns, ", ")))
-	row("Number of files", strconv.FormatInt(snap.NumFiles(), 10))
-	row("Size in bytes", strconv.FormatInt(snap.SizeInBytes(), 10))
+	row("Number of files", strconv.FormatInt(numFiles, 10))
+	row("Size in bytes", strconv.FormatInt(size, 10))
 	if len(m.Configuration) == 0 {
 		row("Properties", "-")
 	}
@@ -162,6 +179,7 @@ func describeText(w io.Writer, snap *delta.Snapshot) {
 	if st := snap.Schema(); st != nil {
 		writeStructTree(w, st, " ")
 	}
+	return nil
 }
 
 // writeStructTree prints the fields of st as an indented tree, one line a

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,9 +32,9 @@ func newFilesCmd() *cobra.Command {
 			}
 			w, flush := output(cmd)
 			if asJSON {
-				err = filesJSON(w, snap)
+				err = filesJSON(cmd.Context(), w, snap)
 			} else {
-				filesText(w, snap)
+				err = filesText(cmd.Context(), w, snap)
 			}
 			if err != nil {
 				return failure(err)
@@ -60,13 +61,16 @@ type fileJSON struct {
 
 // filesJSON writes the files as one JSON array, encoding one element at a
 // time so that memory does not grow with the number of files.
-func filesJSON(w io.Writer, snap *delta.Snapshot) error {
+func filesJSON(ctx context.Context, w io.Writer, snap *delta.Snapshot) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("  ", "  ")
 	n := 0
-	for f := range snap.Files() {
+	for f, err := range snap.Files(ctx) {
+		if err != nil {
+			return err
+		}
 		buf.Reset()
 		if err := enc.Encode(fileDocument(f)); err != nil {
 			return fmt.Errorf("encoding file %s: %w", f.Path, err)
@@ -114,11 +118,14 @@ func fileDocument(f *actions.Add) fileJSON {
 // filesText writes the files as aligned columns. tabwriter would hold every
 // line until the end to align them, so the widths are measured in a first
 // pass over the files instead, and the lines written out in a second one.
-func filesText(w io.Writer, snap *delta.Snapshot) {
+func filesText(ctx context.Context, w io.Writer, snap *delta.Snapshot) error {
 	partitioned := len(snap.Metadata().PartitionColumns) > 0
 	pathW, sizeW, partW := len("PATH"), len("SIZE"), len("PARTITION VALUES")
 	var keys []string
-	for f := range snap.Files() {
+	for f, err := range snap.Files(ctx) {
+		if err != nil {
+			return err
+		}
 		pathW = max(pathW, utf8.RuneCountInString(f.Path))
 		sizeW = max(sizeW, len(strconv.FormatInt(f.Size, 10)))
 		if partitioned {
@@ -133,13 +140,17 @@ func filesText(w io.Writer, snap *delta.Snapshot) {
 		}
 	}
 	line("PATH", "SIZE", "PARTITION VALUES", "DELETION VECTOR")
-	for f := range snap.Files() {
+	for f, err := range snap.Files(ctx) {
+		if err != nil {
+			return err
+		}
 		part := ""
 		if partitioned {
 			part = partitionText(f.PartitionValues, &keys)
 		}
 		line(f.Path, strconv.FormatInt(f.Size, 10), part, dvText(f.DeletionVector))
 	}
+	return nil
 }
 
 // partitionText renders partition values as "k1=v1, k2=v2" in key order,

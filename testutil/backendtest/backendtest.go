@@ -352,8 +352,8 @@ func TableRoundTrip(t *testing.T, st, reopened logstore.Store) {
 	if snap.Version() != commits || snap.Segment().Checkpoint == nil {
 		t.Errorf("snapshot at %d, segment %+v; want version %d from a checkpoint", snap.Version(), snap.Segment(), commits)
 	}
-	if snap.NumFiles() != commits*rowsPerCommit {
-		t.Errorf("snapshot holds %d files, want one a partition a commit: %d", snap.NumFiles(), commits*rowsPerCommit)
+	if n, err := snap.NumFiles(ctx); err != nil || n != commits*rowsPerCommit {
+		t.Errorf("snapshot holds %d files (%v), want one a partition a commit: %d", n, err, commits*rowsPerCommit)
 	}
 	ids := ScanIDs(t, tbl, snap)
 	if len(ids) != commits*rowsPerCommit {
@@ -471,8 +471,14 @@ func describe(t *testing.T, where string, open func() (*delta.Table, error)) sum
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := summary{Version: snap.Version(), Files: snap.NumFiles()}
-	for f := range snap.Files() {
+	sum := summary{Version: snap.Version()}
+	if sum.Files, err = snap.NumFiles(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for f, err := range snap.Files(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
 		sum.Bytes += f.Size
 	}
 	s, err := tbl.Scan(snap, delta.ScanOptions{})

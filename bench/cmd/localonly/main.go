@@ -39,6 +39,10 @@ func run(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s: version %d, %d live files\n", path, snap.Version(), snap.NumFiles())
+	n, err := snap.NumFiles(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s: version %d, %d live files\n", path, snap.Version(), n)
 	return nil
 }

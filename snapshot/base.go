@@ -1,0 +1,311 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/checkpoint"
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/logstore"
+)
+
+// baseState is the state of the table at a segment's checkpoint, read on
+// first use and shared by every snapshot built on that checkpoint (Load,
+// then each Update). With no checkpoint it is empty and costs no I/O.
+//
+// Its two stages, files (add and remove columns) and meta (txn and
+// domainMetadata columns), are read independently, each once. A stage that
+// finds the checkpoint missing or undecodable rebuilds the state at the
+// checkpoint's version from an older checkpoint or from the commits alone
+// (fallback), once for both stages.
+type baseState struct {
+	store   logstore.Store
+	version int64    // checkpoint version; -1 for none
+	keys    []string // the checkpoint's files
+
+	pm       lazy[*basePM]
+	files    lazy[*baseFiles]
+	meta     lazy[*baseMeta]
+	fallback lazy[*rebuilt]
+}
+
+// basePM is the protocol and metaData of a checkpoint; nil where it has
+// none.
+type basePM struct {
+	protocol *actions.Protocol
+	metadata *actions.Metadata
+}
+
+// baseFiles is the file state of a checkpoint.
+type baseFiles struct {
+	files      *fileTable
+	size       int64 // of all files
+	tombstones []actions.Remove
+}
+
+// baseMeta is the txn and domain state of a checkpoint.
+type baseMeta struct {
+	txns    map[string]actions.Txn
+	domains map[string]actions.DomainMetadata // none removed
+}
+
+// rebuilt is the state at a checkpoint's version rebuilt without it.
+type rebuilt struct {
+	files *baseFiles
+	meta  *baseMeta
+}
+
+func newBaseState(store logstore.Store, seg deltalog.Segment) *baseState {
+	b := &baseState{store: store, version: -1}
+	if v, ok := seg.CheckpointVersion(); ok {
+		b.version = v
+		b.keys = make([]string, len(seg.Checkpoint))
+		for i, f := range seg.Checkpoint {
+			b.keys[i] = f.Key
+		}
+	}
+	return b
+}
+
+// same reports whether b and o, of the same table, are the state of the
+// same checkpoint.
+func (b *baseState) same(o *baseState) bool {
+	return b.version == o.version && slices.Equal(b.keys, o.keys)
+}
+
+// loadPM returns the checkpoint's protocol and metaData, reading those
+// two columns on first use. Unlike the other stages, it has no fallback
+// of its own: Load skips a checkpoint whose protocol and metaData cannot
+// be read (a *checkpointError) and builds a new segment.
+func (b *baseState) loadPM(ctx context.Context) (*basePM, error) {
+	return b.pm.get(ctx, func(ctx context.Context) (*basePM, error) {
+		pm := &basePM{}
+		err := readCheckpoint(ctx, b.store, b.version, b.keys, checkpoint.Protocol|checkpoint.Metadata, func(batch []actions.Action) error {
+			for i := range batch {
+				if a := &batch[i]; a.Protocol != nil {
+					pm.protocol = a.Protocol
+				} else if a.Metadata != nil {
+					pm.metadata = a.Metadata
+				}
+			}
+			return nil
+		})
+		return pm, err
+	})
+}
+
+// readCheckpoint streams the kinds in want of a checkpoint to fn. A
+// checkpoint that is missing or cannot be decoded gives a
+// *checkpointError.
+func readCheckpoint(ctx context.Context, store logstore.Store, version int64, keys []string, want checkpoint.ActionSet, fn func([]actions.Action) error) error {
+	err := checkpoint.Read(ctx, store, keys, want, fn)
+	if err != nil && (errors.Is(err, deltaerr.ErrCorrupt) || errors.Is(err, logstore.ErrNotFound)) {
+		return &checkpointError{version: version, err: err}
+	}
+	return err
+}
+
+// loadFiles returns the checkpoint's files, reading them on first use.
+func (b *baseState) loadFiles(ctx context.Context) (*baseFiles, error) {
+	return b.files.get(ctx, func(ctx context.Context) (*baseFiles, error) {
+		if b.version < 0 {
+			return newBaseFiles(nil, nil, nil), nil
+		}
+		f, err := readBaseFiles(ctx, b.store, b.version, b.keys, nil, nil)
+		if err == nil {
+			return f, nil
+		}
+		r, rerr := b.rebuild(ctx, err)
+		if rerr != nil {
+			return nil, rerr
+		}
+		return r.files, nil
+	})
+}
+
+// loadMeta returns the checkpoint's txns and domains, reading them on
+// first use.
+func (b *baseState) loadMeta(ctx context.Context) (*baseMeta, error) {
+	return b.meta.get(ctx, func(ctx context.Context) (*baseMeta, error) {
+		if b.version < 0 {
+			return newBaseMeta(nil, nil, nil), nil
+		}
+		m, err := readBaseMeta(ctx, b.store, b.version, b.keys, nil, nil)
+		if err == nil {
+			return m, nil
+		}
+		r, rerr := b.rebuild(ctx, err)
+		if rerr != nil {
+			return nil, rerr
+		}
+		return r.meta, nil
+	})
+}
+
+// rebuild returns the state at the checkpoint's version without it, when
+// err says the checkpoint is unreadable; other errors are returned as
+// they are.
+func (b *baseState) rebuild(ctx context.Context, err error) (*rebuilt, error) {
+	var cpErr *checkpointError
+	if !errors.As(err, &cpErr) {
+		return nil, err
+	}
+	slog.WarnContext(ctx, "checkpoint unreadable, rebuilding its state without it", "version", b.version, "err", cpErr.err)
+	r, rerr := b.fallback.get(ctx, func(ctx context.Context) (*rebuilt, error) {
+		return rebuildAt(ctx, b.store, b.version)
+	})
+	if rerr != nil {
+		return nil, fmt.Errorf("%w; rebuilding version %d without it: %w", err, b.version, rerr)
+	}
+	return r, nil
+}
+
+// rebuildAt replays the log up to version, without its checkpoint at
+// version: from an older checkpoint that can be read, or from the commits
+// alone. It reads everything at once; it only runs when a checkpoint is
+// found damaged.
+func rebuildAt(ctx context.Context, store logstore.Store, version int64) (*rebuilt, error) {
+	files, err := deltalog.List(ctx, store, 0)
+	if err != nil {
+		return nil, err
+	}
+	skip := map[int64]bool{version: true}
+	for {
+		seg, err := deltalog.NewSegment(files, version, skip)
+		if err != nil {
+			return nil, err
+		}
+		r := newReplay(nil)
+		if err := r.applyCommits(ctx, store, seg.Commits); err != nil {
+			return nil, err
+		}
+		r.finishTail()
+		base := newBaseState(store, seg)
+		var keys []string
+		if base.version >= 0 {
+			keys = base.keys
+		}
+		fs, err := readBaseFiles(ctx, store, base.version, keys, r.tail, r.order)
+		var ms *baseMeta
+		if err == nil {
+			ms, err = readBaseMeta(ctx, store, base.version, keys, r.txns, r.domains)
+		}
+		var cpErr *checkpointError
+		switch {
+		case err == nil:
+			return &rebuilt{files: fs, meta: ms}, nil
+		case errors.As(err, &cpErr):
+			slog.WarnContext(ctx, "skipping unreadable checkpoint", "version", cpErr.version, "err", cpErr.err)
+			skip[cpErr.version] = true
+		default:
+			return nil, err
+		}
+	}
+}
+
+// readBaseFiles reads the adds and removes of a checkpoint (none when keys
+// is empty) and flattens onto them a tail of later file actions: the
+// checkpoint's actions whose key is in tail are dropped, and tail's are
+// appended in order.
+func readBaseFiles(ctx context.Context, store logstore.Store, version int64, keys []string, tail map[fileKey]fileEntry, order []fileEntry) (*baseFiles, error) {
+	t := newFileTable()
+	var tombstones []actions.Remove
+	if len(keys) > 0 {
+		err := readAhead(func(fn func([]actions.Action) error) error {
+			return readCheckpoint(ctx, store, version, keys, checkpoint.Add|checkpoint.Remove, fn)
+		}, func(batch []actions.Action) {
+			for i := range batch {
+				a := &batch[i]
+				switch {
+				case a.Add != nil:
+					if len(tail) > 0 {
+						if _, ok := tail[keyOf(a.Add.Path, a.Add.DeletionVector)]; ok {
+							continue
+						}
+					}
+					t.add(a.Add)
+				case a.Remove != nil:
+					if len(tail) > 0 {
+						if _, ok := tail[keyOf(a.Remove.Path, a.Remove.DeletionVector)]; ok {
+							continue
+						}
+					}
+					tombstones = append(tombstones, *a.Remove)
+				}
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return newBaseFiles(t, tombstones, order), nil
+}
+
+// newBaseFiles finishes a checkpoint's file table (nil for an empty one),
+// appending the file actions of order.
+func newBaseFiles(t *fileTable, tombstones []actions.Remove, order []fileEntry) *baseFiles {
+	if t == nil {
+		t = newFileTable()
+	}
+	for _, e := range order {
+		if e.add != nil {
+			t.add(e.add)
+		} else {
+			tombstones = append(tombstones, *e.remove)
+		}
+	}
+	t.finish()
+	b := &baseFiles{files: t, tombstones: tombstones}
+	for i := range t.len() {
+		b.size += t.size(i)
+	}
+	return b
+}
+
+// readBaseMeta reads the txns and domains of a checkpoint (none when keys
+// is empty), under those of a tail of later commits.
+func readBaseMeta(ctx context.Context, store logstore.Store, version int64, keys []string, txns map[string]actions.Txn, domains map[string]actions.DomainMetadata) (*baseMeta, error) {
+	m := &baseMeta{txns: map[string]actions.Txn{}, domains: map[string]actions.DomainMetadata{}}
+	if len(keys) > 0 {
+		err := readCheckpoint(ctx, store, version, keys, checkpoint.Txn|checkpoint.DomainMetadata, func(batch []actions.Action) error {
+			for i := range batch {
+				switch a := &batch[i]; {
+				case a.Txn != nil:
+					m.txns[a.Txn.AppID] = *a.Txn
+				case a.DomainMetadata != nil:
+					m.domains[a.DomainMetadata.Domain] = *a.DomainMetadata
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return newBaseMeta(m, txns, domains), nil
+}
+
+// newBaseMeta lays txns and domains over m (nil for an empty one) and
+// drops removed domains.
+func newBaseMeta(m *baseMeta, txns map[string]actions.Txn, domains map[string]actions.DomainMetadata) *baseMeta {
+	if m == nil {
+		m = &baseMeta{txns: map[string]actions.Txn{}, domains: map[string]actions.DomainMetadata{}}
+	}
+	for id, t := range txns {
+		m.txns[id] = t
+	}
+	for name, d := range domains {
+		m.domains[name] = d
+	}
+	for name, d := range m.domains {
+		if d.Removed {
+			delete(m.domains, name)
+		}
+	}
+	return m
+}
