@@ -415,6 +415,36 @@ func (w *Writer) buffered() (raw, encoded int64) {
 	return raw, encoded
 }
 
+// Buffered returns the bytes of the row group being buffered, about as it
+// will be written: what the Writer holds in memory for the file beyond its
+// reusable buffers.
+func (w *Writer) Buffered() int64 {
+	_, encoded := w.buffered()
+	return encoded
+}
+
+// Flush writes the rows buffered so far as a row group now, before it
+// reaches WriteOptions.RowGroupSize, and lets the memory of its column
+// chunks go: for a caller that keeps many files open and bounds what they
+// buffer together (package write). A Flush with no rows buffered does
+// nothing.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errClosed
+	}
+	if err := protect(w.flushRowGroup); err != nil {
+		w.err = err
+		return err
+	}
+	for _, l := range w.leaves {
+		l.chunk.data = chunkData{} // the blocks of the largest chunk so far
+	}
+	return nil
+}
+
 // flushRowGroup cuts the last page of every leaf and writes the row
 // group, if it has rows: the chunks, leaf after leaf.
 func (w *Writer) flushRowGroup() error {

@@ -55,15 +55,17 @@
 // Each add's path is the file's key relative to the table root,
 // percent-encoded as a URI.
 //
-// A data file streams into the store as it is encoded, through a
-// logstore.Writer when the store is a logstore.WriterStore (every backend
-// of this module is), so a file is never held whole in memory: the writer
-// holds one row group (datafile.WriteOptions.RowGroupSize, 128 MiB by
-// default) and the store's upload buffers. The file becomes visible only
-// when its Writer's Close returns nil, and the add's size is the count of
-// bytes written. On failure the files being written are aborted and the
-// finished ones deleted. A store without NewWriter gets each file whole,
-// buffered, through Put.
+// A data file streams into the store as it is encoded, through the
+// store's logstore.Writer (S3 multipart, GCS resumable, Azure blocks, a
+// local temporary file), so a file is never held whole in memory: what a
+// write holds is the row groups its open files have not written yet,
+// bounded together by Options.MaxBuffered (64 MiB by default; past it the
+// largest file writes its row group early, as Spark's Parquet memory
+// manager shrinks row groups when many partitions are open), and the
+// store's upload buffers. The file becomes visible only when its Writer's
+// Close returns nil, and the add's size is the count of bytes written. On
+// failure the files being written are aborted and the finished ones
+// deleted.
 //
 // # Change data
 //

@@ -20,6 +20,11 @@ import (
 	"github.com/godelta/delta/tableconfig"
 )
 
+// DefaultMaxBuffered is Options.MaxBuffered when it is 0: 64 MiB, so that
+// an append of any size stays within a few hundred MB of memory (see
+// bench/RESULTS.md, "Issue 12: streaming writes").
+const DefaultMaxBuffered = 64 << 20
+
 // DefaultTargetFileSize is the size at which Rows starts a new data file
 // when Options.TargetFileSize is 0: 128 MiB, as Spark's default Parquet
 // block size and delta-rs's target file size.
@@ -41,8 +46,18 @@ type Options struct {
 	// Compression is the Parquet codec, as datafile.WriteOptions takes it;
 	// empty means snappy.
 	Compression string
-	// RowGroupSize is datafile.WriteOptions.RowGroupSize.
+	// RowGroupSize is datafile.WriteOptions.RowGroupSize: the row group
+	// size of each file, at most.
 	RowGroupSize int64
+	// MaxBuffered bounds the bytes that the data files one call has open
+	// (one per partition written to) buffer together, in the row groups
+	// they have not written yet; 0 means DefaultMaxBuffered. When the
+	// files together hold more, the largest writes its row group early.
+	// Change data files have a budget of their own. This, with the
+	// store's upload buffers, is what a write holds in memory, however
+	// large its files and however many partitions it writes, as Spark's
+	// Parquet memory manager shrinks row groups when many writers are open.
+	MaxBuffered int64
 	// Require is a predicate every row must satisfy (TRUE; FALSE or NULL
 	// is a *ConstraintError of kind KindPredicate): the replaceWhere of an
 	// overwrite.
@@ -128,8 +143,10 @@ type rowWriter struct {
 	physical *schema.StructType
 	wopts    datafile.WriteOptions
 	target   int64
-	now      func() time.Time
-	ext      string
+	// maxBuffered is Options.MaxBuffered, defaulted.
+	maxBuffered int64
+	now         func() time.Time
+	ext         string
 
 	open    map[string]*openFile // by partition directory
 	order   []string             // directories in first-seen order
@@ -176,6 +193,10 @@ func newRowWriter(snap *snapshot.Snapshot, opts Options, change string) (*rowWri
 		}
 	}
 	w := &rowWriter{store: snap.Store(), sch: sch, checks: c, target: opts.TargetFileSize, now: opts.Now, open: map[string]*openFile{}, change: change}
+	w.maxBuffered = opts.MaxBuffered
+	if w.maxBuffered <= 0 {
+		w.maxBuffered = DefaultMaxBuffered
+	}
 	if w.target <= 0 {
 		w.target = DefaultTargetFileSize
 	}
@@ -430,11 +451,39 @@ func (w *rowWriter) flush(ctx context.Context, final bool) error {
 	if final {
 		clear(w.open)
 		w.order = w.order[:0]
+	} else if err := w.bound(); err != nil {
+		return err
 	}
 	if w.inserts != nil {
 		return w.inserts.flush(ctx, final)
 	}
 	return nil
+}
+
+// bound writes the row groups of the open files that buffer the most,
+// until what they buffer together is within the budget (MaxBuffered).
+func (w *rowWriter) bound() error {
+	for {
+		var total int64
+		var largest *openFile
+		for _, key := range w.order {
+			f := w.open[key]
+			if f.w == nil {
+				continue
+			}
+			b := f.w.Buffered()
+			total += b
+			if largest == nil || b > largest.w.Buffered() {
+				largest = f
+			}
+		}
+		if total <= w.maxBuffered || largest == nil || largest.w.Buffered() == 0 {
+			return nil
+		}
+		if err := largest.w.Flush(); err != nil {
+			return err
+		}
+	}
 }
 
 // start begins a new data file for f: it names the file and opens its
