@@ -121,7 +121,7 @@ func (r *fileRead) run(ctx context.Context, emit func(*Batch) error) error {
 			return fmt.Errorf("scan: deletion vectors of %s: %w", r.path, err)
 		}
 	}
-	f, err := datafile.Open(logstore.ReaderAt(ctx, s.store, key, size), size)
+	f, err := datafile.OpenObject(ctx, s.store, key, size)
 	if err != nil {
 		return fmt.Errorf("scan: data file %s: %w", r.path, missing(err))
 	}

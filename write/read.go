@@ -89,7 +89,7 @@ func fileRows(ctx context.Context, snap *snapshot.Snapshot, add *actions.Add, yi
 		}
 		size = info.Size
 	}
-	f, err := datafile.Open(logstore.ReaderAt(ctx, snap.Store(), key, size), size)
+	f, err := datafile.OpenObject(ctx, snap.Store(), key, size)
 	if err != nil {
 		return fmt.Errorf("write: data file %s: %w", add.Path, err)
 	}
