@@ -15,10 +15,14 @@ import (
 	"github.com/godelta/delta/schema"
 )
 
-// readBuffer is the buffer size of parquet-go's page readers, and the
-// number of bytes read from the end of a file to find its footer
-// (OptimisticRead): one request for the footer of most files.
-const readBuffer = 64 << 10
+// readBuffer is the buffer size of parquet-go's page readers.
+const readBuffer = 256 << 10
+
+// footerRead is, for a stored file, the buffer size of the page readers
+// and the number of bytes read from the end of the file to find its
+// footer (OptimisticRead): one request for the footer of most files. The
+// page readers read chunks that are already in memory.
+const footerRead = 64 << 10
 
 // File is an open Parquet data file. It holds the parsed footer and reads
 // column chunks from the store object or io.ReaderAt it was opened on,
@@ -58,15 +62,19 @@ func open(ctx context.Context, obj *parquetio.Object) (*File, error) {
 	if size < 12 {
 		return nil, deltaerr.Corruptf(obj.Name(), "file of %d bytes is too small for Parquet", size)
 	}
+	opts := []parquet.FileOption{
+		parquet.SkipPageIndex(true),
+		parquet.SkipBloomFilters(true),
+		parquet.ReadBufferSize(readBuffer),
+	}
+	if obj.Stored() {
+		// The footer in one request: the last footerRead bytes.
+		opts = append(opts, parquet.OptimisticRead(true), parquet.ReadBufferSize(footerRead))
+	}
 	var pf *parquet.File
 	err := parquetio.Decode(obj.Name(), "footer", func() error {
 		var err error
-		pf, err = parquet.OpenFile(obj, size,
-			parquet.SkipPageIndex(true),
-			parquet.SkipBloomFilters(true),
-			parquet.OptimisticRead(true),
-			parquet.ReadBufferSize(readBuffer),
-		)
+		pf, err = parquet.OpenFile(obj, size, opts...)
 		return err
 	})
 	if err != nil {

@@ -53,7 +53,9 @@ func NewObject(ctx context.Context, store logstore.Store, key string, size int64
 }
 
 // NewReaderObject returns an object over the first size bytes of r, named
-// name in errors. Requests become ReadAt calls.
+// name in errors. Its chunk readers read straight through to r, with no
+// buffering or prefetch of their own: an io.ReaderAt is typically a local
+// file or bytes in memory, which a copy would only slow down.
 func NewReaderObject(r io.ReaderAt, name string, size int64) *Object {
 	return &Object{ctx: context.Background(), ra: r, name: name, size: size}
 }
@@ -61,6 +63,10 @@ func NewReaderObject(r io.ReaderAt, name string, size int64) *Object {
 // Name returns the file's name for errors: the store key, or the name
 // given to NewReaderObject.
 func (o *Object) Name() string { return o.name }
+
+// Stored reports whether the object is in a store, rather than read
+// through an io.ReaderAt: whether range requests are costly.
+func (o *Object) Stored() bool { return o.store != nil }
 
 // Size returns the object's size in bytes.
 func (o *Object) Size() int64 { return o.size }
@@ -181,6 +187,9 @@ func (o *Object) Chunk(ctx context.Context, cc *format.ColumnChunk, column strin
 // ReadAt reads from the chunk's buffer, fetching a window when the read
 // is outside it.
 func (r *ChunkReader) ReadAt(p []byte, off int64) (int, error) {
+	if r.o.ra != nil {
+		return r.readThrough(p, off)
+	}
 	n := 0
 	for n < len(p) {
 		pos := off + int64(n)
@@ -202,6 +211,29 @@ func (r *ChunkReader) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
+// readThrough is ReadAt on an object read through an io.ReaderAt.
+func (r *ChunkReader) readThrough(p []byte, off int64) (int, error) {
+	if off < r.start || off >= r.end {
+		return 0, io.EOF
+	}
+	want := min(int64(len(p)), r.end-off)
+	n, err := r.o.ra.ReadAt(p[:want], off)
+	if err == io.EOF && int64(n) == want {
+		err = nil
+	}
+	if err != nil && err != io.EOF {
+		r.o.mu.Lock()
+		if r.o.err == nil {
+			r.o.err = err
+		}
+		r.o.mu.Unlock()
+	}
+	if err == nil && want < int64(len(p)) {
+		err = io.EOF
+	}
+	return n, err
+}
+
 // Prefetch fills the buffers of the given chunk readers of one row group:
 // chunks up to Window bytes long are fetched whole, neighbours coalesced
 // into requests of at most maxCoalesced bytes, a few requests at a time.
@@ -210,7 +242,7 @@ func (r *ChunkReader) ReadAt(p []byte, off int64) (int, error) {
 func Prefetch(readers []*ChunkReader) error {
 	small := make([]*ChunkReader, 0, len(readers))
 	for _, r := range readers {
-		if r.end-r.start <= Window && r.buf == nil && r.end > r.start {
+		if r.end-r.start <= Window && r.buf == nil && r.end > r.start && r.o.ra == nil {
 			small = append(small, r)
 		}
 	}
