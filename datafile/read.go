@@ -85,7 +85,9 @@ func (f *File) Read(ctx context.Context, want *schema.StructType, opts ReadOptio
 	r := &reader{cols: cols, leaves: b.leaves}
 	defer r.close()
 	if err := f.read(ctx, r, bs, opts, fn); err != nil {
-		if ioErr := f.obj.StoreErr(); ioErr != nil && errors.Is(err, deltaerr.ErrCorrupt) {
+		// A store error, or a decoding failure it caused, is reported as
+		// the store's error.
+		if ioErr := f.obj.StoreErr(); ioErr != nil && (errors.Is(err, ioErr) || errors.Is(err, deltaerr.ErrCorrupt)) {
 			return fmt.Errorf("datafile: reading %s: %w", f.obj.Name(), ioErr)
 		}
 		return f.named(err)

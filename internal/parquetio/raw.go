@@ -1,6 +1,7 @@
 package parquetio
 
 import (
+	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/encoding"
 )
@@ -125,7 +126,7 @@ func (c *Cursor) Int64(r *Raw) (x int64, ok bool) {
 		return 0, false
 	}
 	vs, j := c.Src(r)
-	if vs.I32 != nil {
+	if c.Kind == parquet.Int32 {
 		x = int64(vs.I32[j])
 	} else {
 		x = vs.I64[j]
