@@ -2,10 +2,12 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/internal/parquetio"
 )
 
@@ -111,32 +113,45 @@ func (b binder) bindLeaf(c *parquet.Column) *leaf {
 // The types of the file's columns, from parquet-go, which panics on some
 // malformed ones (a LIST annotation on a leaf): bad input, so these calls,
 // and only these, are wrapped by parquetio.Decode. The file is named when
-// the abort becomes an error.
+// the abort becomes an error; the column's path is made only then, as
+// these run for every leaf of every file read.
+
+// typeFailed aborts with err, the error of parquetio.Decode on a type of
+// column c, now naming c.
+func typeFailed(c *parquet.Column, err error) {
+	check(&deltaerr.CorruptError{Reason: "column " + pathOf(c) + ": Parquet decoder failed", Err: errors.Unwrap(err)})
+}
 
 // kindOf returns the physical kind of leaf column c.
 func kindOf(c *parquet.Column) (k parquet.Kind) {
-	check(parquetio.Decode("", "column "+pathOf(c), func() error {
+	if err := parquetio.Decode("", "", func() error {
 		k = c.Type().Kind()
 		return nil
-	}))
+	}); err != nil {
+		typeFailed(c, err)
+	}
 	return k
 }
 
 // logicalOf returns the logical type of column c, nil if it has none.
 func logicalOf(c *parquet.Column) (lt *format.LogicalType) {
-	check(parquetio.Decode("", "column "+pathOf(c), func() error {
+	if err := parquetio.Decode("", "", func() error {
 		lt = c.Type().LogicalType()
 		return nil
-	}))
+	}); err != nil {
+		typeFailed(c, err)
+	}
 	return lt
 }
 
 // typeName names the type of column c for errors.
 func typeName(c *parquet.Column) (s string) {
-	check(parquetio.Decode("", "column "+pathOf(c), func() error {
+	if err := parquetio.Decode("", "", func() error {
 		s = c.Type().String()
 		return nil
-	}))
+	}); err != nil {
+		typeFailed(c, err)
+	}
 	return s
 }
 

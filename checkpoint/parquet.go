@@ -28,7 +28,7 @@ func readParquet(ctx context.Context, store logstore.Store, key string, want Act
 	obj := parquetio.NewObject(ctx, store, key, info.Size)
 
 	var file *parquet.File
-	err = parquetio.Decode(key, "footer", func() error {
+	err = parquetio.Decode(key, "", func() error {
 		var err error
 		file, err = parquet.OpenFile(obj, info.Size,
 			parquet.SkipPageIndex(true),

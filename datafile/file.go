@@ -72,7 +72,7 @@ func open(ctx context.Context, obj *parquetio.Object) (*File, error) {
 		opts = append(opts, parquet.OptimisticRead(true), parquet.ReadBufferSize(footerRead))
 	}
 	var pf *parquet.File
-	err := parquetio.Decode(obj.Name(), "footer", func() error {
+	err := parquetio.Decode(obj.Name(), "", func() error {
 		var err error
 		pf, err = parquet.OpenFile(obj, size, opts...)
 		return err

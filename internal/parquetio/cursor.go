@@ -74,8 +74,6 @@ type Cursor struct {
 	dict  parquet.Dictionary
 	// dictLen is the number of values of dict.
 	dictLen int
-	// where names the column in decoder errors: "column " + Name.
-	where string
 }
 
 // Open puts the cursor at the start of a column chunk, read from pages.
@@ -93,9 +91,6 @@ func (c *Cursor) Open(pages PageReader) {
 	c.Close()
 	c.pages = pages
 	c.done = false
-	if c.where == "" {
-		c.where = "column " + c.Name // once: Name is set before the first Open
-	}
 	c.dict, c.dictLen = nil, 0
 }
 
@@ -157,7 +152,7 @@ func (c *Cursor) nextPage() {
 		d          parquet.Dictionary
 		n          int64
 	)
-	err := Decode(c.File, c.where, func() error {
+	err := Decode(c.File, c.Name, func() error {
 		var err error
 		if p, err = c.pages.ReadPage(); err != nil {
 			return err
@@ -187,7 +182,7 @@ func (c *Cursor) nextPage() {
 	if err != nil {
 		var ce *deltaerr.CorruptError
 		if !errors.As(err, &ce) {
-			err = &deltaerr.CorruptError{Path: c.File, Reason: c.where, Err: err}
+			err = &deltaerr.CorruptError{Path: c.File, Reason: "column " + c.Name, Err: err}
 		}
 		Fail(err)
 	}

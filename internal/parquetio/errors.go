@@ -42,13 +42,18 @@ func Catch(fn func() error) (err error) {
 }
 
 // Decode runs fn, a call of parquet-go on bytes of file, and turns a
-// panic in it into a *deltaerr.CorruptError naming file and what (a
-// column, "footer"). fn must do nothing but call parquet-go: the recover
-// would hide a bug of ours.
-func Decode(file, what string, fn func() error) (err error) {
+// panic in it into a *deltaerr.CorruptError naming file and the column
+// whose bytes fn decodes ("" for the footer). fn must do nothing but call
+// parquet-go: the recover would hide a bug of ours. Decode allocates
+// nothing unless fn panics: it wraps every page read.
+func Decode(file, column string, fn func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &deltaerr.CorruptError{Path: file, Reason: what + ": Parquet decoder failed", Err: panicError{v}}
+			reason := "Parquet decoder failed"
+			if column != "" {
+				reason = "column " + column + ": " + reason
+			}
+			err = &deltaerr.CorruptError{Path: file, Reason: reason, Err: panicError{v}}
 		}
 	}()
 	return fn()

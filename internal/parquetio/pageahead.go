@@ -14,7 +14,7 @@ import (
 type PageAhead struct {
 	pages   parquet.Pages
 	file    string // for errors
-	where   string // "column " + the column's name, for errors
+	column  string
 	ch      chan pageResult
 	done    chan struct{}
 	started bool
@@ -28,14 +28,14 @@ type pageResult struct {
 // NewPageAhead returns a PageAhead over the pages of column of file. The
 // goroutine starts with the first ReadPage.
 func NewPageAhead(pages parquet.Pages, file, column string) *PageAhead {
-	return &PageAhead{pages: pages, file: file, where: "column " + column, ch: make(chan pageResult, 1), done: make(chan struct{})}
+	return &PageAhead{pages: pages, file: file, column: column, ch: make(chan pageResult, 1), done: make(chan struct{})}
 }
 
 func (p *PageAhead) run() {
 	defer close(p.ch)
 	for {
 		var r pageResult
-		r.err = Decode(p.file, p.where, func() error {
+		r.err = Decode(p.file, p.column, func() error {
 			var err error
 			r.page, err = p.pages.ReadPage()
 			return err
