@@ -89,7 +89,7 @@ func (o *Object) get(ctx context.Context, off, length int64) ([]byte, error) {
 	if err == nil && int64(len(b)) != length {
 		// The object changed size under us, or the store broke its
 		// contract; either way the bytes are not what the footer says.
-		err = fmt.Errorf("%s: read %d bytes at offset %d, want %d: %w", o.name, len(b), off, length, io.ErrUnexpectedEOF)
+		err = fmt.Errorf("parquetio: %s: read %d bytes at offset %d, want %d: %w", o.name, len(b), off, length, io.ErrUnexpectedEOF)
 	}
 	if err != nil {
 		o.mu.Lock()
