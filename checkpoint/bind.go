@@ -116,44 +116,28 @@ func (b binder) bindLeaf(c *parquet.Column) *leaf {
 // the abort becomes an error; the column's path is made only then, as
 // these run for every leaf of every file read.
 
-// typeFailed aborts with err, the error of parquetio.Decode on a type of
-// column c, now naming c.
-func typeFailed(c *parquet.Column, err error) {
-	check(&deltaerr.CorruptError{Reason: "column " + pathOf(c) + ": Parquet decoder failed", Err: errors.Unwrap(err)})
+// columnType returns get of the type of column c.
+func columnType[T any](c *parquet.Column, get func(parquet.Type) T) (v T) {
+	if err := parquetio.Decode("", "", func() error {
+		v = get(c.Type())
+		return nil
+	}); err != nil {
+		// Decode's error, naming the column now that it failed.
+		check(&deltaerr.CorruptError{Reason: "column " + pathOf(c) + ": Parquet decoder failed", Err: errors.Unwrap(err)})
+	}
+	return v
 }
 
 // kindOf returns the physical kind of leaf column c.
-func kindOf(c *parquet.Column) (k parquet.Kind) {
-	if err := parquetio.Decode("", "", func() error {
-		k = c.Type().Kind()
-		return nil
-	}); err != nil {
-		typeFailed(c, err)
-	}
-	return k
-}
+func kindOf(c *parquet.Column) parquet.Kind { return columnType(c, parquet.Type.Kind) }
 
 // logicalOf returns the logical type of column c, nil if it has none.
-func logicalOf(c *parquet.Column) (lt *format.LogicalType) {
-	if err := parquetio.Decode("", "", func() error {
-		lt = c.Type().LogicalType()
-		return nil
-	}); err != nil {
-		typeFailed(c, err)
-	}
-	return lt
+func logicalOf(c *parquet.Column) *format.LogicalType {
+	return columnType(c, parquet.Type.LogicalType)
 }
 
 // typeName names the type of column c for errors.
-func typeName(c *parquet.Column) (s string) {
-	if err := parquetio.Decode("", "", func() error {
-		s = c.Type().String()
-		return nil
-	}); err != nil {
-		typeFailed(c, err)
-	}
-	return s
-}
+func typeName(c *parquet.Column) string { return columnType(c, parquet.Type.String) }
 
 // child returns the child of c named name, or nil.
 func child(c *parquet.Column, name string) *parquet.Column {
