@@ -1,8 +1,14 @@
 package checkpoint
 
 import (
+	"context"
+	"errors"
+
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/parquetio"
 )
 
 // The checkpoint schema's column names. They are part of the on-disk
@@ -41,7 +47,8 @@ type binder struct {
 
 // source is the file and row group that groups open their leaves on.
 type source struct {
-	obj     *object
+	ctx     context.Context
+	obj     *parquetio.Object
 	rg      parquet.RowGroup
 	meta    *format.RowGroup
 	numRows int
@@ -68,15 +75,15 @@ func (b binder) leaf(c *parquet.Column, name string, k leafKind) *leaf {
 	ok := false
 	switch k {
 	case kindString:
-		ok = l.kind == parquet.ByteArray
-		l.text = true
+		ok = l.Kind == parquet.ByteArray
+		l.raw.Text = true
 	case kindInt:
-		ok = l.kind == parquet.Int32 || l.kind == parquet.Int64
+		ok = l.Kind == parquet.Int32 || l.Kind == parquet.Int64
 	case kindBool:
-		ok = l.kind == parquet.Boolean
+		ok = l.Kind == parquet.Boolean
 	}
-	if !ok || l.maxRep != 0 {
-		corruptf("column %s has type %s, which does not fit the checkpoint schema", l.name, ch.Type())
+	if !ok || l.MaxRep != 0 {
+		corruptf("column %s has type %s, which does not fit the checkpoint schema", l.Name, typeName(ch))
 	}
 	return l
 }
@@ -87,19 +94,50 @@ func (b binder) bindLeaf(c *parquet.Column) *leaf {
 	if !c.Leaf() {
 		corruptf("column %s is a group where the checkpoint schema has a value", pathOf(c))
 	}
-	l := &leaf{
-		col:    c,
-		name:   pathOf(c),
-		maxDef: byte(c.MaxDefinitionLevel()),
-		maxRep: byte(c.MaxRepetitionLevel()),
-		kind:   c.Type().Kind(),
+	l := &leaf{col: c}
+	l.Cursor = parquetio.Cursor{
+		File:   b.g.src.obj.Name(),
+		Name:   pathOf(c),
+		MaxDef: byte(c.MaxDefinitionLevel()),
+		MaxRep: byte(c.MaxRepetitionLevel()),
+		Kind:   kindOf(c),
+		Loader: &l.raw,
 	}
 	b.g.leaves = append(b.g.leaves, l)
-	if b.g.probe == nil || (b.g.probe.maxRep > 0 && l.maxRep == 0) {
+	if b.g.probe == nil || (b.g.probe.MaxRep > 0 && l.MaxRep == 0) {
 		b.g.probe = l // prefer a leaf with one entry per row
 	}
 	return l
 }
+
+// The types of the file's columns, from parquet-go, which panics on some
+// malformed ones (a LIST annotation on a leaf): bad input, so these calls,
+// and only these, are wrapped by parquetio.Decode. The file is named when
+// the abort becomes an error; the column's path is made only then, as
+// these run for every leaf of every file read.
+
+// columnType returns get of the type of column c.
+func columnType[T any](c *parquet.Column, get func(parquet.Type) T) (v T) {
+	if err := parquetio.Decode("", "", func() error {
+		v = get(c.Type())
+		return nil
+	}); err != nil {
+		// Decode's error, naming the column now that it failed.
+		check(&deltaerr.CorruptError{Reason: "column " + pathOf(c) + ": Parquet decoder failed", Err: errors.Unwrap(err)})
+	}
+	return v
+}
+
+// kindOf returns the physical kind of leaf column c.
+func kindOf(c *parquet.Column) parquet.Kind { return columnType(c, parquet.Type.Kind) }
+
+// logicalOf returns the logical type of column c, nil if it has none.
+func logicalOf(c *parquet.Column) *format.LogicalType {
+	return columnType(c, parquet.Type.LogicalType)
+}
+
+// typeName names the type of column c for errors.
+func typeName(c *parquet.Column) string { return columnType(c, parquet.Type.String) }
 
 // child returns the child of c named name, or nil.
 func child(c *parquet.Column, name string) *parquet.Column {
@@ -155,10 +193,10 @@ func (b binder) stringMap(c *parquet.Column, name string) *mapCols {
 	mc.key = b.bindLeaf(kv.Columns()[0])
 	mc.val = b.bindLeaf(kv.Columns()[1])
 	for _, l := range []*leaf{mc.key, mc.val} {
-		if l.kind != parquet.ByteArray || l.maxRep != 1 {
+		if l.Kind != parquet.ByteArray || l.MaxRep != 1 {
 			corruptf("column %s is not a map<string,string>", pathOf(m))
 		}
-		l.text = true
+		l.raw.Text = true
 	}
 	return mc
 }
@@ -192,10 +230,10 @@ func (b binder) stringList(c *parquet.Column, name string) *listCols {
 	}
 	out := &listCols{listDef: byte(lc.MaxDefinitionLevel()), elemDef: byte(rep.MaxDefinitionLevel())}
 	out.elem = b.bindLeaf(el)
-	if out.elem.kind != parquet.ByteArray || out.elem.maxRep != 1 {
+	if out.elem.Kind != parquet.ByteArray || out.elem.MaxRep != 1 {
 		bad()
 	}
-	out.elem.text = true
+	out.elem.raw.Text = true
 	return out
 }
 
@@ -233,7 +271,7 @@ func (b binder) deletionVector(c *parquet.Column) *dvCols {
 
 // isText reports whether a byte array column holds text rather than binary.
 func isText(c *parquet.Column) bool {
-	lt := c.Type().LogicalType()
+	lt := logicalOf(c)
 	if lt == nil {
 		return false
 	}

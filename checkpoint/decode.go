@@ -81,11 +81,11 @@ func (m *mapCols) read() map[string]string {
 		return nil
 	}
 	k, v := m.key, m.val
-	d := k.def()
+	d := k.Def()
 	if d < m.kvDef {
-		k.next()
-		v.need()
-		v.next()
+		k.Next()
+		v.Need()
+		v.Next()
 		if d < m.mapDef {
 			return nil
 		}
@@ -93,22 +93,22 @@ func (m *mapCols) read() map[string]string {
 	}
 	keys, vals := m.keys[:0], m.vals[:0]
 	for {
-		v.need()
-		if v.rep() != k.rep() {
-			corruptf("columns %s and %s disagree on the entries of a map", k.name, v.name)
+		v.Need()
+		if v.Rep() != k.Rep() {
+			corruptf("columns %s and %s disagree on the entries of a map", k.Name, v.Name)
 		}
 		key, ok := k.str()
 		if !ok {
-			corruptf("column %s: map with a null key", k.name)
+			corruptf("column %s: map with a null key", k.Name)
 		}
 		val, _ := v.str()
 		keys, vals = append(keys, key), append(vals, val)
-		if !k.more() || k.rep() == 0 {
+		if !k.More() || k.Rep() == 0 {
 			break
 		}
 	}
-	if v.more() && v.rep() != 0 {
-		corruptf("columns %s and %s disagree on the entries of a map", k.name, v.name)
+	if v.More() && v.Rep() != 0 {
+		corruptf("columns %s and %s disagree on the entries of a map", k.Name, v.Name)
 	}
 	m.keys, m.vals = keys, vals
 	return m.cached(keys, vals)
@@ -149,9 +149,9 @@ func (c *listCols) read() []string {
 		return nil
 	}
 	e := c.elem
-	d := e.def()
+	d := e.Def()
 	if d < c.elemDef {
-		e.next()
+		e.Next()
 		if d < c.listDef {
 			return nil
 		}
@@ -161,7 +161,7 @@ func (c *listCols) read() []string {
 	for {
 		s, _ := e.str()
 		out = append(out, s)
-		if !e.more() || e.rep() == 0 {
+		if !e.More() || e.Rep() == 0 {
 			return out
 		}
 	}
@@ -172,10 +172,10 @@ func (c *dvCols) read() *actions.DeletionVector {
 	if c == nil {
 		return nil
 	}
-	if c.leaves[0].def() < c.def {
+	if c.leaves[0].Def() < c.def {
 		for _, l := range c.leaves {
-			l.need()
-			l.next()
+			l.Need()
+			l.Next()
 		}
 		return nil
 	}

@@ -72,8 +72,11 @@
 // # Errors
 //
 // Bytes that cannot be decoded, or that break the checkpoint schema, give a
-// *deltaerr.CorruptError naming the file; a panic of the Parquet decoder on
-// bad input is recovered and reported the same way. A failed store read is
+// *deltaerr.CorruptError naming the file (and, for a page, the column); a
+// panic of parquet-go on bad input is recovered and reported the same way,
+// while a panic of this package's own code is a bug and is not recovered.
+// The page cursor, its checks and the ranged reads are shared with the
+// data-file reader (internal/parquetio). A failed store read is
 // reported as the store's error (a missing file wraps
 // logstore.ErrNotFound), and a cancelled context as the context's error,
 // never as corruption. An error the callback returns stops the read and is

@@ -2,7 +2,6 @@ package checkpoint
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/parquet-go/parquet-go"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/parquetio"
 	"github.com/godelta/delta/logstore"
 )
 
@@ -25,10 +25,10 @@ func readParquet(ctx context.Context, store logstore.Store, key string, want Act
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: reading %s: %w", key, err)
 	}
-	obj := &object{ctx: ctx, store: store, key: key, size: info.Size}
+	obj := parquetio.NewObject(ctx, store, key, info.Size)
 
 	var file *parquet.File
-	err = guard(func() error {
+	err = parquetio.Decode(key, "", func() error {
 		var err error
 		file, err = parquet.OpenFile(obj, info.Size,
 			parquet.SkipPageIndex(true),
@@ -39,17 +39,17 @@ func readParquet(ctx context.Context, store logstore.Store, key string, want Act
 		return err
 	})
 	if err != nil {
-		return nil, obj.failed(err, "not a valid Parquet file")
+		return nil, obj.Failed(ctx, err, "checkpoint", "not a valid Parquet file")
 	}
 
-	src := &source{obj: obj}
+	src := &source{ctx: ctx, obj: obj}
 	defer src.close()
 	var tops []*top
 	if err := guard(func() error {
 		tops = bindTops(src, file.Root(), want, follow)
 		return nil
 	}); err != nil {
-		return nil, obj.failed(err, "not a checkpoint")
+		return nil, obj.Failed(ctx, err, "checkpoint", "not a checkpoint")
 	}
 	if len(tops) == 0 {
 		return nil, nil
@@ -93,28 +93,11 @@ func readParquet(ctx context.Context, store logstore.Store, key string, want Act
 			}
 		}
 		if err != nil {
-			return nil, obj.failed(err, fmt.Sprintf("row group %d", i))
+			return nil, obj.Failed(ctx, err, "checkpoint", fmt.Sprintf("row group %d", i))
 		}
 		src.close()
 	}
 	return sidecars, nil
-}
-
-// failed turns an error met while decoding the object into what Read
-// returns: the store's error if it gave one, the context's if it is done,
-// and otherwise a *deltaerr.CorruptError.
-func (o *object) failed(err error, where string) error {
-	if serr := o.storeErr(); serr != nil {
-		return fmt.Errorf("checkpoint: reading %s: %w", o.key, serr)
-	}
-	if cerr := o.ctx.Err(); cerr != nil {
-		return cerr
-	}
-	var ce *deltaerr.CorruptError
-	if errors.As(err, &ce) {
-		return err
-	}
-	return &deltaerr.CorruptError{Path: o.key, Reason: where, Err: err}
 }
 
 // fill decodes actions of the current row group into out's batch, in row
@@ -156,18 +139,18 @@ func fill(tops []*top, out *emitter, follow bool, sidecars *[]actions.Sidecar) (
 func (t *top) advance() {
 	g := t.g
 	numRows := g.src.numRows
-	skipped, ok := g.probe.skipAbsent(g.def)
+	skipped, ok := g.probe.SkipAbsent(g.def)
 	if !ok {
 		// No action of this kind is left: every leaf must end with the
 		// row group.
 		if g.row+skipped != numRows {
-			corruptf("column %s has %d rows, its row group %d", g.probe.name, g.row+skipped, numRows)
+			corruptf("column %s has %d rows, its row group %d", g.probe.Name, g.row+skipped, numRows)
 		}
 		for _, l := range g.leaves {
 			if l != g.probe {
-				l.skipRows(numRows - g.row)
-				if !l.atEnd() {
-					corruptf("column %s has more rows than its row group", l.name)
+				l.SkipRows(numRows - g.row)
+				if !l.AtEnd() {
+					corruptf("column %s has more rows than its row group", l.Name)
 				}
 			}
 		}
@@ -178,13 +161,13 @@ func (t *top) advance() {
 	if skipped > 0 {
 		for _, l := range g.leaves {
 			if l != g.probe {
-				l.skipRows(skipped)
+				l.SkipRows(skipped)
 			}
 		}
 	}
 	g.row += skipped
 	if g.row >= numRows {
-		corruptf("column %s has more rows than its row group", g.probe.name)
+		corruptf("column %s has more rows than its row group", g.probe.Name)
 	}
 	t.next, t.ready = g.row, true
 }
@@ -205,34 +188,22 @@ func (s *source) openGroup(g *group) {
 	s.opened = append(s.opened, g) // closed by close, even if this fails
 	g.row, g.open = 0, true
 	chunks := s.rg.ColumnChunks()
-	readers := make([]*chunkReader, 0, len(g.leaves))
+	readers := make([]*parquetio.ChunkReader, 0, len(g.leaves))
 	for _, l := range g.leaves {
 		i := l.col.Index()
 		if i < 0 || i >= len(chunks) || i >= len(s.meta.Columns) {
-			corruptf("row group has no chunk for column %s", l.name)
+			corruptf("row group has no chunk for column %s", l.Name)
 		}
 		fc, ok := chunks[i].(*parquet.FileColumnChunk)
 		if !ok {
-			corruptf("column %s: unexpected chunk type %T", l.name, chunks[i])
+			corruptf("column %s: unexpected chunk type %T", l.Name, chunks[i])
 		}
-		cc := &s.meta.Columns[i]
-		if cc.FilePath != "" {
-			corruptf("column %s: chunk in another file (%s)", l.name, cc.FilePath)
-		}
-		md := &cc.MetaData
-		start := md.DataPageOffset
-		if md.DictionaryPageOffset != 0 {
-			start = md.DictionaryPageOffset // where parquet-go starts reading
-		}
-		length := md.TotalCompressedSize
-		if start < 4 || length < 0 || start > s.obj.size || length > s.obj.size-start {
-			corruptf("column %s: chunk [%d, +%d) outside the file", l.name, start, length)
-		}
-		r := newChunkReader(s.obj, start, length)
+		r, err := s.obj.Chunk(s.ctx, &s.meta.Columns[i], l.Name)
+		check(err)
 		readers = append(readers, r)
-		l.open(newPageAhead(fc.PagesFrom(r)))
+		l.open(parquetio.NewPageAhead(fc.PagesFrom(r), l.File, l.Name))
 	}
-	check(prefetch(readers))
+	check(parquetio.Prefetch(readers))
 }
 
 // allNull reports whether the footer's statistics say that no leaf of g
@@ -271,11 +242,11 @@ func (g *group) seek(row int) {
 		g.src.openGroup(g)
 	}
 	if row < g.row {
-		corruptf("internal: %s moved back from row %d to %d", g.name, g.row, row)
+		panic(fmt.Sprintf("checkpoint: internal: %s moved back from row %d to %d", g.name, g.row, row))
 	}
 	if n := row - g.row; n > 0 {
 		for _, l := range g.leaves {
-			l.skipRows(n)
+			l.SkipRows(n)
 		}
 	}
 	g.row = row

@@ -9,6 +9,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/godelta/delta/internal/parquetio"
 )
 
 // This file turns add.stats_parsed and add.partitionValues_parsed, the
@@ -39,13 +41,12 @@ const (
 
 // valueKindOf says how the values of leaf column c are rendered.
 func valueKindOf(c *parquet.Column) (k valueKind, scale int32, unit int64, utc bool) {
-	t := c.Type()
-	lt := t.LogicalType()
+	lt := logicalOf(c)
 	var lv any
 	if lt != nil {
 		lv = lt.Value
 	}
-	switch phys := t.Kind(); phys {
+	switch phys := kindOf(c); phys {
 	case parquet.Boolean:
 		return vBool, 0, 0, false
 	case parquet.Float, parquet.Double:
@@ -141,11 +142,11 @@ func bindJSON(b binder, c *parquet.Column) *jsonNode {
 			return nil
 		}
 		n.leaf = b.bindLeaf(c)
-		n.leaf.text = n.kind == vText
+		n.leaf.raw.Text = n.kind == vText
 		n.leaves = []*leaf{n.leaf}
 		return n
 	}
-	if lt := c.Type().LogicalType(); lt != nil && lt.Value != nil {
+	if lt := logicalOf(c); lt != nil && lt.Value != nil {
 		return nil // a LIST, MAP or VARIANT: no statistics of those in JSON
 	}
 	for _, cc := range c.Columns() {
@@ -165,7 +166,7 @@ func (p *parsedStats) read(row int) string {
 	p.g.seek(row)
 	defer func() { p.g.row++ }()
 	r := p.root
-	if r.leaves[0].def() < r.def {
+	if r.leaves[0].Def() < r.def {
 		r.skip()
 		return ""
 	}
@@ -176,8 +177,8 @@ func (p *parsedStats) read(row int) string {
 // skip moves every leaf under n past the current row.
 func (n *jsonNode) skip() {
 	for _, l := range n.leaves {
-		l.need()
-		l.next()
+		l.Need()
+		l.Next()
 	}
 }
 
@@ -196,7 +197,7 @@ func (n *jsonNode) appendObject(buf []byte) []byte {
 		ok := false
 		if k.leaf != nil {
 			buf, ok = k.appendValue(buf)
-		} else if k.leaves[0].def() >= k.def {
+		} else if k.leaves[0].Def() >= k.def {
 			buf = k.appendObject(buf)
 			ok = buf[len(buf)-2] != '{' // not an empty object
 		} else {
@@ -213,15 +214,15 @@ func (n *jsonNode) appendObject(buf []byte) []byte {
 // past it. ok is false for a null, or a value JSON cannot hold (NaN, ±Inf).
 func (n *jsonNode) appendValue(buf []byte) ([]byte, bool) {
 	l := n.leaf
-	if !l.has() {
-		l.next()
+	if !l.Has() {
+		l.Next()
 		return buf, false
 	}
 	vs, j := l.src()
-	defer l.next()
+	defer l.Next()
 	switch n.kind {
 	case vBool:
-		return strconv.AppendBool(buf, vs.bits[j>>3]>>(j&7)&1 != 0), true
+		return strconv.AppendBool(buf, vs.Bits[j>>3]>>(j&7)&1 != 0), true
 	case vInt:
 		return strconv.AppendInt(buf, intAt(l, vs, j), 10), true
 	case vUint:
@@ -233,10 +234,10 @@ func (n *jsonNode) appendValue(buf []byte) ([]byte, bool) {
 		}
 		return strconv.AppendFloat(buf, f, 'g', -1, bits), true
 	case vText:
-		return appendJSONString(buf, vs.stringAt(j)), true
+		return appendJSONString(buf, stringAt(vs, j)), true
 	case vDate:
 		buf = append(buf, '"')
-		buf = appendDate(buf, int64(vs.i32[j]))
+		buf = appendDate(buf, int64(vs.I32[j]))
 		return append(buf, '"'), true
 	case vTimestamp:
 		t := n.timeAt(l, vs, j)
@@ -253,47 +254,47 @@ func (n *jsonNode) appendValue(buf []byte) ([]byte, bool) {
 }
 
 // stringAt returns byte array value j as a string.
-func (vs *values) stringAt(j int) string {
-	if vs.strs != nil {
-		return vs.strs[j]
+func stringAt(vs *parquetio.Values, j int) string {
+	if vs.Strs != nil {
+		return vs.Strs[j]
 	}
-	if vs.text != "" || vs.bytes == nil {
-		return vs.textAt(j)
+	if vs.Text != "" || vs.Bytes == nil {
+		return vs.TextAt(j)
 	}
-	return string(vs.bytes[vs.offs[j]:vs.offs[j+1]])
+	return string(vs.Bytes[vs.Offs[j]:vs.Offs[j+1]])
 }
 
-func intAt(l *leaf, vs *values, j int) int64 {
-	if l.kind == parquet.Int32 {
-		return int64(vs.i32[j])
+func intAt(l *leaf, vs *parquetio.Values, j int) int64 {
+	if l.Kind == parquet.Int32 {
+		return int64(vs.I32[j])
 	}
-	return vs.i64[j]
+	return vs.I64[j]
 }
 
-func uintAt(l *leaf, vs *values, j int) uint64 {
-	if l.kind == parquet.Int32 {
-		return uint64(uint32(vs.i32[j]))
+func uintAt(l *leaf, vs *parquetio.Values, j int) uint64 {
+	if l.Kind == parquet.Int32 {
+		return uint64(uint32(vs.I32[j]))
 	}
-	return uint64(vs.i64[j])
+	return uint64(vs.I64[j])
 }
 
-func floatAt(l *leaf, vs *values, j int) (float64, int) {
-	if l.kind == parquet.Float {
-		return float64(vs.f32[j]), 32
+func floatAt(l *leaf, vs *parquetio.Values, j int) (float64, int) {
+	if l.Kind == parquet.Float {
+		return float64(vs.F32[j]), 32
 	}
-	return vs.f64[j], 64
+	return vs.F64[j], 64
 }
 
 // timeAt returns timestamp value j, in UTC.
-func (n *jsonNode) timeAt(l *leaf, vs *values, j int) time.Time {
-	if l.kind == parquet.Int96 {
+func (n *jsonNode) timeAt(l *leaf, vs *parquetio.Values, j int) time.Time {
+	if l.Kind == parquet.Int96 {
 		// Nanoseconds of the day, then the Julian day number.
-		v := vs.i96[j]
+		v := vs.I96[j]
 		nanos := int64(uint64(v[1])<<32 | uint64(v[0]))
 		days := int64(v[2]) - 2440588 // Julian day of 1970-01-01
 		return time.Unix(days*86400, nanos).UTC()
 	}
-	x := vs.i64[j]
+	x := vs.I64[j]
 	sec, frac := x/n.unit, x%n.unit
 	if frac < 0 {
 		sec--
@@ -308,23 +309,23 @@ func appendDate(buf []byte, days int64) []byte {
 
 // appendDecimal appends decimal value j with its scale, as digits with a
 // decimal point. ok is false for a value that cannot be read.
-func appendDecimal(buf []byte, l *leaf, vs *values, j int, scale int32) ([]byte, bool) {
+func appendDecimal(buf []byte, l *leaf, vs *parquetio.Values, j int, scale int32) ([]byte, bool) {
 	if scale < 0 || scale > 76 {
 		return buf, false
 	}
 	var digits []byte
 	var tmp [24]byte
-	switch l.kind {
+	switch l.Kind {
 	case parquet.Int32:
-		digits = strconv.AppendInt(tmp[:0], int64(vs.i32[j]), 10)
+		digits = strconv.AppendInt(tmp[:0], int64(vs.I32[j]), 10)
 	case parquet.Int64:
-		digits = strconv.AppendInt(tmp[:0], vs.i64[j], 10)
+		digits = strconv.AppendInt(tmp[:0], vs.I64[j], 10)
 	case parquet.ByteArray, parquet.FixedLenByteArray:
 		var b []byte
-		if l.kind == parquet.ByteArray {
-			b = vs.bytes[vs.offs[j]:vs.offs[j+1]]
+		if l.Kind == parquet.ByteArray {
+			b = vs.Bytes[vs.Offs[j]:vs.Offs[j+1]]
 		} else {
-			b = vs.bytes[j*vs.size : (j+1)*vs.size]
+			b = vs.Bytes[j*vs.Size : (j+1)*vs.Size]
 		}
 		if len(b) == 0 {
 			return buf, false
@@ -445,7 +446,7 @@ func bindParsedPartitions(src *source, c *parquet.Column) *parsedPartitions {
 			continue
 		}
 		f.leaf = b.bindLeaf(cc)
-		f.leaf.text = f.kind == vText
+		f.leaf.raw.Text = f.kind == vText
 		p.fields = append(p.fields, f)
 	}
 	if len(p.fields) == 0 {
@@ -459,10 +460,10 @@ func bindParsedPartitions(src *source, c *parquet.Column) *parsedPartitions {
 func (p *parsedPartitions) read(row int) map[string]string {
 	p.g.seek(row)
 	defer func() { p.g.row++ }()
-	if p.fields[0].leaf.def() < p.g.def {
+	if p.fields[0].leaf.Def() < p.g.def {
 		for _, f := range p.fields {
-			f.leaf.need()
-			f.leaf.next()
+			f.leaf.Need()
+			f.leaf.Next()
 		}
 		return nil
 	}
@@ -477,18 +478,18 @@ func (p *parsedPartitions) read(row int) map[string]string {
 // row and moves past it.
 func (p *parsedPartitions) value(f *partitionField) string {
 	l := f.leaf
-	if !l.has() {
-		l.next()
+	if !l.Has() {
+		l.Next()
 		return ""
 	}
 	vs, j := l.src()
-	defer l.next()
+	defer l.Next()
 	b := p.buf[:0]
 	switch f.kind {
 	case vText, vBinary:
-		return vs.stringAt(j)
+		return stringAt(vs, j)
 	case vBool:
-		return strconv.FormatBool(vs.bits[j>>3]>>(j&7)&1 != 0)
+		return strconv.FormatBool(vs.Bits[j>>3]>>(j&7)&1 != 0)
 	case vInt:
 		return strconv.FormatInt(intAt(l, vs, j), 10)
 	case vUint:
@@ -497,7 +498,7 @@ func (p *parsedPartitions) value(f *partitionField) string {
 		x, bits := floatAt(l, vs, j)
 		return strconv.FormatFloat(x, 'g', -1, bits)
 	case vDate:
-		b = appendDate(b, int64(vs.i32[j]))
+		b = appendDate(b, int64(vs.I32[j]))
 	case vTimestamp:
 		n := jsonNode{unit: f.unit}
 		t := n.timeAt(l, vs, j)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/parquetio"
 	"github.com/godelta/delta/logstore"
 )
 
@@ -216,34 +217,17 @@ func filter(a *actions.Action, want ActionSet) actions.Action {
 	return f
 }
 
-// abort is the panic value with which the decoder gives up on a file; the
-// panic is recovered at the file boundary by guard and becomes err.
-type abort struct{ err error }
-
-// corruptf aborts decoding because the bytes break a rule.
+// corruptf aborts decoding because the bytes break a rule; the file is
+// named when the abort becomes an error (object.failed).
 func corruptf(format string, args ...any) {
-	panic(abort{fmt.Errorf(format, args...)})
+	parquetio.Fail(fmt.Errorf(format, args...))
 }
 
 // check aborts decoding with err unless it is nil.
-func check(err error) {
-	if err != nil {
-		panic(abort{err})
-	}
-}
+func check(err error) { parquetio.Check(err) }
 
-// guard runs f. A panic of this package's decoder, or one raised by
-// parquet-go on bad input, is turned into an error: the abort's error, or
-// a description of the runtime panic.
-func guard(f func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if a, ok := r.(abort); ok {
-				err = a.err
-				return
-			}
-			err = fmt.Errorf("parquet decoder panic: %v", r)
-		}
-	}()
-	return f()
-}
+// guard runs f, turning an abort of the decoder (corruptf, check, the
+// page cursor's checks) into its error. It recovers nothing else: the
+// calls of parquet-go on file bytes are wrapped by parquetio.Decode
+// where they are made, and any other panic is a bug.
+func guard(f func() error) error { return parquetio.Catch(f) }

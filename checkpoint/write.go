@@ -319,7 +319,7 @@ func (w *writer) fileCounts(ctx context.Context) (adds, removes int64, err error
 func (w *writer) writeV1(ctx context.Context, store logstore.Store) (deltalog.LastCheckpoint, error) {
 	pw := w.newParquet(false, true)
 	var adds int64
-	err := guard(func() error {
+	err := func() error {
 		head, err := w.nonFile(ctx)
 		if err != nil {
 			return err
@@ -331,7 +331,7 @@ func (w *writer) writeV1(ctx context.Context, store logstore.Store) (deltalog.La
 		}
 		adds, err = w.fileActions(ctx, pw, nil)
 		return err
-	})
+	}()
 	if err != nil {
 		return deltalog.LastCheckpoint{}, pw.failed(err)
 	}
@@ -475,14 +475,14 @@ func (w *writer) writeV2(ctx context.Context, store logstore.Store) (deltalog.La
 func (w *writer) writeSidecars(ctx context.Context, store logstore.Store) ([]actions.Sidecar, int64, error) {
 	var done []*parquetWriter
 	pw := w.newParquet(true, false)
-	err := guard(func() error {
+	err := func() error {
 		_, err := w.fileActions(ctx, pw, func() (*parquetWriter, error) {
 			done = append(done, pw)
 			pw = w.newParquet(true, false)
 			return pw, nil
 		})
 		return err
-	})
+	}()
 	if err != nil {
 		return nil, 0, pw.failed(err)
 	}
@@ -517,7 +517,7 @@ func (w *writer) writeSidecars(ctx context.Context, store logstore.Store) ([]act
 // file actions when inline is set.
 func (w *writer) parquetCheckpoint(ctx context.Context, head []actions.Action, inline bool) ([]byte, int64, error) {
 	pw := w.newParquet(false, true)
-	err := guard(func() error {
+	err := func() error {
 		for i := range head {
 			if err := pw.action(&head[i]); err != nil {
 				return err
@@ -528,7 +528,7 @@ func (w *writer) parquetCheckpoint(ctx context.Context, head []actions.Action, i
 			return err
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return nil, 0, pw.failed(err)
 	}
@@ -716,12 +716,12 @@ func (p *parquetWriter) flushRows() error {
 
 // close finishes the file and returns its bytes.
 func (p *parquetWriter) close() ([]byte, error) {
-	err := guard(func() error {
+	err := func() error {
 		if err := p.flushRows(); err != nil {
 			return err
 		}
 		return p.pw.Close()
-	})
+	}()
 	if err != nil {
 		return nil, p.failed(err)
 	}

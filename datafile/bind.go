@@ -3,8 +3,10 @@ package datafile
 import (
 	"strings"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
+	"github.com/godelta/delta/internal/parquetio"
 	"github.com/godelta/delta/schema"
 )
 
@@ -50,6 +52,7 @@ type col struct {
 // binder binds a wanted schema to the file's schema.
 type binder struct {
 	byID   bool
+	file   string  // the file's name, for errors
 	leaves []*leaf // every leaf bound, in bind order
 }
 
@@ -171,8 +174,17 @@ func (b *binder) bind(want schema.DataType, n *pnode, path []string, asElement b
 }
 
 func (b *binder) newLeaf(n *pnode, path []string, conv convFunc) *leaf {
-	l := &leaf{node: n, name: strings.Join(path, "."), conv: conv,
-		maxDef: byte(n.defLevel), maxRep: byte(n.repLevel), vals: getVals()}
+	l := &leaf{node: n, conv: conv, vals: getVals()}
+	l.Cursor = parquetio.Cursor{
+		File:   b.file,
+		Name:   strings.Join(path, "."),
+		MaxDef: byte(n.defLevel),
+		MaxRep: byte(n.repLevel),
+		Kind:   parquet.Kind(n.phys),
+	}
+	if conv != nil {
+		l.Loader = l
+	}
 	b.leaves = append(b.leaves, l)
 	return l
 }

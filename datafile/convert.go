@@ -12,8 +12,9 @@ import (
 
 // convFunc appends to dst the first n values of a page (or dictionary),
 // converted to the wanted type. It aborts with a corrupt-file error when
-// the page holds fewer than n values or a value that the wanted type
-// cannot hold.
+// a value cannot be held by the wanted type. The page cursor has checked
+// d (parquetio.Loader): it holds at least n values of the leaf's physical
+// kind, and byte array offsets are in order and in range.
 type convFunc func(dst []schema.Value, d encoding.Values, n int) []schema.Value
 
 // Microseconds per day, and the Julian day of 1970-01-01 (INT96).
@@ -168,15 +169,8 @@ func floorDiv(x, d int64) int64 {
 	return q
 }
 
-func short(d encoding.Values, have, n int) {
-	if have < n {
-		failf("page has %d values for %d entries that need one", have, n)
-	}
-}
-
 func convBoolean(dst []schema.Value, d encoding.Values, n int) []schema.Value {
 	bits := d.Boolean()
-	short(d, len(bits)*8, n)
 	for j := range n {
 		dst = append(dst, schema.BooleanValue(bits[j>>3]>>(j&7)&1 != 0))
 	}
@@ -189,7 +183,6 @@ func convBoolean(dst []schema.Value, d encoding.Values, n int) []schema.Value {
 func convInt32(mk func(int32) schema.Value, bits int, signed bool) convFunc {
 	return func(dst []schema.Value, d encoding.Values, n int) []schema.Value {
 		src := d.Int32()
-		short(d, len(src), n)
 		for _, x := range src[:n] {
 			if bits < 32 && !inRange(x, bits, signed) {
 				failf("value %d out of range of a %d-bit integer", x, bits)
@@ -214,7 +207,6 @@ func convInt32Integer(signed bool) convFunc {
 	}
 	return func(dst []schema.Value, d encoding.Values, n int) []schema.Value {
 		src := d.Int32()
-		short(d, len(src), n)
 		for _, x := range src[:n] {
 			dst = append(dst, schema.IntegerValue(x))
 		}
@@ -225,7 +217,6 @@ func convInt32Integer(signed bool) convFunc {
 func convInt64(mk func(int64) schema.Value) convFunc {
 	return func(dst []schema.Value, d encoding.Values, n int) []schema.Value {
 		src := d.Int64()
-		short(d, len(src), n)
 		for _, x := range src[:n] {
 			dst = append(dst, mk(x))
 		}
@@ -237,7 +228,6 @@ func convInt64(mk func(int64) schema.Value) convFunc {
 // through a func value: the hot paths.
 func convInt64Long(dst []schema.Value, d encoding.Values, n int) []schema.Value {
 	src := d.Int64()
-	short(d, len(src), n)
 	for _, x := range src[:n] {
 		dst = append(dst, schema.LongValue(x))
 	}
@@ -246,7 +236,6 @@ func convInt64Long(dst []schema.Value, d encoding.Values, n int) []schema.Value 
 
 func convInt64Timestamp(dst []schema.Value, d encoding.Values, n int) []schema.Value {
 	src := d.Int64()
-	short(d, len(src), n)
 	for _, x := range src[:n] {
 		dst = append(dst, schema.TimestampValue(x))
 	}
@@ -258,7 +247,6 @@ func convInt64Timestamp(dst []schema.Value, d encoding.Values, n int) []schema.V
 func convInt96(mk func(int64) schema.Value) convFunc {
 	return func(dst []schema.Value, d encoding.Values, n int) []schema.Value {
 		src := d.Int96()
-		short(d, len(src), n)
 		for _, x := range src[:n] {
 			dst = append(dst, mk(int96Micros(x)))
 		}
@@ -274,7 +262,6 @@ func int96Micros(x deprecated.Int96) int64 {
 
 func convFloat(dst []schema.Value, d encoding.Values, n int) []schema.Value {
 	src := d.Float()
-	short(d, len(src), n)
 	for _, x := range src[:n] {
 		dst = append(dst, schema.FloatValue(x))
 	}
@@ -283,7 +270,6 @@ func convFloat(dst []schema.Value, d encoding.Values, n int) []schema.Value {
 
 func convFloatDouble(dst []schema.Value, d encoding.Values, n int) []schema.Value {
 	src := d.Float()
-	short(d, len(src), n)
 	for _, x := range src[:n] {
 		dst = append(dst, schema.DoubleValue(float64(x)))
 	}
@@ -292,36 +278,16 @@ func convFloatDouble(dst []schema.Value, d encoding.Values, n int) []schema.Valu
 
 func convDouble(dst []schema.Value, d encoding.Values, n int) []schema.Value {
 	src := d.Double()
-	short(d, len(src), n)
 	for _, x := range src[:n] {
 		dst = append(dst, schema.DoubleValue(x))
 	}
 	return dst
 }
 
-// byteArrays returns the data and offsets of a BYTE_ARRAY page, checked.
-func byteArrays(d encoding.Values, n int) ([]byte, []uint32) {
-	data, offs := d.ByteArray()
-	short(d, max(len(offs)-1, 0), n)
-	if n > 0 {
-		prev := offs[0]
-		for _, o := range offs[1 : n+1] {
-			if o < prev {
-				failf("byte array offsets decrease")
-			}
-			prev = o
-		}
-		if int(prev) > len(data) {
-			failf("byte array offsets out of range")
-		}
-	}
-	return data, offs
-}
-
 // convString makes one string of the page's bytes and each value a
 // substring of it: one allocation per page, none per value.
 func convString(dst []schema.Value, d encoding.Values, n int) []schema.Value {
-	data, offs := byteArrays(d, n)
+	data, offs := d.ByteArray()
 	if n == 0 {
 		return dst
 	}
@@ -335,7 +301,7 @@ func convString(dst []schema.Value, d encoding.Values, n int) []schema.Value {
 // convBinary is convString for binary values: one copy of the page's
 // bytes, shared by its values.
 func convBinary(dst []schema.Value, d encoding.Values, n int) []schema.Value {
-	data, offs := byteArrays(d, n)
+	data, offs := d.ByteArray()
 	if n == 0 {
 		return dst
 	}
@@ -348,10 +314,6 @@ func convBinary(dst []schema.Value, d encoding.Values, n int) []schema.Value {
 
 func convFixedBinary(dst []schema.Value, d encoding.Values, n int) []schema.Value {
 	data, size := d.FixedLenByteArray()
-	if size <= 0 {
-		failf("fixed length byte array of size %d", size)
-	}
-	short(d, len(data)/size, n)
 	for j := range n {
 		dst = append(dst, schema.BinaryValue(data[j*size:(j+1)*size]))
 	}
@@ -412,7 +374,6 @@ func decimalConverter(n *pnode, dt schema.DecimalType, path []string) (convFunc,
 	case format.Int32:
 		return func(dst []schema.Value, d encoding.Values, cnt int) []schema.Value {
 			src := d.Int32()
-			short(d, len(src), cnt)
 			for _, x := range src[:cnt] {
 				if unsigned {
 					u.SetUint64(uint64(uint32(x)))
@@ -426,7 +387,6 @@ func decimalConverter(n *pnode, dt schema.DecimalType, path []string) (convFunc,
 	case format.Int64:
 		return func(dst []schema.Value, d encoding.Values, cnt int) []schema.Value {
 			src := d.Int64()
-			short(d, len(src), cnt)
 			for _, x := range src[:cnt] {
 				if unsigned {
 					u.SetUint64(uint64(x))
@@ -443,10 +403,6 @@ func decimalConverter(n *pnode, dt schema.DecimalType, path []string) (convFunc,
 		}
 		return func(dst []schema.Value, d encoding.Values, cnt int) []schema.Value {
 			data, size := d.FixedLenByteArray()
-			if size <= 0 {
-				failf("fixed length byte array of size %d", size)
-			}
-			short(d, len(data)/size, cnt)
 			for j := range cnt {
 				dst = append(dst, mk(twosComplement(u, data[j*size:(j+1)*size])))
 			}
@@ -457,7 +413,7 @@ func decimalConverter(n *pnode, dt schema.DecimalType, path []string) (convFunc,
 			return bad()
 		}
 		return func(dst []schema.Value, d encoding.Values, cnt int) []schema.Value {
-			data, offs := byteArrays(d, cnt)
+			data, offs := d.ByteArray()
 			for j := range cnt {
 				dst = append(dst, mk(twosComplement(u, data[offs[j]:offs[j+1]])))
 			}

@@ -7,15 +7,17 @@
 //
 // # Usage
 //
-//	f, err := datafile.Open(r, size)       // parses the footer
+//	f, err := datafile.OpenObject(ctx, store, key, size) // parses the footer
 //	err = f.Read(ctx, physical, datafile.ReadOptions{ByFieldID: idMode},
 //		func(b *datafile.Batch) error {
 //			// b.Columns[i][j] is field i of row b.FirstRow+j
 //			return nil
 //		})
 //
-// For a file with no Delta schema of its own (an expected-answer file, a
-// file being added to a table), File.Schema infers one.
+// Open does the same for bytes read through an io.ReaderAt (a local file,
+// bytes in memory). For a file with no Delta schema of its own (an
+// expected-answer file, a file being added to a table), File.Schema
+// infers one.
 //
 // # Batch form
 //
@@ -43,8 +45,12 @@
 // data is read. A wanted field absent from the file reads as null at any
 // depth (schema evolution); so does every void field.
 //
-// Then, row group by row group, each bound leaf column is walked a page
-// at a time through parquet-go's page API: the page's definition and
+// Then, row group by row group, the column chunks of the bound leaves are
+// fetched (from a store, small adjacent chunks in one request, large ones
+// a window at a time: package internal/parquetio), and each bound leaf
+// column is walked a page at a time by the page cursor shared with the
+// checkpoint reader (internal/parquetio), which checks each page before
+// any of its entries is read: the page's definition and
 // repetition levels, and its values converted to schema.Values in one
 // loop per page (a dictionary is converted once, then indexed). Strings
 // share one copy of the page's bytes, so primitives cost no allocation per
@@ -82,9 +88,12 @@
 // # Errors
 //
 // Bytes that cannot be decoded give a *deltaerr.CorruptError (matching
-// deltaerr.ErrCorrupt); a panic of the Parquet decoder on bad input is
-// recovered and reported the same way. A failure of the io.ReaderAt is
-// returned as that error, never as corruption. A column whose type cannot
+// deltaerr.ErrCorrupt) naming the file (the store key, or "Parquet data
+// file" for Open) and, for a page, the column; a panic of parquet-go on
+// bad input is recovered and reported the same way. A panic of this
+// package's own code is a bug and is not recovered. A failure of the
+// store or the io.ReaderAt is returned as that error, never as
+// corruption. A column whose type cannot
 // be read as the wanted one gives a *ColumnError matching ErrTypeMismatch
 // (and deltaerr.ErrCorrupt); a type with no Delta equivalent, or one this
 // package cannot read, ErrUnsupportedType (and
@@ -95,5 +104,7 @@
 //
 // A File is immutable once opened. Reads keep their state to themselves:
 // any number may run at once on one File. One Read calls its callback on
-// its own goroutine, one batch at a time, and starts no goroutines.
+// its own goroutine, one batch at a time; the only goroutines it starts
+// fetch a row group's column chunks from a store, and have returned
+// before the chunks are decoded.
 package datafile

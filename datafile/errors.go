@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/parquetio"
 )
 
 // Error kinds of this package, matched with errors.Is. Errors about bytes
@@ -62,50 +63,38 @@ func unsupported(path []string, reason string) error {
 	return &ColumnError{Kind: ErrUnsupportedType, Column: append([]string(nil), path...), Reason: reason}
 }
 
-// fileName stands for the file in corrupt errors: Open is given bytes, not
-// a path. Callers that know the path wrap the error with it.
+// fileName stands for the file in corrupt errors of a File opened with
+// Open, which is given bytes, not a path. Callers that know the path wrap
+// the error with it, or use OpenObject.
 const fileName = "Parquet data file"
 
-// corruptf returns a *deltaerr.CorruptError with a formatted reason.
+// corruptf returns a *deltaerr.CorruptError with a formatted reason. It
+// names no file: the File's name is filled in (File.named) where the
+// error leaves the package.
 func corruptf(format string, args ...any) error {
-	return deltaerr.Corruptf(fileName, format, args...)
+	return deltaerr.Corruptf("", format, args...)
 }
 
-// abort carries an error out of the decoding code by panic, so that the
-// per-value paths need no error returns; guard turns it back into an
-// error at the API boundary. Only this package's decoding code panics
-// with it.
-type abort struct{ err error }
-
-// fail aborts decoding with err.
-func fail(err error) { panic(abort{err}) }
-
-// failf aborts decoding with a corrupt-file error.
-func failf(format string, args ...any) { fail(corruptf(format, args...)) }
-
-// guard runs fn, turning an abort into its error and any other panic (of
-// the Parquet decoder, on bad input) into a corrupt-file error.
-func guard(fn func() error) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			if a, ok := v.(abort); ok {
-				err = a.err
-				return
-			}
-			err = &deltaerr.CorruptError{Path: fileName, Reason: "Parquet decoder failed", Err: panicError{v}}
-		}
-	}()
-	return fn()
-}
-
-type panicError struct{ v any }
-
-func (p panicError) Error() string {
-	if e, ok := p.v.(error); ok {
-		return e.Error()
+// named fills in the File's name in a *deltaerr.CorruptError of err that
+// names no file.
+func (f *File) named(err error) error {
+	var ce *deltaerr.CorruptError
+	if errors.As(err, &ce) && ce.Path == "" {
+		ce.Path = f.obj.Name()
 	}
-	if s, ok := p.v.(string); ok {
-		return s
-	}
-	return "panic"
+	return err
 }
+
+// fail aborts decoding (or encoding) with err, by a panic that guard (or
+// protect) turns back into the error at the API boundary, so that the
+// per-value paths need no error returns.
+func fail(err error) { parquetio.Fail(err) }
+
+// failf aborts decoding with a corrupt-file error. It names no file: the
+// File's name is filled in when Read returns the error.
+func failf(format string, args ...any) { parquetio.Corruptf("", format, args...) }
+
+// guard runs fn, turning an abort into its error. Other panics are not
+// recovered: parquet-go's calls on file bytes are wrapped where they are
+// made (parquetio.Decode), so any other panic is a bug.
+func guard(fn func() error) error { return parquetio.Catch(fn) }

@@ -1,107 +1,98 @@
 package datafile
 
 import (
-	"errors"
+	"context"
 	"io"
 	"strconv"
-	"sync"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/parquetio"
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 )
 
 // readBuffer is the buffer size of parquet-go's page readers.
 const readBuffer = 256 << 10
 
+// footerRead is, for a stored file, the buffer size of the page readers
+// and the number of bytes read from the end of the file to find its
+// footer (OptimisticRead): one request for the footer of most files. The
+// page readers read chunks that are already in memory.
+const footerRead = 64 << 10
+
 // File is an open Parquet data file. It holds the parsed footer and reads
-// column chunks from the io.ReaderAt it was opened on, which must stay
-// valid while the File is used; the File itself holds nothing to close.
-// Any number of Reads may run at once on one File if the io.ReaderAt
-// allows concurrent ReadAt calls, as io.ReaderAt's contract requires.
+// column chunks from the store object or io.ReaderAt it was opened on,
+// which must stay valid while the File is used; the File itself holds
+// nothing to close. Any number of Reads may run at once on one File if
+// the io.ReaderAt allows concurrent ReadAt calls, as io.ReaderAt's
+// contract requires (store objects do).
+//
+// A Read fetches only the column chunks it needs, which the footer
+// locates: those of a row group in a few large requests, adjacent chunks
+// coalesced, chunks over a few MiB a window at a time (package
+// internal/parquetio).
 type File struct {
 	pf   *parquet.File
 	root *pnode
-	r    *errReaderAt
+	obj  *parquetio.Object
 }
 
 // Open parses the footer of the Parquet file of size bytes read through r.
 // Bytes that are not a Parquet file, or whose schema is malformed, give an
 // error matching deltaerr.ErrCorrupt; an I/O error of r is returned
-// wrapped (it does not match deltaerr.ErrCorrupt).
+// wrapped (it does not match deltaerr.ErrCorrupt). Errors name the file
+// "Parquet data file": use [OpenObject] for a stored file.
 func Open(r io.ReaderAt, size int64) (*File, error) {
+	return open(context.Background(), parquetio.NewReaderObject(r, fileName, size))
+}
+
+// OpenObject is [Open] for the object at key in store, of size bytes
+// (from Stat), whose footer is read with ctx. Reads then fetch column
+// chunks in few, large requests, and errors name key.
+func OpenObject(ctx context.Context, store logstore.Store, key string, size int64) (*File, error) {
+	return open(ctx, parquetio.NewObject(ctx, store, key, size))
+}
+
+func open(ctx context.Context, obj *parquetio.Object) (*File, error) {
+	size := obj.Size()
 	if size < 12 {
-		return nil, corruptf("file of %d bytes is too small for Parquet", size)
+		return nil, deltaerr.Corruptf(obj.Name(), "file of %d bytes is too small for Parquet", size)
+	}
+	opts := []parquet.FileOption{
+		parquet.SkipPageIndex(true),
+		parquet.SkipBloomFilters(true),
+		parquet.ReadBufferSize(readBuffer),
+	}
+	if obj.Stored() {
+		// The footer in one request: the last footerRead bytes.
+		opts = append(opts, parquet.OptimisticRead(true), parquet.ReadBufferSize(footerRead))
 	}
 	var pf *parquet.File
-	rr := &errReaderAt{r: r}
-	err := guard(func() error {
+	err := parquetio.Decode(obj.Name(), "", func() error {
 		var err error
-		pf, err = parquet.OpenFile(rr, size,
-			parquet.SkipPageIndex(true),
-			parquet.SkipBloomFilters(true),
-			parquet.ReadBufferSize(readBuffer),
-		)
+		pf, err = parquet.OpenFile(obj, size, opts...)
 		return err
 	})
-	if ioErr := rr.failed(); ioErr != nil {
-		return nil, ioErr
-	}
 	if err != nil {
-		var ce *deltaerr.CorruptError
-		if errors.As(err, &ce) {
-			return nil, err
-		}
-		return nil, &deltaerr.CorruptError{Path: fileName, Reason: "not a valid Parquet file", Err: err}
+		return nil, obj.Failed(ctx, err, "datafile", "not a valid Parquet file")
 	}
-	f := &File{pf: pf, r: rr}
-	if err := guard(func() error {
-		var err error
-		f.root, err = buildTree(pf.Metadata().Schema)
-		return err
-	}); err != nil {
-		return nil, err
+	f := &File{pf: pf, obj: obj}
+	if f.root, err = buildTree(pf.Metadata().Schema); err != nil {
+		return nil, obj.Failed(ctx, err, "datafile", "")
 	}
 	for i, rg := range pf.Metadata().RowGroups {
 		if len(rg.Columns) != len(f.root.leaves) {
-			return nil, corruptf("row group %d has %d column chunks for %d leaf columns", i, len(rg.Columns), len(f.root.leaves))
+			return nil, deltaerr.Corruptf(obj.Name(), "row group %d has %d column chunks for %d leaf columns", i, len(rg.Columns), len(f.root.leaves))
 		}
 		if rg.NumRows < 0 {
-			return nil, corruptf("row group %d has %d rows", i, rg.NumRows)
+			return nil, deltaerr.Corruptf(obj.Name(), "row group %d has %d rows", i, rg.NumRows)
 		}
 	}
 	return f, nil
-}
-
-// errReaderAt remembers the first error of the underlying reader other
-// than io.EOF, so that a decoding failure caused by an I/O failure is
-// reported as the I/O error, not as corruption.
-type errReaderAt struct {
-	r   io.ReaderAt
-	mu  sync.Mutex
-	err error
-}
-
-func (e *errReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	n, err := e.r.ReadAt(p, off)
-	if err != nil && err != io.EOF {
-		e.mu.Lock()
-		if e.err == nil {
-			e.err = err
-		}
-		e.mu.Unlock()
-	}
-	return n, err
-}
-
-// failed returns the first I/O error met, if any.
-func (e *errReaderAt) failed() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.err
 }
 
 // NumRows returns the number of rows of the file, by its footer.
@@ -123,7 +114,7 @@ func (f *File) Schema() (*schema.StructType, error) {
 	for _, c := range f.root.children {
 		sf, err := inferField(c, []string{c.name})
 		if err != nil {
-			return nil, err
+			return nil, f.named(err)
 		}
 		st.Fields = append(st.Fields, sf)
 	}

@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/parquetio"
 	"github.com/godelta/delta/schema"
 )
 
@@ -73,7 +77,7 @@ func (f *File) Read(ctx context.Context, want *schema.StructType, opts ReadOptio
 	if bs <= 0 {
 		bs = DefaultBatchSize
 	}
-	b := &binder{byID: opts.ByFieldID}
+	b := &binder{byID: opts.ByFieldID, file: f.obj.Name()}
 	cols, err := b.bindTop(f.root, want)
 	if err != nil {
 		return err
@@ -81,10 +85,12 @@ func (f *File) Read(ctx context.Context, want *schema.StructType, opts ReadOptio
 	r := &reader{cols: cols, leaves: b.leaves}
 	defer r.close()
 	if err := f.read(ctx, r, bs, opts, fn); err != nil {
-		if ioErr := f.r.failed(); ioErr != nil && errors.Is(err, deltaerr.ErrCorrupt) {
-			return fmt.Errorf("datafile: reading: %w", ioErr)
+		// A store error, or a decoding failure it caused, is reported as
+		// the store's error.
+		if ioErr := f.obj.StoreErr(); ioErr != nil && (errors.Is(err, ioErr) || errors.Is(err, deltaerr.ErrCorrupt)) {
+			return fmt.Errorf("datafile: reading %s: %w", f.obj.Name(), ioErr)
 		}
-		return err
+		return f.named(err)
 	}
 	return nil
 }
@@ -97,15 +103,10 @@ func (f *File) read(ctx context.Context, r *reader, bs int, opts ReadOptions, fn
 	var first int64
 	rgs := f.pf.RowGroups()
 	for gi, rg := range rgs {
-		numRows := f.pf.Metadata().RowGroups[gi].NumRows
+		meta := &f.pf.Metadata().RowGroups[gi]
+		numRows := meta.NumRows
 		if err := guard(func() error {
-			chunks := rg.ColumnChunks()
-			for _, l := range r.leaves {
-				if l.node.column >= len(chunks) {
-					failf("row group %d has no chunk for column %s", gi, l.name)
-				}
-				l.open(chunks[l.node.column])
-			}
+			f.openChunks(ctx, r, rg, meta, gi)
 			return nil
 		}); err != nil {
 			return err
@@ -149,8 +150,8 @@ func (f *File) read(ctx context.Context, r *reader, bs int, opts ReadOptions, fn
 		}
 		if err := guard(func() error {
 			for _, l := range r.leaves {
-				if l.more() {
-					failf("column %s has more values than its row group has rows", l.name)
+				if l.More() {
+					l.Corruptf("has more values than its row group has rows")
 				}
 			}
 			return nil
@@ -162,6 +163,33 @@ func (f *File) read(ctx context.Context, r *reader, bs int, opts ReadOptions, fn
 	return nil
 }
 
+// openChunks opens the leaves of r on row group gi, rg with footer entry
+// meta, and fetches the column chunks they read: in few requests, before
+// any page is decoded.
+func (f *File) openChunks(ctx context.Context, r *reader, rg parquet.RowGroup, meta *format.RowGroup, gi int) {
+	chunks := rg.ColumnChunks()
+	readers := make([]*parquetio.ChunkReader, 0, len(r.leaves))
+	for _, l := range r.leaves {
+		i := l.node.column
+		if i >= len(chunks) || i >= len(meta.Columns) {
+			failf("row group %d has no chunk for column %s", gi, l.Name)
+		}
+		fc, ok := chunks[i].(*parquet.FileColumnChunk)
+		if !ok {
+			failf("column %s: unexpected chunk type %T", l.Name, chunks[i])
+		}
+		cr, err := f.obj.Chunk(ctx, &meta.Columns[i], l.Name)
+		if err != nil {
+			fail(err)
+		}
+		readers = append(readers, cr)
+		l.open(fc.PagesFrom(cr))
+	}
+	if err := parquetio.Prefetch(readers); err != nil {
+		fail(err)
+	}
+}
+
 // reader is the state of one Read.
 type reader struct {
 	cols   []*col
@@ -171,7 +199,7 @@ type reader struct {
 
 func (r *reader) close() {
 	for _, l := range r.leaves {
-		l.close()
+		l.Close()
 		putVals(l.vals)
 		l.vals = nil
 	}
@@ -201,7 +229,7 @@ func (r *reader) fillColumn(c *col, dst []schema.Value) {
 	switch {
 	case c.kind == colNull:
 		clear(dst)
-	case c.kind == colLeaf && c.leaf.maxRep == 0:
+	case c.kind == colLeaf && c.leaf.MaxRep == 0:
 		c.leaf.fill(dst)
 	default:
 		for i := range dst {
@@ -218,7 +246,7 @@ func (r *reader) value(c *col) schema.Value {
 	case colLeaf:
 		return c.leaf.value()
 	}
-	d := int(c.probe.def())
+	d := int(c.probe.Def())
 	if d < c.def {
 		r.skipAll(c)
 		return schema.Value{}
@@ -230,7 +258,7 @@ func (r *reader) value(c *col) schema.Value {
 			fields[i] = r.value(cc)
 		}
 		if c.extra != nil {
-			c.extra.skip(c.rep)
+			c.extra.SkipValue(c.rep)
 		}
 		return schema.StructValue(fields)
 	case colList, colMap:
@@ -250,9 +278,9 @@ func (r *reader) value(c *col) schema.Value {
 				buf = append(buf, r.value(cc))
 			}
 			if c.extra != nil {
-				c.extra.skip(c.rep)
+				c.extra.SkipValue(c.rep)
 			}
-			if !c.probe.more() || int(c.probe.rep()) != c.rep {
+			if !c.probe.More() || int(c.probe.Rep()) != c.rep {
 				break
 			}
 		}
@@ -279,7 +307,7 @@ func (r *reader) value(c *col) schema.Value {
 // skipAll moves every leaf of c past the entry of a null or empty value.
 func (r *reader) skipAll(c *col) {
 	for _, l := range c.leaves {
-		l.skip(c.rep)
+		l.SkipValue(c.rep)
 	}
 }
 

@@ -67,6 +67,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/parquetio"
 	"github.com/godelta/delta/schema"
 )
 
@@ -298,21 +299,11 @@ func writeErr(err error) error {
 	return fmt.Errorf("datafile: writing: %w", err)
 }
 
-// protect runs fn, turning an abort into its error and any other panic
-// (of a codec or the thrift encoder) into an error: bad input never
-// panics out of the Writer.
-func protect(fn func() error) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			if a, ok := v.(abort); ok {
-				err = a.err
-				return
-			}
-			err = fmt.Errorf("datafile: Parquet encoder failed: %w", panicError{v})
-		}
-	}()
-	return fn()
-}
+// protect runs fn, turning an abort (fail, must, badValue) into its
+// error. Nothing else is recovered: the Writer encodes values it has
+// checked into bytes it builds, so a panic of a codec or of the thrift
+// encoder would be a bug, which must not pass for an error.
+func protect(fn func() error) error { return parquetio.Catch(fn) }
 
 // must aborts with err, if any.
 func must(err error) {

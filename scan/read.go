@@ -214,7 +214,7 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 			return fmt.Errorf("deletion vectors of %s: %w", t.path, err)
 		}
 	}
-	f, err := datafile.Open(logstore.ReaderAt(ctx, s.store, key, size), size)
+	f, err := datafile.OpenObject(ctx, s.store, key, size)
 	if err != nil {
 		return fmt.Errorf("data file %s: %w", t.path, missing(err))
 	}

@@ -92,7 +92,7 @@ func FileAdd(ctx context.Context, snap *snapshot.Snapshot, key string) (actions.
 	if err != nil {
 		return actions.Add{}, fmt.Errorf("write: data file %s: %w", key, err)
 	}
-	f, err := datafile.Open(logstore.ReaderAt(ctx, snap.Store(), key, info.Size), info.Size)
+	f, err := datafile.OpenObject(ctx, snap.Store(), key, info.Size)
 	if err != nil {
 		return actions.Add{}, fmt.Errorf("write: data file %s: %w", key, err)
 	}
