@@ -14,8 +14,8 @@ import (
 	_ "time/tzdata" // zones for partitionTimeZones on machines without them
 
 	delta "github.com/godelta/delta"
-	"github.com/godelta/delta/datafile"
 	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/schema"
 )
 

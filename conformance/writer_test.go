@@ -11,7 +11,7 @@ import (
 
 	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/actions"
-	"github.com/godelta/delta/datafile"
+	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/testutil"
 )
 

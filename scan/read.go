@@ -10,10 +10,10 @@ import (
 	"sync"
 
 	"github.com/godelta/delta/actions"
-	"github.com/godelta/delta/datafile"
 	"github.com/godelta/delta/deltaerr"
-	"github.com/godelta/delta/dv"
 	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/internal/datafile"
+	"github.com/godelta/delta/internal/dv"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/godelta/delta/actions"
-	"github.com/godelta/delta/datafile"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"

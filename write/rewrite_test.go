@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/godelta/delta/actions"
-	"github.com/godelta/delta/datafile"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/schema"

@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/godelta/delta/actions"
-	"github.com/godelta/delta/datafile"
 	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"

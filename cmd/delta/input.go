@@ -17,8 +17,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/godelta/delta/datafile"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/schema"
 )
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/checkpoint"
-	"github.com/godelta/delta/datafile"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/schema"
 )

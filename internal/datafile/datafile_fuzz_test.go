@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/godelta/delta/datafile"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/datafile"
 )
 
 // FuzzReadDataFile: any bytes opened and read as a data file, with the

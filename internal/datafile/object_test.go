@@ -10,8 +10,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/godelta/delta/datafile"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/schema"

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/godelta/delta/datafile"
+	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/tableconfig"
 )

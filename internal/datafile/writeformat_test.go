@@ -22,7 +22,7 @@ import (
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
-	"github.com/godelta/delta/datafile"
+	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/schema"
 )
 

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/godelta/delta/datafile"
 	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/schema"
 )
 

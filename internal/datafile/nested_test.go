@@ -5,7 +5,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/godelta/delta/datafile"
+	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/schema"
 )
 

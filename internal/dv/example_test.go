@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/godelta/delta/dv"
+	"github.com/godelta/delta/internal/dv"
 	"github.com/godelta/delta/logstore/memory"
 )
 
