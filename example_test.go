@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/actions"
@@ -213,18 +214,15 @@ func ExampleResolve() {
 	// ftp: true
 }
 
-// OpenStore and CreateStore take a store the program made itself (here a
-// private in-memory one); the program, not the Table, closes it.
-func ExampleOpenStore() {
+// CreateStore creates a table on a store the program made itself (here a
+// private in-memory one); the program, not the Table, closes the store.
+func ExampleCreateStore() {
 	ctx := context.Background()
 	store := memory.New()
 	defer store.Close()
-	spec := delta.TableSpec{Schema: &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.Long}}}}
-	if _, err := delta.CreateStore(ctx, "events", store, spec); err != nil {
-		fmt.Println(err)
-		return
-	}
-	tbl, err := delta.OpenStore(ctx, "events", store)
+	tbl, err := delta.CreateStore(ctx, "events", store, delta.TableSpec{
+		Schema: &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.Long}}},
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -235,12 +233,86 @@ func ExampleOpenStore() {
 		return
 	}
 	fmt.Println("version", res.Version)
+	// Output: version 1
+}
+
+// OpenStore opens the table at the root of a store the program holds; the
+// name is for messages only.
+func ExampleOpenStore() {
+	ctx := context.Background()
+	store, err := delta.Resolve("memory://example-open-store")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer store.Close()
+	exampleTable(ctx, "example-open-store")
+	tbl, err := delta.OpenStore(ctx, "events", store)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	snap, err := tbl.Snapshot(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("version", snap.Version())
 
 	_, err = delta.OpenStore(ctx, "empty", memory.New())
 	fmt.Println("no log:", errors.Is(err, delta.ErrTableNotFound))
 	// Output:
-	// version 1
+	// version 0
 	// no log: true
+}
+
+// ResolveContext is Resolve under a context: a cloud store checks its
+// bucket under it.
+func ExampleResolveContext() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	store, err := delta.ResolveContext(ctx, "memory://example-resolve-context/")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer store.Close()
+	fmt.Println(store.URI())
+	// Output: memory://example-resolve-context
+}
+
+// URI is the location a table was opened at; Store is the store under it,
+// for the table's own files.
+func ExampleTable_URI() {
+	ctx := context.Background()
+	exampleTable(ctx, "example-uri")
+	tbl, err := delta.Open(ctx, "memory://example-uri")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer tbl.Close()
+	fmt.Println(tbl.URI())
+	// Output: memory://example-uri
+}
+
+func ExampleTable_Store() {
+	ctx := context.Background()
+	exampleTable(ctx, "example-store")
+	tbl, err := delta.Open(ctx, "memory://example-store")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer tbl.Close()
+	for obj, err := range tbl.Store().List(ctx, deltalog.LogDir, "") {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(obj.Key, obj.Size > 0)
+	}
+	// Output: _delta_log/00000000000000000000.json true
 }
 
 // Close releases the store of a Table from Open or Create; the Table is

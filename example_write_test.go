@@ -286,3 +286,40 @@ func ExampleRows() {
 	// batch of 2 rows, columns [[1 2] [ada null]]
 	// version 1
 }
+
+// Append streams batches: each is written as it comes, and the whole is
+// one commit. Here 3 batches of 1000 generated rows.
+func ExampleTable_Append() {
+	ctx := context.Background()
+	tbl, err := delta.Create(ctx, "memory://example-append-batches", delta.TableSpec{
+		Schema: &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.Long}}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer tbl.Close()
+	batches := func(yield func(delta.RowBatch, error) bool) {
+		for b := range int64(3) {
+			ids := make([]schema.Value, 1000)
+			for i := range ids {
+				ids[i] = schema.LongValue(b*1000 + int64(i))
+			}
+			if !yield(delta.RowBatch{Len: len(ids), Columns: [][]schema.Value{ids}}, nil) {
+				return
+			}
+		}
+	}
+	res, err := tbl.Append(ctx, batches, delta.WriteOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ids, err := exampleIDs(ctx, tbl)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("version", res.Version, "rows", len(ids), "ids", ids[0], "to", ids[len(ids)-1])
+	// Output: version 1 rows 3000 ids 0 to 2999
+}
