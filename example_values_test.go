@@ -36,6 +36,7 @@ func ExampleAppendStructs() {
 		fmt.Println(err)
 		return
 	}
+	defer tbl.Close()
 	v := 21.5
 	rows := []Measurement{
 		{Sensor: "a", At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Value: &v},
@@ -92,6 +93,7 @@ func ExampleFileStats() {
 		fmt.Println(err)
 		return
 	}
+	defer tbl.Close()
 
 	// The program writes a Parquet file of its own, with parquet-go, under
 	// the table root.
