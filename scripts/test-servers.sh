@@ -45,6 +45,9 @@ case "${1:-install}" in
     echo "export GODELTA_VERSITYGW=$versitygw"
     echo "export GODELTA_FAKE_GCS=$fakegcs"
     echo "export GODELTA_AZURITE=$azurite"
+    # The tests give the S3 client its endpoint and keys; never let the
+    # AWS SDK look for credentials on the EC2 metadata address.
+    echo "export AWS_EC2_METADATA_DISABLED=true"
     ;;
   *) echo "usage: $0 [install|env]" >&2; exit 2 ;;
 esac
