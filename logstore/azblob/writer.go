@@ -2,14 +2,18 @@ package azblob
 
 // Streaming writes: NewWriter, as staged blocks of a block blob.
 //
-// A Writer fills one block buffer of WriterBlockSize bytes. When it is
-// full and more bytes come, a goroutine stages it (Put Block) while Write
-// fills a second buffer; before that one is staged in its turn, the first
-// block's request must have ended. So a Writer holds at most two block
-// buffers, and at most one block is in flight. At Close, an object that
-// never filled more than one buffer is a single Put Blob; otherwise the
-// last block is staged and one Put Block List commits them all, which
-// replaces the blob whole. Every block carries its Content-MD5.
+// A Writer is logstore.NewPartWriter over the requests of one block blob
+// (the uploader below), with a block for a part. It fills one block buffer
+// of WriterBlockSize bytes. When it is full and more bytes come, a
+// goroutine stages it (Put Block) while Write fills a second buffer; before
+// that one is staged in its turn, the first block's request must have
+// ended. So a Writer holds at most two block buffers, and at most one block
+// is in flight. At Close, an object that never filled more than one buffer
+// is a single Put Blob; otherwise the last block is staged and one Put
+// Block List commits them all, which replaces the blob whole. Every block
+// carries its Content-MD5. There is no upload to begin or abort: Abort,
+// a failure or a cancelled ctx only stop the Writer, after the block in
+// flight has ended, and commit nothing.
 //
 // Block ids are base64 of "godelta-" + the writer's own random UUID + a
 // six-digit block number: all of one length (the service requires that of
@@ -47,151 +51,63 @@ const maxBlocks = 50000
 // in flight; the next Write or Close returns the error and commits nothing.
 func (s *Store) NewWriter(ctx context.Context, key string) (logstore.Writer, error) {
 	// The portable layer checked key, context and the closed state.
-	return &writer{s: s, ctx: ctx, key: key, bb: s.client.NewBlockBlobClient(s.prefix + key),
-		idPrefix: "godelta-" + uuid.NewString() + "-", buf: make([]byte, 0, WriterBlockSize)}, nil
+	u := &uploader{bb: s.client.NewBlockBlobClient(s.prefix + key), idPrefix: "godelta-" + uuid.NewString() + "-"}
+	return logstore.NewPartWriter(ctx, logstore.PartConfig{
+		Size:     WriterBlockSize,
+		MaxParts: maxBlocks,
+		Unit:     "blocks",
+		Wrap: func(err error) error {
+			if cerr := ctx.Err(); err == cerr {
+				// The caller's check of ctx: this call sent nothing.
+				return &Error{Op: "write", Key: s.uri(key), Kind: cerr}
+			}
+			return s.wrap(ctx, "write", key, err)
+		},
+		Closed:  errWriterClosed,
+		Aborted: &Error{Op: "write", Key: s.uri(key), Kind: errAborted},
+	}, u), nil
 }
 
-// writer is the Writer of NewWriter.
-type writer struct {
-	s        *Store
-	ctx      context.Context
-	key      string
+var (
+	errWriterClosed = errors.New("logstore/azblob: writer is closed")
+	errAborted      = errors.New("logstore/azblob: write aborted")
+)
+
+// uploader is the logstore.PartUploader of one Writer: the requests of
+// one block blob.
+type uploader struct {
 	bb       *blockblob.Client
 	idPrefix string
-
-	buf   []byte // the block being filled
-	spare []byte // the other buffer, once a block has been staged
-
-	ids      []string   // staged (or in flight), in order
-	inflight chan error // the block being staged; nil when none
-	done     bool
-	err      error // why the writer is done
 }
 
-var errWriterClosed = errors.New("logstore/azblob: writer is closed")
-
-// Write implements io.Writer.
-func (w *writer) Write(b []byte) (int, error) {
-	if w.done {
-		return 0, w.err
-	}
-	if err := w.ctx.Err(); err != nil {
-		return 0, w.fail(err)
-	}
-	n := 0
-	for len(b) > 0 {
-		if len(w.buf) == WriterBlockSize {
-			if err := w.stage(); err != nil {
-				return n, w.fail(err)
-			}
-		}
-		k := min(len(b), WriterBlockSize-len(w.buf))
-		w.buf = append(w.buf, b[:k]...)
-		b = b[k:]
-		n += k
-	}
-	return n, nil
-}
-
-// stage starts staging the buffer, after the block before it has ended,
-// and takes the other buffer for the next block.
-func (w *writer) stage() error {
-	if err := w.wait(); err != nil {
-		return err
-	}
-	if len(w.ids) >= maxBlocks {
-		return fmt.Errorf("more than %d blocks of %d bytes", maxBlocks, WriterBlockSize)
-	}
-	id := base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "%s%06d", w.idPrefix, len(w.ids)))
-	w.ids = append(w.ids, id)
-	block, done := w.buf, make(chan error, 1)
-	w.inflight = done
-	go func() {
-		_, err := w.bb.StageBlock(w.ctx, id, streaming.NopCloser(bytes.NewReader(block)), &blockblob.StageBlockOptions{
-			TransactionalValidation: contentMD5(block),
-		})
-		done <- err
-	}()
-	if w.spare == nil {
-		w.spare = make([]byte, 0, WriterBlockSize)
-	}
-	w.buf, w.spare = w.spare[:0], block
-	return nil
-}
-
-// wait ends the block in flight, if any, and returns its error.
-func (w *writer) wait() error {
-	if w.inflight == nil {
-		return nil
-	}
-	err := <-w.inflight
-	w.inflight = nil
+// Put is one Put Blob, for a blob of at most one block.
+func (u *uploader) Put(ctx context.Context, data []byte) error {
+	_, err := u.bb.Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), &blockblob.UploadOptions{
+		TransactionalValidation: contentMD5(data),
+	})
 	return err
 }
 
-// Close stages what is left and commits the blob.
-func (w *writer) Close() error {
-	if w.done {
-		return w.err
+// Begin does nothing: blocks are staged without an upload to create.
+func (u *uploader) Begin(context.Context) error { return nil }
+
+// Part stages block n with its Content-MD5 and returns its id.
+func (u *uploader) Part(ctx context.Context, n int, data []byte) (string, error) {
+	id := base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "%s%06d", u.idPrefix, n-1))
+	_, err := u.bb.StageBlock(ctx, id, streaming.NopCloser(bytes.NewReader(data)), &blockblob.StageBlockOptions{
+		TransactionalValidation: contentMD5(data),
+	})
+	if err != nil {
+		return "", err
 	}
-	if err := w.ctx.Err(); err != nil {
-		return w.fail(err)
-	}
-	if len(w.ids) == 0 {
-		_, err := w.bb.Upload(w.ctx, streaming.NopCloser(bytes.NewReader(w.buf)), &blockblob.UploadOptions{
-			TransactionalValidation: contentMD5(w.buf),
-		})
-		if err != nil {
-			return w.fail(err)
-		}
-		w.finish()
-		return nil
-	}
-	if len(w.buf) > 0 {
-		if err := w.stage(); err != nil {
-			return w.fail(err)
-		}
-	}
-	if err := w.wait(); err != nil {
-		return w.fail(err)
-	}
-	if _, err := w.bb.CommitBlockList(w.ctx, w.ids, nil); err != nil {
-		return w.fail(err)
-	}
-	w.finish()
-	return nil
+	return id, nil
 }
 
-func (w *writer) finish() {
-	w.done, w.err = true, errWriterClosed
-	w.buf, w.spare = nil, nil
+// Complete is one Put Block List of the staged blocks, in order.
+func (u *uploader) Complete(ctx context.Context, ids []string) error {
+	_, err := u.bb.CommitBlockList(ctx, ids, nil)
+	return err
 }
 
-// Abort drops the buffers, after the block in flight has ended; the
-// staged blocks are left to the service. After Close it does nothing.
-func (w *writer) Abort() error {
-	if w.done {
-		return nil
-	}
-	_ = w.wait()
-	w.done = true
-	w.err = &Error{Op: "write", Key: w.s.uri(w.key), Kind: errAborted}
-	w.buf, w.spare = nil, nil
-	return nil
-}
-
-var errAborted = errors.New("logstore/azblob: write aborted")
-
-// fail ends the writer with err, classified as the other methods' errors.
-func (w *writer) fail(err error) error {
-	_ = w.wait()
-	w.done = true
-	w.buf, w.spare = nil, nil
-	if cerr := w.ctx.Err(); err == cerr {
-		// The caller's check of ctx: this call sent nothing.
-		w.err = &Error{Op: "write", Key: w.s.uri(w.key), Kind: cerr}
-	} else {
-		w.err = w.s.wrap(w.ctx, "write", w.key, err)
-	}
-	return w.err
-}
+// Abort does nothing: the staged blocks are left to the service.
+func (u *uploader) Abort(context.Context) error { return nil }
