@@ -260,9 +260,6 @@ func (p *Portable) Close() error {
 	return nil
 }
 
-// errWriterDone is returned by a Writer used after its Close or Abort.
-var errWriterDone = errors.New("writer already closed or aborted")
-
 // portableWriter wraps a driver's Writer: it checks for a closed store and
 // wraps errors as the other methods do.
 type portableWriter struct {
