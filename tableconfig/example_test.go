@@ -18,7 +18,7 @@ func ExampleNew() {
 		Format:       actions.Format{Provider: "parquet"},
 		SchemaString: `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}`,
 		Configuration: map[string]string{
-			tableconfig.KeyAppendOnly:          "TRUE", // booleans in any case
+			tableconfig.KeyAppendOnly:           "TRUE", // booleans in any case
 			tableconfig.KeyLogRetentionDuration: "interval 7 days",
 		},
 	}
