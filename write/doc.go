@@ -1,8 +1,10 @@
 // Package write creates Delta tables and writes rows into them as Parquet
 // data files, returning the add actions a transaction (package txn) then
-// commits. Append and Overwrite also run that transaction (txn.Update);
-// otherwise the package writes no log entry, except for the first commit of
-// a new table (see package delta's Create, built on NewTable).
+// commits. Append and Overwrite also run that transaction (txn.Update) and
+// return its txn.CommitResult; running the post-commit work it names
+// (txn.PostCommit: checkpoints, log cleanup) is the caller's. Otherwise the
+// package writes no log entry: NewTable only builds the actions of version
+// 0, which txn.BeginCreate commits (package delta's Create does both).
 //
 // # Creating a table
 //
@@ -55,15 +57,13 @@
 // Each add's path is the file's key relative to the table root,
 // percent-encoded as a URI.
 //
-// A data file streams into the store as it is encoded, through a
-// logstore.Writer when the store is a logstore.WriterStore (every backend
-// of this module is), so a file is never held whole in memory: the writer
-// holds one row group (datafile.WriteOptions.RowGroupSize, 128 MiB by
-// default) and the store's upload buffers. The file becomes visible only
-// when its Writer's Close returns nil, and the add's size is the count of
-// bytes written. On failure the files being written are aborted and the
-// finished ones deleted. A store without NewWriter gets each file whole,
-// buffered, through Put.
+// A data file streams into the store as it is encoded, through the
+// store's logstore.Writer (Store.NewWriter, which every store has), so a
+// file is never held whole in memory: the writer holds one row group
+// (datafile.WriteOptions.RowGroupSize, 128 MiB by default) and the store's
+// upload buffers. The file becomes visible only when its Writer's Close
+// returns nil, and the add's size is the count of bytes written. On failure
+// the files being written are aborted and the finished ones deleted.
 //
 // # Change data
 //
@@ -103,6 +103,17 @@
 // table's schema and returns its add action with the statistics this
 // package's writer would give the same rows.
 //
+// # Errors
+//
+// Errors are tested with errors.Is: ErrConstraint (every *ConstraintError:
+// a row that breaks NOT NULL, an invariant, a CHECK constraint, a generated
+// column or the required predicate), ErrBatch (a batch of the wrong shape),
+// ErrInvalidSpec (NewTable), ErrAppendOnly (removing rows from an
+// append-only table) and ErrFileSchema (every *FileSchemaError of FileAdd);
+// each also matches deltaerr.ErrInvalidArgument. Store errors come through
+// with their logstore kinds, and commit errors with txn's (txn.ErrConflict).
+//
 // Nothing here is safe for concurrent use on one call, but independent
-// calls may run at once: file names are random UUIDs.
+// calls may run at once: file names are random UUIDs. The examples show
+// NewTable's choice of protocol, a create, and an Append.
 package write
