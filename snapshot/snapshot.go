@@ -70,6 +70,20 @@
 // found by a lazy stage, that stage rebuilds the checkpoint's state the
 // same way (listing the log again), and Segment still names the
 // checkpoint Load chose.
+//
+// # Errors
+//
+// Errors are tested with errors.Is on the kinds of package deltaerr:
+// deltaerr.ErrTableNotFound (no Delta log in the store),
+// deltaerr.ErrVersionNotFound and deltaerr.ErrMissingLogFile (the segment
+// rules of deltalog.NewSegment), deltaerr.ErrCorrupt (a *deltaerr.CorruptError
+// naming the file), deltaerr.ErrUnsupportedFeature (a *deltaerr.FeatureError)
+// and tableconfig.ErrInvalidProperty (a *tableconfig.PropertyError). Store
+// errors keep their logstore kinds. Load gives them at once; the lazy
+// accessors give theirs on first use.
+//
+// The example builds a table with package txn, then loads it at its latest
+// version and at an older one.
 package snapshot
 
 import (
