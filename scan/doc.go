@@ -35,10 +35,10 @@
 // library reads goes through the same code for them: a scan, the change
 // data feed, and FileReader, which gives that reading to code that picks
 // its files itself and needs each row's position in its file (package
-// write's rewrites: an overwrite with a replaceWhere on data columns, and
-// DELETE, UPDATE, MERGE and OPTIMIZE). One reader means one set of rules
-// for paths, deletion vectors, column mapping, widening and partition
-// values, whoever reads.
+// write's Rewrite: today an overwrite with a replaceWhere on data columns;
+// DELETE, UPDATE, MERGE and OPTIMIZE are to be built on it). One reader
+// means one set of rules for paths, deletion vectors, column mapping,
+// widening and partition values, whoever reads.
 //
 // # Batch form
 //
