@@ -100,7 +100,11 @@ import (
 	"github.com/godelta/delta/tableconfig"
 )
 
-// Snapshot is the state of a table at one version.
+// Snapshot is the state of a table at one version. It is immutable from the
+// outside and safe for concurrent use (see the package doc's Concurrency).
+// It holds no resource of its own and needs no Close; the store it reads
+// stays the caller's, and must stay open while the snapshot's lazy
+// accessors may still be called.
 type Snapshot struct {
 	store   logstore.Store
 	version int64
