@@ -36,13 +36,14 @@
 //
 // # Invariants, concurrency and errors
 //
-// The package does no I/O and imports only deltaerr. Types and values are
-// immutable once built (a *StructType from Parse or ParseDDL is not modified by
-// any function here) and safe for concurrent use. Decoding never panics on
-// bad input. Errors match one of the kinds below with errors.Is, and also
-// deltaerr.ErrCorrupt when the bad input came from the log (a schema string, a
-// partition value) or deltaerr.ErrInvalidArgument when it came from a caller
-// (DDL, a decimal's parameters).
+// The package does no I/O and imports only deltaerr. No function here
+// modifies a type or value it is given (UnmarshalJSON aside, which fills its
+// receiver), so a schema that nobody modifies, and any Value, is safe for
+// concurrent use. Decoding never panics on bad input (Parse, ParseDDL and
+// ParsePartitionValue are fuzzed). Errors match one of the kinds below with
+// errors.Is, and also deltaerr.ErrCorrupt when the bad input came from the
+// log (a schema string, a partition value) or deltaerr.ErrInvalidArgument
+// when it came from a caller (DDL, a decimal's parameters, a JSON value).
 //
 // See the examples for parsing a schema, building values and the partition
 // value round trip.
