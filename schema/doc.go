@@ -1,7 +1,8 @@
 // Package schema is the data model of a Delta table's columns: the types of
 // the protocol's schema serialization format, the values those columns hold,
-// and their codecs. Every other package that speaks of columns, types or values
-// (actions, tableconfig, expr, snapshot, scan, write) speaks through it.
+// and their codecs. The packages that speak of columns, types or values
+// (tableconfig, expr, snapshot, scan, write) speak through it; package
+// actions keeps the schema as the string metaData stores.
 //
 // # Types
 //
