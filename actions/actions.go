@@ -4,14 +4,28 @@
 //
 // The types here hold decoded data only: they do no I/O and check nothing
 // beyond what decoding needs. A Protocol or Metadata taken alone is
-// unchecked; package snapshot builds the checked table configuration.
+// unchecked; tableconfig.New builds the checked table configuration from
+// them (package snapshot does so for every snapshot: Snapshot.Config).
 //
 // Decoding follows the protocol's rule that clients ignore what they do not
 // know: unknown fields in an action and unknown action kinds on a line are
-// skipped, never an error.
+// skipped, never an error. Encoding (EncodeCommit, EncodeJSON) writes JSON
+// as Spark does, without HTML escaping.
 //
 // The JSON field names below are part of the on-disk format shared with every
 // other Delta implementation. They must never change.
+//
+// # Errors
+//
+// A commit line that is not a JSON object, or a known action with a field of
+// the wrong type, is a *deltaerr.CorruptError naming the file and line
+// (errors.Is(err, deltaerr.ErrCorrupt)). Protocol.ReadSupported refuses a
+// protocol this library cannot read with a *deltaerr.FeatureError
+// (deltaerr.ErrUnsupportedFeature).
+//
+// Decoded values are plain data: safe to share once no one modifies them,
+// but nothing here guards them. The examples decode and encode a commit and
+// check a protocol.
 package actions
 
 import (

@@ -12,8 +12,28 @@
 //     and picks the checkpoint and commits that reconstruct a version. Its
 //     doc lists the rules; each broken rule has its own error.
 //
-// Reading the contents of those files is the job of packages checkpoint and
-// snapshot.
+// Beside the three steps, the package owns the two other files of the log
+// directory that are not commits: the _last_checkpoint hint
+// (ReadLastCheckpoint, WriteLastCheckpoint; a hint is only a hint, checked
+// against the listing by its readers) and metadata cleanup (Cleanup, which
+// deletes expired log files oldest first, so that a Cleanup cut short leaves
+// every version from some point on loadable).
+//
+// Reading the contents of commits and checkpoints is the job of packages
+// checkpoint and snapshot. The package imports only logstore and deltaerr.
+//
+// # Errors
+//
+// Errors are tested with errors.Is on the kinds of package deltaerr:
+// NewSegment gives deltaerr.ErrTableNotFound for a listing with no commit
+// and no checkpoint, deltaerr.ErrVersionNotFound for a version the listing
+// does not reach and deltaerr.ErrMissingLogFile for a hole in the commits;
+// a _last_checkpoint that cannot be decoded is a *deltaerr.CorruptError
+// (deltaerr.ErrCorrupt). Store errors keep their logstore kinds.
+//
+// The functions hold no state and are safe for concurrent use; Cleanup must
+// not run while a checkpoint older than its cut-off is being written. The
+// examples parse names and pick a segment from a listing.
 package deltalog
 
 import (

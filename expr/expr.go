@@ -1,15 +1,39 @@
 // Package expr is a small expression language over table columns: column
 // references, literals, comparisons, IN, IS NULL, and AND/OR/NOT, with a
-// parser for a SQL-like text form and an evaluator over partition values.
-// Value expressions (arithmetic, unary minus, function calls and CAST, in
-// value.go and funcs.go) compute values with Spark SQL semantics through
-// EvalValue, for CHECK constraints, invariants and generated columns; they
-// may appear inside predicates too.
+// parser for a SQL-like text form (Parse; String prints an Expr back in a
+// form Parse reads) and evaluators for the three places a predicate meets
+// data: a row (Eval), a file's partition values (ExcludesPartition) and a
+// file's statistics (ParseStats, Stats.MightMatch). Value expressions
+// (arithmetic, unary minus, function calls and CAST, in value.go and
+// funcs.go) compute values with Spark SQL semantics through EvalValue, for
+// CHECK constraints, invariants (Violates) and generated columns; they may
+// appear inside predicates too.
+//
+// # Invariants
 //
 // Evaluation is three-valued, as in SQL: a predicate is True, False or
-// Unknown (a null operand, or a column the evaluator has no value for).
-// Pruning keeps every file whose predicate is not False, so a file that
-// might match is never skipped.
+// Unknown (a null operand, or a column the evaluator has no value for). A
+// row is kept only where the predicate is True. Pruning keeps every file
+// whose predicate is not certainly unsatisfiable there (False, or an Unknown
+// that comes from a NULL partition value; missing or loose statistics never
+// exclude), so a file that might match is never skipped. Values are compared
+// as Order compares them.
+//
+// An Expr is immutable once built and safe for concurrent use; the package
+// does no I/O. Columns are looked up by name through a Lookup the caller
+// gives, so the package knows nothing of snapshots or files.
+//
+// # Errors
+//
+// Errors are tested with errors.Is: ErrSyntax (Parse), ErrNotPredicate
+// (CheckPredicate: a predicate that can never be TRUE by its form), ErrEval
+// and ErrOverflow (EvalValue), all matching deltaerr.ErrInvalidArgument;
+// ErrUnknownFunction, matching deltaerr.ErrUnsupportedFeature; and
+// ErrInvalidStats (stats JSON that cannot be decoded), matching
+// deltaerr.ErrCorrupt.
+//
+// The examples parse a predicate, print it and evaluate it against rows, and
+// compute a value expression.
 package expr
 
 import (

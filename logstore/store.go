@@ -77,14 +77,29 @@
 // Write a type that implements Driver, assuming valid keys and live
 // contexts, with an ErrorKind that maps the backend's errors onto the kinds
 // below; make its constructor return NewPortable(driver); run
-// storetest.Run (and storetest.RunMissingRoot, where a root can be missing)
-// from its tests against a real server; and Register its URI schemes in an
-// init function, so that a blank import makes Open understand them:
+// storetest.Run and storetest.RunWriter (and storetest.RunMissingRoot,
+// where a root can be missing) from its tests against a real server; and
+// Register its URI schemes in an init function, so that a blank import makes
+// Open understand them:
 //
 //	import _ "github.com/godelta/delta/logstore/s3" // s3://, s3a://
 //
 // Programs link only the backends they import: the root package delta
 // imports local and memory only.
+//
+// # Errors and concurrency
+//
+// Every error of a Store is an *OpError (the operation, the key, the kind,
+// the driver's error). Callers act on the kind, with errors.Is: ErrNotFound,
+// ErrAlreadyExists, ErrInvalidKey, ErrInvalidRange, ErrRootNotFound,
+// ErrPermission, ErrOutcomeUnknown and ErrClosed, and a context's error;
+// never on the message. Open adds ErrUnknownScheme. KindOf gives the kind
+// of an error.
+//
+// A Store is safe for concurrent use by multiple goroutines; a Writer is
+// not. The caller that opened a store (New, Open) owns it and must Close it.
+// The examples show PutIfAbsent refusing a second writer, List, a streaming
+// Writer, and the errors the portable layer gives.
 package logstore
 
 import (

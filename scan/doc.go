@@ -35,10 +35,10 @@
 // library reads goes through the same code for them: a scan, the change
 // data feed, and FileReader, which gives that reading to code that picks
 // its files itself and needs each row's position in its file (package
-// write's rewrites: an overwrite with a replaceWhere on data columns, and
-// DELETE, UPDATE, MERGE and OPTIMIZE). One reader means one set of rules
-// for paths, deletion vectors, column mapping, widening and partition
-// values, whoever reads.
+// write's Rewrite: today an overwrite with a replaceWhere on data columns;
+// DELETE, UPDATE, MERGE and OPTIMIZE are to be built on it). One reader
+// means one set of rules for paths, deletion vectors, column mapping,
+// widening and partition values, whoever reads.
 //
 // # Batch form
 //
@@ -58,6 +58,30 @@
 // other is refused with deltaerr.ErrPathEscapesRoot, as are relative paths
 // that climb out of the root.
 //
+// # Change data feed
+//
+// NewChanges reads the change data feed of a range of commits (Changes):
+// every row each commit inserted, deleted or updated, with _change_type,
+// _commit_version and _commit_timestamp, through the same file reader. A
+// range over which the table did not have delta.enableChangeDataFeed set
+// gives ErrChangeDataFeedDisabled.
+//
+// # Errors
+//
+// Errors are tested with errors.Is on the kinds of package deltaerr: New
+// gives deltaerr.ErrInvalidArgument for a column or predicate column not in
+// the table and deltaerr.ErrUnsupportedFeature for a reader feature the data
+// path lacks; reading gives deltaerr.ErrPathEscapesRoot for a path outside
+// the table and deltaerr.ErrCorrupt for a data file or deletion vector that
+// cannot be decoded; NewChanges gives deltaerr.ErrVersionNotFound for a
+// range past the latest version. The snapshot's lazy file state is read when
+// the scan plans, so its errors (see package snapshot) come from Rows,
+// Batches and Files, as do the store's errors with their logstore kinds.
+//
+// # Concurrency
+//
 // A Scan is safe for concurrent use; each call of Rows, Batches or Files
-// runs the scan anew.
+// runs the scan anew. A batch's memory is reused once the loop body that
+// received it returns (schema.Batch.Clone keeps one). The examples show a
+// scan with columns and a predicate, and typed rows read with All.
 package scan

@@ -69,7 +69,10 @@ type File struct {
 	PartitionValues map[string]schema.Value
 }
 
-// Scan is a planned read of a snapshot. Create it with New.
+// Scan is a planned read of a snapshot. Create it with New. A Scan is safe
+// for concurrent use, and each call of Rows, Batches or Files runs the scan
+// anew; it holds no resource between calls, so there is nothing to close.
+// Metrics add up what its runs have done so far.
 type Scan struct {
 	*reader // the per-file reading, shared with FileReader
 	snap    *snapshot.Snapshot

@@ -73,8 +73,8 @@ func (k Kind) String() string {
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Value is a single typed value: a partition value now, a literal or a
-// statistic later. It is small, immutable and safe to copy; the zero Value
+// Value is a single typed value: a partition value, a literal, a statistic
+// or a cell of a Batch. It is small, immutable and safe to copy; the zero Value
 // is null. Null carries no type: the column it belongs to has one.
 //
 // Integers of every width, dates (days since 1970-01-01) and timestamps

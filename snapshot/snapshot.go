@@ -70,6 +70,20 @@
 // found by a lazy stage, that stage rebuilds the checkpoint's state the
 // same way (listing the log again), and Segment still names the
 // checkpoint Load chose.
+//
+// # Errors
+//
+// Errors are tested with errors.Is on the kinds of package deltaerr:
+// deltaerr.ErrTableNotFound (no Delta log in the store),
+// deltaerr.ErrVersionNotFound and deltaerr.ErrMissingLogFile (the segment
+// rules of deltalog.NewSegment), deltaerr.ErrCorrupt (a *deltaerr.CorruptError
+// naming the file), deltaerr.ErrUnsupportedFeature (a *deltaerr.FeatureError)
+// and tableconfig.ErrInvalidProperty (a *tableconfig.PropertyError). Store
+// errors keep their logstore kinds. Load gives them at once; the lazy
+// accessors give theirs on first use.
+//
+// The example builds a table with package txn, then loads it at its latest
+// version and at an older one.
 package snapshot
 
 import (
@@ -86,7 +100,11 @@ import (
 	"github.com/godelta/delta/tableconfig"
 )
 
-// Snapshot is the state of a table at one version.
+// Snapshot is the state of a table at one version. It is immutable from the
+// outside and safe for concurrent use (see the package doc's Concurrency).
+// It holds no resource of its own and needs no Close; the store it reads
+// stays the caller's, and must stay open while the snapshot's lazy
+// accessors may still be called.
 type Snapshot struct {
 	store   logstore.Store
 	version int64

@@ -40,5 +40,7 @@
 // return a *PropertyError naming the key, the value and what is allowed;
 // it matches ErrInvalidProperty and deltaerr.ErrInvalidArgument.
 //
-// This package does no I/O and imports only actions, schema and deltaerr.
+// A *Config is immutable and safe for concurrent use. This package does no
+// I/O and imports only actions, schema and deltaerr. The examples build a
+// Config and read a few answers, and show Validate refusing a bad value.
 package tableconfig

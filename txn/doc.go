@@ -175,5 +175,6 @@
 // A Transaction is not safe for concurrent use; Begin one per goroutine.
 // Any number of transactions, in one process or many, may commit to one
 // table at once: the put-if-absent of the commit file is the only
-// coordination they need.
+// coordination they need. The examples show a blind append and an
+// exactly-once Update.
 package txn

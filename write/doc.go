@@ -1,8 +1,10 @@
 // Package write creates Delta tables and writes rows into them as Parquet
 // data files, returning the add actions a transaction (package txn) then
-// commits. Append and Overwrite also run that transaction (txn.Update);
-// otherwise the package writes no log entry, except for the first commit of
-// a new table (see package delta's Create, built on NewTable).
+// commits. Append and Overwrite also run that transaction (txn.Update) and
+// return its txn.CommitResult; running the post-commit work it names
+// (txn.PostCommit: checkpoints, log cleanup) is the caller's. Otherwise the
+// package writes no log entry: NewTable only builds the actions of version
+// 0, which txn.BeginCreate commits (package delta's Create does both).
 //
 // # Creating a table
 //
@@ -105,6 +107,17 @@
 // table's schema and returns its add action with the statistics this
 // package's writer would give the same rows.
 //
+// # Errors
+//
+// Errors are tested with errors.Is: ErrConstraint (every *ConstraintError:
+// a row that breaks NOT NULL, an invariant, a CHECK constraint, a generated
+// column or the required predicate), ErrBatch (a batch of the wrong shape),
+// ErrInvalidSpec (NewTable), ErrAppendOnly (removing rows from an
+// append-only table) and ErrFileSchema (every *FileSchemaError of FileAdd);
+// each also matches deltaerr.ErrInvalidArgument. Store errors come through
+// with their logstore kinds, and commit errors with txn's (txn.ErrConflict).
+//
 // Nothing here is safe for concurrent use on one call, but independent
-// calls may run at once: file names are random UUIDs.
+// calls may run at once: file names are random UUIDs. The examples show
+// NewTable's choice of protocol, a create, and an Append.
 package write

@@ -87,7 +87,8 @@
 // Container and Prefix. Importing the package registers the URI schemes
 // az://, azure://, abfs:// and abfss:// with logstore.Open.
 //
-// A Store is safe for concurrent use by multiple goroutines.
+// A Store is safe for concurrent use by multiple goroutines. The examples
+// list the registered schemes and open a container on Azurite.
 package azblob
 
 import (

@@ -86,7 +86,8 @@
 // the bucket and key, never a credential.
 //
 // A Store is safe for concurrent use by multiple goroutines. Close releases
-// the client.
+// the client. The examples show Open's URI check and New against an
+// emulator.
 package gcs
 
 import (

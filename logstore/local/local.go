@@ -56,7 +56,9 @@
 // write that would need that fails, as the logstore contract warns.
 //
 // A Store is safe for concurrent use by multiple goroutines, and any number
-// of processes may share one directory.
+// of processes may share one directory. The example writes a commit
+// twice (the second is logstore.ErrAlreadyExists) and lists it back through
+// logstore.Open.
 package local
 
 import (

@@ -30,11 +30,11 @@
 // of that NAME in this process, made on first use, so every Open of a NAME
 // sees the same objects; each Open returns a handle of its own, and closing
 // it leaves the objects, and other handles, as they are. A named store lives
-// as long as the process. New makes an unnamed store, whose URI is
-// "memory://".
+// as long as the process. Named(NAME) is the same without a URI. New makes
+// an unnamed store, whose URI is "memory://".
 //
 // The zero Store is not usable; call New or NewDriver. A Store is safe for
-// concurrent use by multiple goroutines.
+// concurrent use by multiple goroutines. The example opens one name twice.
 package memory
 
 import (

@@ -90,7 +90,8 @@
 // to us-east-1 when nothing sets it. ParseURI splits a URI into New's
 // arguments for callers who want to set Options themselves.
 //
-// A Store is safe for concurrent use by multiple goroutines.
+// A Store is safe for concurrent use by multiple goroutines. The examples
+// parse a URI and open a bucket on an S3-compatible server.
 package s3
 
 import (

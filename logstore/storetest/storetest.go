@@ -22,8 +22,12 @@
 // non-recursion, delete, invalid keys, cancelled contexts, reads that run
 // alongside writes, use after Close (ErrClosed) and URI. RunMissingRoot adds
 // the kinds for a missing root (bucket, container), for the backends where
-// a root can be missing. Names of objects avoid upper and lower case variants of
-// one another, so the suite also runs on case-insensitive file systems.
+// a root can be missing. RunWriter checks the streaming logstore.Writer:
+// objects of several parts, nothing visible before Close, Abort and
+// cancellation leaving nothing behind (WriterOptions.Leftovers looks at what
+// the backend itself keeps), zero-byte objects, replacement and invalid keys.
+// Names of objects avoid upper and lower case variants of one another, so
+// the suite also runs on case-insensitive file systems.
 package storetest
 
 import (

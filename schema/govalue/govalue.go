@@ -53,6 +53,10 @@
 // This package sits below both scan and write (it imports only schema and
 // deltaerr): reading never depends on writing, and neither does the
 // mapping.
+//
+// A Mapper is not safe for concurrent use: give each goroutine its own. Bind
+// and GoValue hold no state. The example writes a struct to a row and reads
+// it back.
 package govalue
 
 import (

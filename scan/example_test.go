@@ -1,0 +1,124 @@
+package scan_test
+
+import (
+	"context"
+	"fmt"
+	"iter"
+
+	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/logstore/memory"
+	"github.com/godelta/delta/scan"
+	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/txn"
+	"github.com/godelta/delta/write"
+)
+
+// exampleTable creates a table partitioned by country in a memory store and
+// appends three rows with package write.
+func exampleTable(ctx context.Context) (logstore.Store, error) {
+	store := memory.New()
+	sch, err := schema.ParseDDL("id BIGINT NOT NULL, name STRING, country STRING")
+	if err != nil {
+		return nil, err
+	}
+	p, m, err := write.NewTable(write.TableSpec{Schema: sch, PartitionColumns: []string{"country"}})
+	if err != nil {
+		return nil, err
+	}
+	create := txn.BeginCreate(store, txn.Options{})
+	create.SetProtocol(p)
+	create.SetMetadata(m)
+	if _, err := create.Commit(ctx); err != nil {
+		return nil, err
+	}
+	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
+	if err != nil {
+		return nil, err
+	}
+	rows := func(yield func(write.Batch, error) bool) {
+		yield(write.Batch{Len: 3, Columns: [][]schema.Value{
+			{schema.LongValue(1), schema.LongValue(2), schema.LongValue(3)},
+			{schema.StringValue("ada"), schema.StringValue("bob"), schema.StringValue("cyd")},
+			{schema.StringValue("FR"), schema.StringValue("DE"), schema.StringValue("FR")},
+		}}, nil)
+	}
+	_, err = write.Append(ctx, snap, iter.Seq2[write.Batch, error](rows), write.CommitOptions{})
+	return store, err
+}
+
+// A scan chooses columns and a predicate; files whose partition values rule
+// the predicate out are never opened.
+func ExampleScan_Rows() {
+	ctx := context.Background()
+	store, err := exampleTable(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer store.Close()
+	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pred, err := expr.Parse("country = 'FR' AND id > 1")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := scan.New(snap, scan.Options{Columns: []string{"name", "country"}, Predicate: pred})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for row, err := range s.Rows(ctx) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(row.Values())
+	}
+	m := s.Metrics()
+	fmt.Println("files:", m.FilesTotal, "skipped on partition values:", m.FilesSkippedPart, "read:", m.FilesRead)
+	// Output:
+	// [cyd FR]
+	// files: 2 skipped on partition values: 1 read: 1
+}
+
+// All reads rows into Go structs, matching fields to columns by name.
+func ExampleAll() {
+	ctx := context.Background()
+	store, err := exampleTable(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer store.Close()
+	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	type person struct {
+		ID   int64
+		Name string
+	}
+	pred, _ := expr.Parse("country = 'DE'")
+	s, err := scan.New(snap, scan.Options{Predicate: pred})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for p, err := range scan.All[person](ctx, s) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%+v\n", p)
+	}
+	// Output:
+	// {ID:2 Name:bob}
+}

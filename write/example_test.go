@@ -1,0 +1,112 @@
+package write_test
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+
+	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/logstore/memory"
+	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/tableconfig"
+	"github.com/godelta/delta/txn"
+	"github.com/godelta/delta/write"
+)
+
+// NewTable chooses the smallest protocol for the features a table uses; its
+// actions are then committed as version 0 with txn.BeginCreate.
+func ExampleNewTable() {
+	ctx := context.Background()
+	sch, err := schema.ParseDDL("id BIGINT NOT NULL, country STRING")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, props := range []map[string]string{
+		nil,
+		{tableconfig.KeyEnableChangeDataFeed: "true"},
+		{tableconfig.KeyEnableDeletionVectors: "true"},
+	} {
+		p, _, err := write.NewTable(write.TableSpec{Schema: sch, PartitionColumns: []string{"country"}, Properties: props})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(p.MinReaderVersion, p.MinWriterVersion, p.ReaderFeatures, p.WriterFeatures)
+	}
+
+	p, m, _ := write.NewTable(write.TableSpec{Schema: sch, PartitionColumns: []string{"country"}})
+	store := memory.New()
+	defer store.Close()
+	tx := txn.BeginCreate(store, txn.Options{EngineInfo: "example"})
+	tx.SetProtocol(p)
+	tx.SetMetadata(m)
+	res, err := tx.Commit(ctx)
+	fmt.Println("created version", res.Version, err)
+	// Output:
+	// 1 2 [] []
+	// 1 4 [] []
+	// 3 7 [deletionVectors] [deletionVectors]
+	// created version 0 <nil>
+}
+
+// batches yields the rows given, column by column, in table schema order.
+func batches(ids []int64, countries []string) iter.Seq2[write.Batch, error] {
+	return func(yield func(write.Batch, error) bool) {
+		b := write.Batch{Len: len(ids), Columns: make([][]schema.Value, 2)}
+		for i := range ids {
+			b.Columns[0] = append(b.Columns[0], schema.LongValue(ids[i]))
+			b.Columns[1] = append(b.Columns[1], schema.StringValue(countries[i]))
+		}
+		yield(b, nil)
+	}
+}
+
+// Append writes rows as Parquet files, one directory per partition value,
+// and commits them with txn.Update. Running the post-commit work in
+// res.PostCommit (checkpoints, log cleanup) is the caller's choice.
+func ExampleAppend() {
+	ctx := context.Background()
+	store := memory.New()
+	defer store.Close()
+	sch, _ := schema.ParseDDL("id BIGINT NOT NULL, country STRING")
+	p, m, _ := write.NewTable(write.TableSpec{Schema: sch, PartitionColumns: []string{"country"}})
+	create := txn.BeginCreate(store, txn.Options{})
+	create.SetProtocol(p)
+	create.SetMetadata(m)
+	if _, err := create.Commit(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := write.Append(ctx, snap, batches([]int64{1, 2, 3}, []string{"FR", "DE", "FR"}), write.CommitOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("appended version", res.Version)
+
+	snap, _ = snapshot.Load(ctx, store, deltalog.Latest)
+	var files []string
+	for add, err := range snap.Files(ctx) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		files = append(files, fmt.Sprint(add.PartitionValues, " ", add.DataChange))
+	}
+	slices.Sort(files)
+	fmt.Println(strings.Join(files, "\n"))
+	// Output:
+	// appended version 1
+	// map[country:DE] true
+	// map[country:FR] true
+}
