@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/godelta/delta/internal/buildinfo"
 	"iter"
 	"slices"
 	"strconv"
@@ -635,7 +636,7 @@ func (w *writer) newParquet(sidecar, nonFile bool) *parquetWriter {
 	}
 	p.pw = parquet.NewGenericWriter[any](&p.buf, parquet.NewSchema("spark_schema", g),
 		parquet.Compression(&parquet.Snappy),
-		parquet.CreatedBy("godelta", "0", "checkpoint"),
+		&parquet.WriterConfig{CreatedBy: buildinfo.CreatedBy()}, // one created_by for every file we write
 	)
 	return p
 }

@@ -333,7 +333,12 @@ func chooseProtocol(feats map[string]bool) actions.Protocol {
 	if legacy {
 		return p
 	}
+	// Table features: the protocol lists every feature it supports, and a
+	// table of this library has writer version 2's as a baseline
+	// (appendOnly, invariants), which Spark lists too.
 	p = actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7}
+	feats[actions.FeatureAppendOnly] = true
+	feats[actions.FeatureInvariants] = true
 	for name := range feats {
 		p.WriterFeatures = append(p.WriterFeatures, name)
 		if info, _ := actions.LookupFeature(name); info.ReaderWriter {

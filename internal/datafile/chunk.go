@@ -21,6 +21,7 @@ package datafile
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/godelta/delta/internal/buildinfo"
 	"io"
 	"math"
 	"math/bits"
@@ -49,11 +50,6 @@ const (
 // two together are longer they are left out of the statistics, as
 // parquet-mr does, rather than bloat the footer.
 const maxStatsBytes = 4096
-
-// createdBy is the footer's created_by, in the "<app> version <v>" form
-// that readers parse (parquet-mr ignores the byte array statistics of a
-// file whose created_by it cannot parse).
-const createdBy = "godelta version (build )"
 
 var magic = []byte("PAR1")
 
@@ -517,7 +513,7 @@ func (w *Writer) writeFooter() error {
 		Schema:       w.schema,
 		NumRows:      w.numRows,
 		RowGroups:    w.rowGroups,
-		CreatedBy:    createdBy,
+		CreatedBy:    buildinfo.CreatedBy(),
 		ColumnOrders: orders,
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"github.com/godelta/delta/internal/buildinfo"
 	"io"
 	"math"
 	"math/big"
@@ -706,7 +707,7 @@ func TestWriteSchemaElements(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("schema elements\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
 	}
-	if md.Version != 1 || md.CreatedBy != "godelta version (build )" || len(md.ColumnOrders) != len(pf.Schema().Columns()) || md.NumRows != 0 {
+	if md.Version != 1 || md.CreatedBy != buildinfo.CreatedBy() || len(md.ColumnOrders) != len(pf.Schema().Columns()) || md.NumRows != 0 {
 		t.Errorf("footer: version %d, created_by %q, %d column orders, %d rows", md.Version, md.CreatedBy, len(md.ColumnOrders), md.NumRows)
 	}
 }
