@@ -162,6 +162,6 @@ func ExampleFileStats() {
 	}
 	fmt.Println("rows", n, "files skipped on stats", s.Metrics().FilesSkippedStat)
 	// Output:
-	// part-00000.parquet {"numRecords":2,"minValues":{"id":1,"name":"ada"},"maxValues":{"id":2,"name":"ada"},"nullCount":{"id":0,"name":1},"tightBounds":true}
+	// part-00000.parquet {"numRecords":2,"minValues":{"id":1,"name":"ada"},"maxValues":{"id":2,"name":"ada"},"nullCount":{"id":0,"name":1}}
 	// rows 0 files skipped on stats 1
 }

@@ -300,7 +300,7 @@ func TestFileStatsColumnMappingID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf(`{"numRecords":2,"minValues":{"%[1]s":3,"%[2]s":"x"},"maxValues":{"%[1]s":5,"%[2]s":"x"},"nullCount":{"%[1]s":0,"%[2]s":1},"tightBounds":true}`, phys[0], phys[1])
+	want := fmt.Sprintf(`{"numRecords":2,"minValues":{"%[1]s":3,"%[2]s":"x"},"maxValues":{"%[1]s":5,"%[2]s":"x"},"nullCount":{"%[1]s":0,"%[2]s":1}}`, phys[0], phys[1])
 	if add.Stats != want {
 		t.Errorf("stats\n got  %s\n want %s", add.Stats, want)
 	}
@@ -345,7 +345,7 @@ func TestFileStatsPartitioned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"numRecords":2,"minValues":{"id":2},"maxValues":{"id":4},"nullCount":{"id":0},"tightBounds":true}`; add.Stats != want {
+	if want := `{"numRecords":2,"minValues":{"id":2},"maxValues":{"id":4},"nullCount":{"id":0}}`; add.Stats != want {
 		t.Errorf("stats %s, want %s", add.Stats, want)
 	}
 	add.PartitionValues["region"] = "eu"

@@ -49,7 +49,7 @@ func ExampleNewTable() {
 	// Output:
 	// 1 2 [] []
 	// 1 4 [] []
-	// 3 7 [deletionVectors] [deletionVectors]
+	// 3 7 [deletionVectors] [appendOnly deletionVectors invariants]
 	// created version 0 <nil>
 }
 

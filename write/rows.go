@@ -247,7 +247,9 @@ func newRowWriter(snap *snapshot.Snapshot, opts Options, change string) (*rowWri
 // delta.dataSkippingStatsColumns (logical names, mapped to physical ones;
 // names that match no column are skipped).
 func statsOptions(data *schema.StructType, mode schema.ColumnMappingMode, cfg *tableconfig.Config) datafile.StatsOptions {
-	var so datafile.StatsOptions
+	// tightBounds where Spark writes it: on tables that support deletion
+	// vectors (the checkpoint's stats_parsed has it there too).
+	so := datafile.StatsOptions{TightBounds: cfg.IsFeatureSupported(actions.FeatureDeletionVectors)}
 	switch n := cfg.NumIndexedCols(); {
 	case n == 0:
 		so.StatsColumns = []string{}

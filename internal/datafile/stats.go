@@ -87,12 +87,19 @@ type StatsOptions struct {
 	// bounds keep at most this many characters; 0 means
 	// DefaultStringPrefixLength.
 	StringPrefixLength int
+	// TightBounds writes "tightBounds": true (a new file's bounds are
+	// tight). Spark writes the field on tables that support deletion
+	// vectors, the only ones whose bounds can become wide, and there in
+	// stats_parsed too; elsewhere it leaves it out of both.
+	TightBounds bool
 }
 
 // Stats are the statistics of one written file.
 type Stats struct {
 	// NumRecords is the number of rows in the file.
 	NumRecords int64
+	// TightBounds is StatsOptions.TightBounds: JSON writes the field.
+	TightBounds bool
 	// Columns are the indexed columns, in schema order.
 	Columns []ColumnStats
 }
@@ -115,6 +122,7 @@ type ColumnStats struct {
 //
 //	{"numRecords":N,"minValues":{...},"maxValues":{...},"nullCount":{...},"tightBounds":true}
 //
+// (tightBounds only with StatsOptions.TightBounds),
 // keyed by physical names, with nested objects for struct fields; a struct
 // none of whose columns has a value in one of the three maps is left out
 // of it.
@@ -128,8 +136,10 @@ func (s Stats) JSON() string {
 	b = appendStatsObject(b, s.Columns, func(c *ColumnStats) schema.Value { return c.Max })
 	b = append(b, `,"nullCount":`...)
 	b = appendStatsObject(b, s.Columns, func(c *ColumnStats) schema.Value { return schema.LongValue(c.NullCount) })
-	b = append(b, `,"tightBounds":true}`...)
-	return string(b)
+	if s.TightBounds {
+		b = append(b, `,"tightBounds":true`...)
+	}
+	return string(append(b, '}'))
 }
 
 // appendStatsObject appends one of the three maps: the non-null values
@@ -299,13 +309,14 @@ type collector struct {
 	numRecords   int64
 	cols         []*colAcc
 	prefixLength int
+	tightBounds  bool
 }
 
 // newCollector picks the indexed columns of physical and hangs their
 // accumulators on the write nodes: each on its own node, and on the under
 // list of the node and of every enclosing struct.
 func newCollector(physical *schema.StructType, top []*wnode, opts StatsOptions) (*collector, error) {
-	c := &collector{prefixLength: opts.StringPrefixLength}
+	c := &collector{prefixLength: opts.StringPrefixLength, tightBounds: opts.TightBounds}
 	if c.prefixLength <= 0 {
 		c.prefixLength = DefaultStringPrefixLength
 	}
@@ -439,7 +450,7 @@ const (
 
 // result returns the statistics gathered.
 func (c *collector) result() Stats {
-	s := Stats{NumRecords: c.numRecords, Columns: make([]ColumnStats, 0, len(c.cols))}
+	s := Stats{NumRecords: c.numRecords, TightBounds: c.tightBounds, Columns: make([]ColumnStats, 0, len(c.cols))}
 	for _, a := range c.cols {
 		cs := ColumnStats{Path: a.path, Type: a.typ, NullCount: a.nulls}
 		if a.kind == accVoid {

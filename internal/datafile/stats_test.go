@@ -128,6 +128,7 @@ func TestStatsJSON(t *testing.T) {
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			c.opts.TightBounds = true // as on a table that supports deletion vectors
 			_, stats := writeRows(t, c.schema, datafile.WriteOptions{Stats: c.opts}, c.rows, 1)
 			got := stats.JSON()
 			if got != c.want {
@@ -387,3 +388,13 @@ func TestStatsNeverSkipAMatch(t *testing.T) {
 }
 
 const utf8MaxRune = '\U0010FFFF'
+
+// Without StatsOptions.TightBounds the JSON has no tightBounds, as Spark
+// writes stats on tables without deletion vectors.
+func TestStatsJSONWithoutTightBounds(t *testing.T) {
+	sch := st(fld("a", schema.Long))
+	_, stats := writeRows(t, sch, datafile.WriteOptions{}, [][]schema.Value{{schema.LongValue(1)}}, 1)
+	if want := `{"numRecords":1,"minValues":{"a":1},"maxValues":{"a":1},"nullCount":{"a":0}}`; stats.JSON() != want {
+		t.Errorf("JSON\n got %s\nwant %s", stats.JSON(), want)
+	}
+}

@@ -349,7 +349,7 @@ func TestWriteEmpty(t *testing.T) {
 	if got := readAll(t, data, sch, datafile.ReadOptions{}); len(got) != 0 {
 		t.Fatalf("read %d rows", len(got))
 	}
-	want := `{"numRecords":0,"minValues":{},"maxValues":{},"nullCount":{"a":0,"s":{"b":0},"l":0},"tightBounds":true}`
+	want := `{"numRecords":0,"minValues":{},"maxValues":{},"nullCount":{"a":0,"s":{"b":0},"l":0}}`
 	if got := stats.JSON(); got != want {
 		t.Errorf("JSON\n got %s\nwant %s", got, want)
 	}
