@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
@@ -536,6 +537,12 @@ func (t *Transaction) encode(st *attemptState, version int64) ([]byte, int64, er
 	}
 	for i := range t.cdcs {
 		acts = append(acts, actions.Action{CDC: &t.cdcs[i]})
+	}
+	// validate checked the staged actions one by one; this checks the
+	// commit as written, so that no action the protocol forbids (and no
+	// second protocol or metaData) ever reaches the log.
+	if err := actions.CheckCommit(acts); err != nil {
+		return nil, 0, fmt.Errorf("commit %d: %w: %w", version, err, deltaerr.ErrInvalidArgument)
 	}
 	data, err := actions.EncodeCommit(acts)
 	return data, ts, err
