@@ -26,6 +26,10 @@ var (
 	// removes data, on a table with delta.appendOnly=true. It is
 	// txn.ErrAppendOnly and write.ErrAppendOnly.
 	ErrAppendOnly = write.ErrAppendOnly
+	// ErrNoRows is returned by Append and AppendRows when the input holds
+	// no row (an empty or header-only file): nothing is written and no
+	// version is committed. It is write.ErrNoRows.
+	ErrNoRows = write.ErrNoRows
 )
 
 // ConstraintError names the constraint a row broke and the row.
@@ -81,7 +85,8 @@ func Rows(rows [][]schema.Value) iter.Seq2[RowBatch, error] {
 // a blind append (operation WRITE, mode Append), and returns the commit's
 // result, after the post-commit work it made due (see Table.PostCommit). Rows are checked before they are written (NOT NULL,
 // invariants, CHECK constraints, generated columns): a violation is a
-// *ConstraintError and commits nothing. batches is consumed once: the
+// *ConstraintError and commits nothing. Input without a single row
+// commits nothing either and returns ErrNoRows. batches is consumed once: the
 // files are written once, against the latest snapshot; if another writer
 // commits first, the commit is retried on top of it (txn.Update), unless
 // that writer changed the table's schema, properties or protocol, which

@@ -2,10 +2,13 @@
 // form, exactly as PROTOCOL.md names them, and the table-feature rules that
 // decide whether a table can be read or written.
 //
-// The types here hold decoded data only: they do no I/O and check nothing
-// beyond what decoding needs. A Protocol or Metadata taken alone is
-// unchecked; tableconfig.New builds the checked table configuration from
-// them (package snapshot does so for every snapshot: Snapshot.Config).
+// The types here hold decoded data only: they do no I/O. Decoding checks
+// only the rules the protocol states for one action or one commit file (a
+// file action names a file and a size that is not negative; at most one
+// protocol and one metaData per commit; see Check), because those need no
+// other state. A Protocol or Metadata taken alone is unchecked;
+// tableconfig.New builds the checked table configuration from them
+// (package snapshot does so for every snapshot: Snapshot.Config).
 //
 // Decoding follows the protocol's rule that clients ignore what they do not
 // know: unknown fields in an action and unknown action kinds on a line are

@@ -12,8 +12,10 @@ import (
 // JSON checkpoint, or a compacted log file) into its actions, in file order.
 // Blank lines and unknown action kinds are skipped. name is used in errors.
 //
-// A line that is not a JSON object, or whose known action has fields of the
-// wrong type, makes the whole file corrupt: the error is a
+// A line that is not a JSON object, whose known action has fields of the
+// wrong type, or that breaks a rule of the protocol for one action or one
+// commit (see Check and CheckCommit: an add with no path, a negative size, a
+// second metaData) makes the whole file corrupt: the error is a
 // *deltaerr.CorruptError naming the file and line.
 func DecodeCommit(name string, data []byte) ([]Action, error) {
 	out := make([]Action, 0, bytes.Count(data, []byte{'\n'})+1)
@@ -29,6 +31,7 @@ func DecodeCommit(name string, data []byte) ([]Action, error) {
 // walk and is returned as is.
 func EachAction(name string, data []byte, fn func(a *Action) error) error {
 	lineNo := 0
+	var rules commitRules
 	for len(data) > 0 {
 		lineNo++
 		var line []byte
@@ -47,6 +50,12 @@ func EachAction(name string, data []byte, fn func(a *Action) error) error {
 		}
 		if a.IsEmpty() {
 			continue
+		}
+		if err := a.Check(); err != nil {
+			return &deltaerr.CorruptError{Path: name, Reason: fmt.Sprintf("line %d", lineNo), Err: err}
+		}
+		if err := rules.see(&a); err != nil {
+			return &deltaerr.CorruptError{Path: name, Reason: fmt.Sprintf("line %d", lineNo), Err: err}
 		}
 		if err := fn(&a); err != nil {
 			return err

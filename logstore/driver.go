@@ -42,8 +42,8 @@ type Driver interface {
 	// at most once.
 	Close() error
 	// ErrorKind classifies an error of this driver: it returns one of
-	// ErrNotFound, ErrAlreadyExists, ErrRootNotFound, ErrPermission or
-	// ErrOutcomeUnknown, or nil when err is none of them. It is gocloud's
+	// ErrNotFound, ErrAlreadyExists, ErrRootNotFound, ErrPermission,
+	// ErrOutcomeUnknown or ErrNotWritten, or nil when err is none of them. It is gocloud's
 	// ErrorCode; the portable layer calls it on every error the driver
 	// returns.
 	ErrorKind(err error) error
@@ -58,7 +58,7 @@ type KeyChecker interface {
 }
 
 // kinds are the portable kinds KindOf looks for, in order.
-var kinds = []error{ErrClosed, ErrInvalidKey, ErrInvalidRange, ErrOutcomeUnknown, ErrAlreadyExists, ErrRootNotFound, ErrPermission, ErrNotFound}
+var kinds = []error{ErrClosed, ErrInvalidKey, ErrInvalidRange, ErrOutcomeUnknown, ErrAlreadyExists, ErrRootNotFound, ErrPermission, ErrNotFound, ErrNotWritten}
 
 // KindOf returns the first portable kind err matches with errors.Is, or nil.
 // Drivers may use it in ErrorKind for errors they have already classified.

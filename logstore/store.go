@@ -60,6 +60,11 @@
 //     ErrOutcomeUnknown, which is never also ErrAlreadyExists nor nil.
 //     Callers that need to know whether a PutIfAbsent landed read the
 //     object back.
+//   - A write that certainly did not take effect, for a reason no other
+//     kind names (no space left before anything was written, a directory in
+//     the way of the key), gives ErrNotWritten. A write failing with
+//     ErrPermission, ErrRootNotFound, ErrInvalidKey or ErrClosed did not
+//     take effect either; IsCertainFailure reports all five.
 //   - A missing root (bucket, container) gives ErrRootNotFound, from the
 //     constructor or from any later call; refused credentials or a denying
 //     policy give ErrPermission. The local backend creates its root
@@ -139,7 +144,30 @@ var (
 	ErrOutcomeUnknown = errors.New("logstore: outcome of the write unknown")
 	// ErrClosed is returned by every call on a store after its Close.
 	ErrClosed = errors.New("logstore: store closed")
+	// ErrNotWritten is returned by a write that certainly did not take
+	// effect, for a cause that has no kind of its own: the local backend
+	// gives it for a full disk or quota (ENOSPC, EDQUOT), a read-only file
+	// system or a directory at the key, met before the object was linked
+	// into place. Retrying will fail the same way until someone acts.
+	ErrNotWritten = errors.New("logstore: write failed, nothing was written")
 )
+
+// IsCertainFailure reports whether err, from a write, says that the write
+// did not take effect: it matches ErrNotWritten, ErrPermission,
+// ErrRootNotFound, ErrInvalidKey or ErrClosed, and not ErrOutcomeUnknown.
+// A caller can then report err at once instead of reading the object back
+// to learn whether it landed (the Delta commit does).
+func IsCertainFailure(err error) bool {
+	if err == nil || errors.Is(err, ErrOutcomeUnknown) {
+		return false
+	}
+	for _, k := range []error{ErrNotWritten, ErrPermission, ErrRootNotFound, ErrInvalidKey, ErrClosed} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
+}
 
 // ObjectInfo describes one stored object.
 type ObjectInfo struct {

@@ -103,11 +103,35 @@ func (b *baseState) loadPM(ctx context.Context) (*basePM, error) {
 // checkpoint that is missing or cannot be decoded gives a
 // *checkpointError.
 func readCheckpoint(ctx context.Context, store logstore.Store, version int64, keys []string, want checkpoint.ActionSet, fn func([]actions.Action) error) error {
-	err := checkpoint.Read(ctx, store, keys, want, fn)
+	err := checkpoint.Read(ctx, store, keys, want, func(batch []actions.Action) error {
+		// A Parquet checkpoint does not go through actions.EachAction:
+		// hold its actions to the same per-action rules, so that an add
+		// without a path is never counted as a live file or copied into
+		// the next checkpoint. A checkpoint that breaks one is corrupt and
+		// is skipped like any unreadable checkpoint.
+		for i := range batch {
+			if err := batch[i].Check(); err != nil {
+				return &deltaerr.CorruptError{Path: checkpointName(version, keys), Reason: "an action of the checkpoint", Err: err}
+			}
+		}
+		return fn(batch)
+	})
 	if err != nil && (errors.Is(err, deltaerr.ErrCorrupt) || errors.Is(err, logstore.ErrNotFound)) {
 		return &checkpointError{version: version, err: err}
 	}
 	return err
+}
+
+// checkpointName names the checkpoint of version in an error: its file, or
+// its first part and the count of parts.
+func checkpointName(version int64, keys []string) string {
+	switch len(keys) {
+	case 0:
+		return fmt.Sprintf("checkpoint at version %d", version)
+	case 1:
+		return keys[0]
+	}
+	return fmt.Sprintf("%s (part 1 of %d)", keys[0], len(keys))
 }
 
 // loadFiles returns the checkpoint's files, reading them on first use.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
@@ -103,11 +104,12 @@ func (t *Transaction) commit(ctx context.Context) (landed, error) {
 	// pass (Spark and delta-rs retry at once too). After many lost races in
 	// a row, a little jitter breaks lockstep with the other writers.
 	backoff := false
+	var lastPutErr error // the last failed put, for the message
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			if attempt > maxRetries {
 				if st.ambiguous {
-					return landed{}, fmt.Errorf("%w after %d attempts: %w", ErrCommitUnknown, attempt, ErrRetriesExhausted)
+					return landed{}, fmt.Errorf("%w after %d attempts (last put: %v): %w", ErrCommitUnknown, attempt, lastPutErr, ErrRetriesExhausted)
 				}
 				return landed{}, fmt.Errorf("%w: %d attempts, last at version %d", ErrRetriesExhausted, attempt, version)
 			}
@@ -135,7 +137,15 @@ func (t *Transaction) commit(ctx context.Context) (landed, error) {
 		}
 		var first *winner
 		if !errors.Is(err, logstore.ErrAlreadyExists) {
+			if logstore.IsCertainFailure(err) {
+				// Nothing was written (no permission, no space, no
+				// root): retrying or reading back cannot help. Say so
+				// at once, with the cause; the outcome is unknown only
+				// if an earlier put of this Commit may have landed.
+				return landed{}, t.unknownIf(st, version, fmt.Errorf("put of %s: %w", key, err))
+			}
 			// The put may have landed: read the version back.
+			lastPutErr = err
 			st.ambiguous = true
 			backoff = true
 			t.log.DebugContext(ctx, "txn: ambiguous put, reading it back", "version", version, "err", err)
@@ -184,10 +194,11 @@ func (t *Transaction) commitNew(ctx context.Context, st *attemptState) (landed, 
 		}
 	}
 	key := deltalog.CommitKey(0)
+	var lastPutErr error
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			if attempt > t.maxRetries() {
-				return landed{}, fmt.Errorf("%w after %d attempts: %w", ErrCommitUnknown, attempt, ErrRetriesExhausted)
+				return landed{}, fmt.Errorf("%w after %d attempts (last put: %v): %w", ErrCommitUnknown, attempt, lastPutErr, ErrRetriesExhausted)
 			}
 			if err := sleep(ctx, attempt); err != nil {
 				return landed{}, t.unknownIf(st, 0, err)
@@ -208,6 +219,10 @@ func (t *Transaction) commitNew(ctx context.Context, st *attemptState) (landed, 
 		// Either the put may have landed, or an earlier one may have: the
 		// commit 0 there says whose it is.
 		if !errors.Is(err, logstore.ErrAlreadyExists) {
+			if logstore.IsCertainFailure(err) {
+				return landed{}, t.unknownIf(st, 0, fmt.Errorf("put of %s: %w", key, err))
+			}
+			lastPutErr = err
 			st.ambiguous = true
 		}
 		w, rerr := t.readBack(ctx, store, 0)
@@ -536,6 +551,12 @@ func (t *Transaction) encode(st *attemptState, version int64) ([]byte, int64, er
 	}
 	for i := range t.cdcs {
 		acts = append(acts, actions.Action{CDC: &t.cdcs[i]})
+	}
+	// validate checked the staged actions one by one; this checks the
+	// commit as written, so that no action the protocol forbids (and no
+	// second protocol or metaData) ever reaches the log.
+	if err := actions.CheckCommit(acts); err != nil {
+		return nil, 0, fmt.Errorf("commit %d: %w: %w", version, err, deltaerr.ErrInvalidArgument)
 	}
 	data, err := actions.EncodeCommit(acts)
 	return data, ts, err

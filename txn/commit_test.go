@@ -232,6 +232,24 @@ func TestInvalidStaging(t *testing.T) {
 			tx.Remove(removeFile("x", true))
 		}},
 		{"empty path", tableSpec{}, func(tx *txn.Transaction) { tx.Add(actions.Add{}) }},
+		// Issue 19: actions the protocol forbids are never written.
+		{"negative add size", tableSpec{}, func(tx *txn.Transaction) {
+			a := addFile("x", "a", 1)
+			a.Size = -1
+			tx.Add(a)
+		}},
+		{"negative remove size", tableSpec{}, func(tx *txn.Transaction) {
+			r := removeFile("f1", true)
+			r.ExtendedFileMetadata, r.Size = ptr(true), ptr(int64(-3))
+			tx.Remove(r)
+		}},
+		{"remove without path", tableSpec{}, func(tx *txn.Transaction) { tx.Remove(actions.Remove{DataChange: true}) }},
+		{"cdc without path", tableSpec{}, func(tx *txn.Transaction) {
+			tx.AddCDC(actions.CDC{PartitionValues: map[string]string{}, Size: 1})
+		}},
+		{"cdc with negative size", tableSpec{}, func(tx *txn.Transaction) {
+			tx.AddCDC(actions.CDC{Path: "_change_data/c.parquet", PartitionValues: map[string]string{}, Size: -1})
+		}},
 		{"append-only table", tableSpec{config: map[string]string{"delta.appendOnly": "true"}},
 			func(tx *txn.Transaction) { tx.Remove(removeFile("f1", true)) }},
 		{"row tracking domain", tableSpec{}, func(tx *txn.Transaction) {

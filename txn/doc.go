@@ -100,6 +100,14 @@
 // still land, Commit returns an error matching ErrCommitUnknown: the caller
 // must look at the log (for its txnId) before trying again.
 //
+// A put that certainly did not land (logstore.IsCertainFailure: permission
+// refused, a missing root, a full disk or a directory in the way before
+// anything was written) is neither retried nor read back: Commit returns
+// it at once, wrapped with the commit key and matching its storage kind
+// (logstore.ErrPermission, ErrNotWritten, ...), and not ErrCommitUnknown
+// unless an earlier put of the same Commit may have landed. The caller may
+// then delete the data files it wrote (package write does).
+//
 // A process that crashes before the put leaves no trace in the log; data
 // files it wrote are orphans for VACUUM. A crash after the put leaves a
 // complete commit: the put is atomic, so no reader ever sees part of one.

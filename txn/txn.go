@@ -321,8 +321,8 @@ func (t *Transaction) validate() error {
 	added := map[key]bool{}
 	for i := range t.adds {
 		a := &t.adds[i]
-		if a.Path == "" {
-			return fmt.Errorf("add %d has no path: %w", i, deltaerr.ErrInvalidArgument)
+		if err := (&actions.Action{Add: a}).Check(); err != nil {
+			return fmt.Errorf("staged add %d: %w: %w", i, err, deltaerr.ErrInvalidArgument)
 		}
 		k := key{snapshot.CanonicalPath(a.Path), a.DeletionVector.UniqueID()}
 		if added[k] {
@@ -338,8 +338,8 @@ func (t *Transaction) validate() error {
 	appendOnly := cfg.AppendOnly()
 	for i := range t.removes {
 		r := &t.removes[i]
-		if r.Path == "" {
-			return fmt.Errorf("remove %d has no path: %w", i, deltaerr.ErrInvalidArgument)
+		if err := (&actions.Action{Remove: r}).Check(); err != nil {
+			return fmt.Errorf("staged remove %d: %w: %w", i, err, deltaerr.ErrInvalidArgument)
 		}
 		k := key{snapshot.CanonicalPath(r.Path), r.DeletionVector.UniqueID()}
 		if removed[k] || added[k] {
@@ -348,6 +348,11 @@ func (t *Transaction) validate() error {
 		removed[k] = true
 		if appendOnly && r.DataChange {
 			return fmt.Errorf("cannot remove %s with dataChange: %w", r.Path, ErrAppendOnly)
+		}
+	}
+	for i := range t.cdcs {
+		if err := (&actions.Action{CDC: &t.cdcs[i]}).Check(); err != nil {
+			return fmt.Errorf("staged cdc %d: %w: %w", i, err, deltaerr.ErrInvalidArgument)
 		}
 	}
 	return nil

@@ -36,11 +36,15 @@ type CommitOptions struct {
 // its result (the caller runs the post-commit work). batches is consumed once: the files are written once.
 // A concurrent commit that changed the table's schema, properties or
 // protocol is a conflict (txn.ErrConflict). On failure the files written
-// are deleted, unless the commit's outcome is unknown.
+// are deleted, unless the commit's outcome is unknown. Batches without a
+// single row commit nothing and return ErrNoRows.
 func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts CommitOptions) (txn.CommitResult, error) {
 	adds, err := Rows(ctx, snap, batches, opts.Options)
 	if err != nil {
 		return txn.CommitResult{}, err
+	}
+	if len(adds) == 0 {
+		return txn.CommitResult{}, ErrNoRows
 	}
 	topts := txnOptions(opts.Txn, snap, "Append", nil)
 	res, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {

@@ -1,6 +1,7 @@
 package write
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/godelta/delta/deltaerr"
@@ -26,6 +27,13 @@ var (
 	// partitioned, duplicate names, a bad property value, an expression
 	// that does not parse. It matches deltaerr.ErrInvalidArgument.
 	ErrInvalidSpec = fmt.Errorf("write: invalid table specification: %w", deltaerr.ErrInvalidArgument)
+
+	// ErrNoRows is returned by Append when batches hold no row at all (an
+	// empty or header-only input): no data file is written and nothing is
+	// committed, since the commit would add a version that changes
+	// nothing. It is not an invalid argument: callers that accept empty
+	// input test for it and report that nothing was appended.
+	ErrNoRows = errors.New("write: no rows to append, nothing committed")
 
 	// ErrBatch is returned by Rows for a batch whose shape does not match
 	// the table schema. It matches deltaerr.ErrInvalidArgument.

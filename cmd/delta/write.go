@@ -155,6 +155,10 @@ func newAppendCmd() *cobra.Command {
 					err = fmt.Errorf("%s: line %d: %w", file, line, err)
 				}
 			}
+			if errors.Is(err, delta.ErrNoRows) {
+				fmt.Fprintln(cmd.OutOrStdout(), "appended 0 rows: the input has no rows, nothing committed")
+				return nil
+			}
 			if err != nil {
 				return failure(err)
 			}

@@ -18,3 +18,12 @@ func DisableLinks(st logstore.Store) {
 
 // IsTemp exposes isTemp.
 var IsTemp = isTemp
+
+// FailLinks makes every link(2) of s fail with errno, as a file system
+// that refuses the new directory entry would.
+func FailLinks(st logstore.Store, errno syscall.Errno) {
+	s, _ := logstore.DriverOf[*Store](st)
+	s.link = func(oldname, newname string) error {
+		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: errno}
+	}
+}

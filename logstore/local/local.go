@@ -30,6 +30,13 @@
 // logstore.ErrOutcomeUnknown. Delete syncs the
 // directory as well. WithoutSync turns all syncing off, for benchmarks only.
 //
+// A failure before the final name is made (the temporary file cannot be
+// created, written or synced: a full disk, a read-only file system) or a
+// link or rename refused as a whole (ENOSPC, EDQUOT, EROFS, a directory at
+// the key) leaves no object: the error matches logstore.ErrNotWritten (or
+// logstore.ErrPermission), so that a committer reports it at once instead
+// of reading the key back.
+//
 // Some file systems (FAT, some network and FUSE mounts) have no hard links.
 // When link(2) fails with EPERM, ENOTSUP, EOPNOTSUPP, ENOSYS or EXDEV,
 // PutIfAbsent falls back to creating the key itself with O_CREATE|O_EXCL
@@ -353,7 +360,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 	}
 	tmp, err := s.writeTemp(p, data)
 	if err != nil {
-		return wrap(op, key, err)
+		return notWritten(err) // only a hidden temporary file was touched
 	}
 	err = s.link(tmp, p)
 	os.Remove(tmp) // on success p keeps the file; a leftover name is hidden anyway
@@ -367,14 +374,39 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error 
 		return nil
 	case errors.Is(err, fs.ErrExist):
 		if fi, serr := os.Lstat(p); serr == nil && fi.IsDir() {
-			return wrap(op, key, &fs.PathError{Op: "link", Path: p, Err: syscall.EISDIR})
+			return notWritten(&fs.PathError{Op: "link", Path: p, Err: syscall.EISDIR})
 		}
 		return fmt.Errorf("logstore/local: %w: %w", logstore.ErrAlreadyExists, err)
 	case noLinks(err):
 		return s.putExclusive(op, key, p, data)
+	case linkRefused(err):
+		return notWritten(err)
 	default:
 		return wrap(op, key, err)
 	}
+}
+
+// linkRefused reports whether err from link(2) or rename(2) says the call
+// was refused as a whole, so that the new name certainly does not exist: no
+// space or quota for the directory entry, a read-only file system, a
+// directory in the way.
+func linkRefused(err error) bool {
+	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EISDIR} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
+}
+
+// notWritten is wrap for a write that certainly did not take effect: it
+// adds logstore.ErrNotWritten, unless err is a permission error, which
+// ErrorKind already classifies (as ErrPermission, just as certain).
+func notWritten(err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("logstore/local: %w", err)
+	}
+	return fmt.Errorf("logstore/local: %w: %w", logstore.ErrNotWritten, err)
 }
 
 // noLinks reports whether err from link(2) says the file system has no
@@ -394,10 +426,13 @@ func noLinks(err error) bool {
 func (s *Store) putExclusive(op, key, p string, data []byte) error {
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if errors.Is(err, fs.ErrExist) {
+		if fi, serr := os.Lstat(p); serr == nil && fi.IsDir() {
+			return notWritten(&fs.PathError{Op: "open", Path: p, Err: syscall.EISDIR})
+		}
 		return fmt.Errorf("logstore/local: %w: %w", logstore.ErrAlreadyExists, err)
 	}
 	if err != nil {
-		return wrap(op, key, err)
+		return notWritten(err) // the file was not created
 	}
 	if err := s.writeSyncClose(f, data); err != nil {
 		os.Remove(p)
@@ -418,10 +453,16 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 	}
 	tmp, err := s.writeTemp(p, data)
 	if err != nil {
-		return wrap(op, key, err)
+		return notWritten(err)
 	}
 	if err := os.Rename(tmp, p); err != nil {
 		os.Remove(tmp)
+		if fi, serr := os.Lstat(p); serr == nil && fi.IsDir() {
+			return notWritten(&fs.PathError{Op: "rename", Path: p, Err: syscall.EISDIR})
+		}
+		if linkRefused(err) {
+			return notWritten(err)
+		}
 		return wrap(op, key, err)
 	}
 	if err := s.syncDir(filepath.Dir(p)); err != nil {
