@@ -36,6 +36,7 @@ func (t *Table) CleanupLog(ctx context.Context, dryRun bool) (CleanupResult, err
 	return deltalog.Cleanup(ctx, t.store, deltalog.CleanupOptions{
 		Retention:   snap.Config().LogRetention(),
 		SidecarRefs: checkpoint.SidecarRefs(t.store),
+		Verify:      checkpoint.Verify(t.store),
 		DryRun:      dryRun,
 	})
 }

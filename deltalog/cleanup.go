@@ -3,6 +3,7 @@ package deltalog
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -33,6 +34,14 @@ type CleanupOptions struct {
 	// made of parts references. Package checkpoint's SidecarRefs does
 	// this. When nil, no sidecar file is deleted.
 	SidecarRefs func(ctx context.Context, parts []LogFile) ([]string, error)
+	// Verify reads the checkpoint made of parts in full (every part, every
+	// page, and the sidecars it names) and returns nil only when all of it
+	// decodes; package checkpoint's Verify does this. It is required:
+	// Cleanup deletes the commits before a checkpoint only once Verify has
+	// read that checkpoint, because a reader that meets a damaged
+	// checkpoint replays the commits before it, which must then still be
+	// there. Without Verify, Cleanup is deltaerr.ErrInvalidArgument.
+	Verify func(ctx context.Context, parts []LogFile) error
 	// DryRun reports what would be deleted and deletes nothing.
 	DryRun bool
 }
@@ -45,6 +54,10 @@ type CleanupResult struct {
 	// which every later version can still be reconstructed; -1 when
 	// nothing was eligible for deletion.
 	CheckpointVersion int64
+	// Unreadable lists the versions of the checkpoints at or before the
+	// cut-off commit that Verify refused, newest first: Cleanup fell back
+	// past them to an older checkpoint (or, with none left, refused).
+	Unreadable []int64
 	// Deleted lists the keys deleted (or, with DryRun, to delete), oldest
 	// version first, then sidecars.
 	Deleted []string
@@ -59,7 +72,15 @@ type CleanupResult struct {
 //     clock skew cannot expire a version before an older one.
 //  2. The cut-off commit is the newest commit not newer than the cut-off,
 //     and the cut-off checkpoint the newest complete checkpoint at or
-//     before it. Without either, nothing is deleted.
+//     before it that Verify reads in full. A checkpoint Verify finds
+//     damaged or missing (deltaerr.ErrCorrupt, logstore.ErrNotFound,
+//     deltaerr.ErrPathEscapesRoot) is passed over for the next older one,
+//     as readers pass over it; any other failure of Verify stops Cleanup
+//     before it deletes anything. Without a cut-off commit, or without any
+//     checkpoint before it, nothing is deleted; when there are checkpoints
+//     but Verify refused them all, Cleanup deletes nothing and returns an
+//     error matching deltaerr.ErrCorrupt. Verifying reads the whole
+//     cut-off checkpoint once per Cleanup.
 //  3. Commits, checkpoints (of every kind) and .crc files of versions
 //     before the cut-off checkpoint are deleted, and compacted files that
 //     start at or before it. The cut-off checkpoint, its commit, and
@@ -88,6 +109,9 @@ func Cleanup(ctx context.Context, store logstore.Store, opts CleanupOptions) (Cl
 	if opts.Retention < 0 {
 		return res, fmt.Errorf("log retention %v is negative: %w", opts.Retention, deltaerr.ErrInvalidArgument)
 	}
+	if opts.Verify == nil {
+		return res, fmt.Errorf("cleanup: CleanupOptions.Verify is nil, so no checkpoint can be relied on: %w", deltaerr.ErrInvalidArgument)
+	}
 	if opts.Retention == 0 {
 		opts.Retention = DefaultLogRetention
 	}
@@ -106,13 +130,27 @@ func Cleanup(ctx context.Context, store logstore.Store, opts CleanupOptions) (Cl
 		return res, nil
 	}
 	var kept []LogFile // the cut-off checkpoint's parts
+	var refused []error
 	for _, cp := range completeCheckpoints(files) {
-		if cp[0].Version <= cutoffCommit {
+		if cp[0].Version > cutoffCommit {
+			continue
+		}
+		err := opts.Verify(ctx, cp)
+		if err == nil {
 			kept = cp
 			break
 		}
+		if ctx.Err() != nil || !unreadable(err) {
+			return res, fmt.Errorf("cleanup: verifying the checkpoint at version %d: %w", cp[0].Version, err)
+		}
+		res.Unreadable = append(res.Unreadable, cp[0].Version)
+		refused = append(refused, fmt.Errorf("checkpoint %d: %w", cp[0].Version, err))
 	}
 	if kept == nil {
+		if len(refused) > 0 {
+			return res, fmt.Errorf("cleanup: no checkpoint at or before version %d reads in full, so nothing is deleted: %w",
+				cutoffCommit, errors.Join(append(refused, deltaerr.ErrCorrupt)...))
+		}
 		return res, nil
 	}
 	cpVersion := kept[0].Version
@@ -145,6 +183,13 @@ func Cleanup(ctx context.Context, store logstore.Store, opts CleanupOptions) (Cl
 		}
 	}
 	return res, nil
+}
+
+// unreadable reports whether err from Verify says the checkpoint cannot be
+// read, as opposed to a failure to read it (a network error, a denied
+// permission) that says nothing about it.
+func unreadable(err error) bool {
+	return errors.Is(err, deltaerr.ErrCorrupt) || errors.Is(err, logstore.ErrNotFound) || errors.Is(err, deltaerr.ErrPathEscapesRoot)
 }
 
 // cutoffCommitVersion returns the newest commit whose (monotonic) time is

@@ -222,6 +222,7 @@ func TestCleanup(t *testing.T) {
 				Retention:   tc.retention,
 				Now:         func() time.Time { return tc.now },
 				SidecarRefs: checkpoint.SidecarRefs(store),
+				Verify:      checkpoint.Verify(store),
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -299,7 +300,7 @@ func TestCleanupKeepsYoungOrphanSidecars(t *testing.T) {
 	}
 	os.Chtimes(filepath.Join(dir, filepath.FromSlash(young)), now.Add(-time.Hour), now.Add(-time.Hour))
 	os.Chtimes(filepath.Join(dir, filepath.FromSlash(old)), now.Add(-3*day), now.Add(-3*day))
-	res, err := deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Now: func() time.Time { return now }, SidecarRefs: checkpoint.SidecarRefs(store)})
+	res, err := deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Now: func() time.Time { return now }, SidecarRefs: checkpoint.SidecarRefs(store), Verify: checkpoint.Verify(store)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func TestCleanupKeepsYoungOrphanSidecars(t *testing.T) {
 	// Without SidecarRefs no sidecar is touched; DryRun deletes nothing.
 	store, _ = logTable(t, 6, []int64{2, 4}, true, base)
 	before := keys(t, store, deltalog.LogDir)
-	res, err = deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Now: func() time.Time { return now }, DryRun: true})
+	res, err = deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Now: func() time.Time { return now }, DryRun: true, Verify: checkpoint.Verify(store)})
 	if err != nil || len(res.Deleted) == 0 {
 		t.Fatalf("dry run: %+v, %v", res, err)
 	}
@@ -321,8 +322,15 @@ func TestCleanupKeepsYoungOrphanSidecars(t *testing.T) {
 	if after := keys(t, store, deltalog.LogDir); !slices.Equal(before, after) {
 		t.Errorf("dry run changed the log: %v -> %v", before, after)
 	}
-	if _, err := deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Retention: -day}); !errors.Is(err, deltaerr.ErrInvalidArgument) {
+	if _, err := deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Retention: -day, Verify: checkpoint.Verify(store)}); !errors.Is(err, deltaerr.ErrInvalidArgument) {
 		t.Errorf("negative retention: %v", err)
+	}
+	// Without Verify no checkpoint can be relied on: refused, nothing deleted.
+	if _, err := deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Now: func() time.Time { return now }}); !errors.Is(err, deltaerr.ErrInvalidArgument) {
+		t.Errorf("no Verify: %v", err)
+	}
+	if after := keys(t, store, deltalog.LogDir); !slices.Equal(before, after) {
+		t.Errorf("cleanup without Verify changed the log: %v -> %v", before, after)
 	}
 }
 

@@ -101,7 +101,8 @@ func PostCommit(ctx context.Context, res *CommitResult) {
 	if !res.cfg.ExpiredLogCleanup() {
 		return
 	}
-	opts := deltalog.CleanupOptions{Retention: res.cfg.LogRetention(), SidecarRefs: checkpoint.SidecarRefs(res.store), Now: res.clock}
+	opts := deltalog.CleanupOptions{Retention: res.cfg.LogRetention(), SidecarRefs: checkpoint.SidecarRefs(res.store),
+		Verify: checkpoint.Verify(res.store), Now: res.clock}
 	cleaned, err := deltalog.Cleanup(ctx, res.store, opts)
 	w.LogFilesDeleted = len(cleaned.Deleted)
 	if err != nil {
