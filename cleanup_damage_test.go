@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 )
 
@@ -46,8 +48,8 @@ func cleanupTable(t *testing.T, props map[string]string) string {
 		}
 	}
 	for _, v := range []int{5, 10} {
-		if _, err := os.Stat(filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.checkpoint.parquet", v))); err != nil {
-			t.Fatalf("checkpoint %d: %v", v, err)
+		if m, _ := filepath.Glob(filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.checkpoint.*", v))); len(m) == 0 {
+			t.Fatalf("no checkpoint at %d", v)
 		}
 	}
 	old := time.Now().Add(-40 * 24 * time.Hour)
@@ -195,5 +197,72 @@ func TestCleanupRefusesWhenNoCheckpointReads(t *testing.T) {
 	}
 	if err := readVersionsFrom(t, dir, 0); err != nil {
 		t.Error(err)
+	}
+}
+
+// Cleanup never follows _delta_log/_sidecars out of the table: on a table
+// without V2 checkpoints it does not even list it, and on one with them
+// the store refuses to list through the link, so Cleanup fails before it
+// deletes anything. The old files in the linked directory, named like
+// sidecars, all survive. (Issue 19, item 11.)
+func TestCleanupSymlinkedSidecarsOutOfTable(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need privileges on Windows")
+	}
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		props   map[string]string
+		wantErr error // nil: the cleanup runs
+	}{
+		{"classic table", nil, nil},
+		{"v2 table", map[string]string{"delta.checkpointPolicy": "v2"}, logstore.ErrPermission},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := cleanupTable(t, tc.props)
+			sidecars := filepath.Join(dir, "_delta_log", "_sidecars")
+			if own, _ := os.ReadDir(sidecars); len(own) > 0 {
+				t.Fatalf("the table has sidecars of its own: %v", own)
+			}
+			os.Remove(sidecars)
+			elsewhere := t.TempDir()
+			old := time.Now().Add(-40 * 24 * time.Hour)
+			names := []string{"00010203-0405-4607-8809-0a0b0c0d0e0f.parquet", "precious.parquet", "notes.txt"}
+			for _, n := range names {
+				p := filepath.Join(elsewhere, n)
+				if err := os.WriteFile(p, []byte("not the table's"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				os.Chtimes(p, old, old)
+			}
+			if err := os.Symlink(elsewhere, sidecars); err != nil {
+				t.Fatal(err)
+			}
+			tbl, err := Open(ctx, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tbl.Close()
+			before, _ := os.ReadDir(filepath.Join(dir, "_delta_log"))
+			res, err := tbl.CleanupLog(ctx, false)
+			after, _ := os.ReadDir(filepath.Join(dir, "_delta_log"))
+			switch {
+			case tc.wantErr == nil && (err != nil || res.CheckpointVersion != 10):
+				t.Fatalf("cleanup: %+v, %v; want checkpoint 10 kept", res, err)
+			case tc.wantErr != nil && !errors.Is(err, tc.wantErr):
+				t.Fatalf("cleanup: %v, want %v", err, tc.wantErr)
+			case tc.wantErr != nil && (len(res.Deleted) != 0 || len(after) != len(before)):
+				t.Fatalf("a refused cleanup deleted %v", res.Deleted)
+			}
+			for _, n := range names {
+				if _, err := os.Stat(filepath.Join(elsewhere, n)); err != nil {
+					t.Errorf("outside the table: %v", err)
+				}
+			}
+			if err := readVersionsFrom(t, dir, 10); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }

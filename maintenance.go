@@ -3,6 +3,7 @@ package delta
 import (
 	"context"
 
+	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/checkpoint"
 	"github.com/godelta/delta/deltalog"
 )
@@ -33,10 +34,15 @@ func (t *Table) CleanupLog(ctx context.Context, dryRun bool) (CleanupResult, err
 	if err != nil {
 		return CleanupResult{}, err
 	}
-	return deltalog.Cleanup(ctx, t.store, deltalog.CleanupOptions{
-		Retention:   snap.Config().LogRetention(),
-		SidecarRefs: checkpoint.SidecarRefs(t.store),
-		Verify:      checkpoint.Verify(t.store),
-		DryRun:      dryRun,
-	})
+	opts := deltalog.CleanupOptions{
+		Retention: snap.Config().LogRetention(),
+		Verify:    checkpoint.Verify(t.store),
+		DryRun:    dryRun,
+	}
+	if p := snap.Protocol(); p.HasWriterFeature(actions.FeatureV2Checkpoint) {
+		// Only V2 checkpoints have sidecars: on other tables
+		// _delta_log/_sidecars is not the table's, and is not touched.
+		opts.SidecarRefs = checkpoint.SidecarRefs(t.store)
+	}
+	return deltalog.Cleanup(ctx, t.store, opts)
 }

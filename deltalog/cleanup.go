@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/godelta/delta/deltaerr"
@@ -91,9 +92,20 @@ type CleanupResult struct {
 //  4. A sidecar in _delta_log/_sidecars is deleted when no kept checkpoint
 //     references it and it was last modified more than a day before Now,
 //     so that a checkpoint being written keeps the sidecars it has not
-//     named yet. This needs SidecarRefs. References are read before
+//     named yet. This needs SidecarRefs, which callers set only for
+//     tables with the v2Checkpoint feature: on other tables _sidecars is
+//     not even listed. Only names the protocol gives sidecars,
+//     <uuid>.parquet, are candidates; anything else there is left alone. References are read before
 //     anything is deleted; if a kept checkpoint cannot be read, Cleanup
 //     deletes nothing and returns the error.
+//
+// Only names the protocol defines are deleted: commits, checkpoints of
+// every naming, .crc files, compacted files (deltalog.ParseName), and
+// sidecars as above. The store lists one directory level and never yields
+// directories; a local store refuses to list or delete through a symbolic
+// link that leads out of its root (see package logstore/local), so a
+// _delta_log/_sidecars linked elsewhere is an error, not a directory to
+// empty.
 //
 // Files are deleted oldest version first, so a Cleanup that stops midway
 // (an error, a crash) leaves a log whose every version from some point on
@@ -238,12 +250,19 @@ func deadSidecars(ctx context.Context, store logstore.Store, files []LogFile, fr
 			return nil, fmt.Errorf("listing %s: %w", SidecarDir, err)
 		}
 		name := obj.Key[len(SidecarDir):]
-		if live[name] || !obj.ModTime.Before(olderThan) {
+		if !isSidecarName(name) || live[name] || !obj.ModTime.Before(olderThan) {
 			continue
 		}
 		out = append(out, obj.Key)
 	}
 	return out, nil
+}
+
+// isSidecarName reports whether name is one the protocol gives a sidecar
+// file: <uuid>.parquet.
+func isSidecarName(name string) bool {
+	uuid, ok := strings.CutSuffix(name, ".parquet")
+	return ok && isUUID(uuid)
 }
 
 // allCheckpoints returns every checkpoint of the listing that can hold
