@@ -81,7 +81,8 @@ type CleanupResult struct {
 //     checkpoint before it, nothing is deleted; when there are checkpoints
 //     but Verify refused them all, Cleanup deletes nothing and returns an
 //     error matching deltaerr.ErrCorrupt. Verifying reads the whole
-//     cut-off checkpoint once per Cleanup.
+//     cut-off checkpoint once per Cleanup, and is skipped when no log file
+//     before it is to be deleted (then nothing relies on it).
 //  3. Commits, checkpoints (of every kind) and .crc files of versions
 //     before the cut-off checkpoint are deleted, and compacted files that
 //     start at or before it. The cut-off checkpoint, its commit, and
@@ -147,6 +148,12 @@ func Cleanup(ctx context.Context, store logstore.Store, opts CleanupOptions) (Cl
 		if cp[0].Version > cutoffCommit {
 			continue
 		}
+		if len(doomedBefore(files, cp[0].Version)) == 0 {
+			// Nothing before it would go, nor before any older one:
+			// nothing relies on it, so there is nothing to verify.
+			kept = cp
+			break
+		}
 		err := opts.Verify(ctx, cp)
 		if err == nil {
 			kept = cp
@@ -168,15 +175,7 @@ func Cleanup(ctx context.Context, store logstore.Store, opts CleanupOptions) (Cl
 	cpVersion := kept[0].Version
 	res.CheckpointVersion = cpVersion
 
-	var doomed []string
-	for _, f := range files {
-		switch {
-		case f.Kind == Compacted && f.Version <= cpVersion:
-			doomed = append(doomed, f.Key)
-		case f.Kind != Compacted && f.Kind != Unknown && f.Version < cpVersion:
-			doomed = append(doomed, f.Key)
-		}
-	}
+	doomed := doomedBefore(files, cpVersion)
 
 	var sidecars []string
 	if opts.SidecarRefs != nil {
@@ -195,6 +194,22 @@ func Cleanup(ctx context.Context, store logstore.Store, opts CleanupOptions) (Cl
 		}
 	}
 	return res, nil
+}
+
+// doomedBefore returns the keys of the log files that a cut-off checkpoint
+// at version makes expendable, in listing order: commits, checkpoints and
+// .crc files before it, and compacted files that start at or before it.
+func doomedBefore(files []LogFile, version int64) []string {
+	var doomed []string
+	for _, f := range files {
+		switch {
+		case f.Kind == Compacted && f.Version <= version:
+			doomed = append(doomed, f.Key)
+		case f.Kind != Compacted && f.Kind != Unknown && f.Version < version:
+			doomed = append(doomed, f.Key)
+		}
+	}
+	return doomed
 }
 
 // unreadable reports whether err from Verify says the checkpoint cannot be
