@@ -14,8 +14,10 @@ import (
 
 // TestTableOpsReadNoFileColumns checks, by counting the bytes read from the
 // checkpoint, that the table operations that need no file state (time
-// travel, an append transaction with an application id, log cleanup) do
-// not read the checkpoint's add and remove columns, and that
+// travel, an append transaction with an application id, a log cleanup
+// with nothing before the checkpoint to delete) do not read the
+// checkpoint's add and remove columns (a cleanup that deletes reads the
+// checkpoint it keeps in full first), and that
 // SnapshotAtTimestamp lists the log once.
 func TestTableOpsReadNoFileColumns(t *testing.T) {
 	ctx := context.Background()

@@ -3,6 +3,7 @@ package delta
 import (
 	"context"
 
+	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/checkpoint"
 	"github.com/godelta/delta/deltalog"
 )
@@ -13,8 +14,13 @@ type CleanupResult = deltalog.CleanupResult
 // Checkpoint writes a checkpoint of the table's latest version (classic,
 // or V2 when the table has the v2Checkpoint feature) and then updates
 // _last_checkpoint. It returns the version checkpointed.
+//
+// A checkpoint is a write: a table whose writer version or writer
+// features this library does not support is refused, with the
+// *FeatureError (errors.Is ErrUnsupportedFeature) Append gives, and
+// nothing is written.
 func (t *Table) Checkpoint(ctx context.Context) (int64, error) {
-	snap, err := t.Snapshot(ctx)
+	snap, err := t.writableSnapshot(ctx) // a checkpoint and a cleanup change the log: Append's check
 	if err != nil {
 		return 0, err
 	}
@@ -27,15 +33,22 @@ func (t *Table) Checkpoint(ctx context.Context) (int64, error) {
 // CleanupLog deletes the log files older than the table's
 // delta.logRetentionDuration (default 30 days) that no retained version
 // needs: time travel to any version committed after the cut-off keeps
-// working. With dryRun it only reports what it would delete.
+// working. With dryRun it only reports what it would delete. A table
+// this library cannot write is refused as by Checkpoint, dry run or not.
 func (t *Table) CleanupLog(ctx context.Context, dryRun bool) (CleanupResult, error) {
-	snap, err := t.Snapshot(ctx)
+	snap, err := t.writableSnapshot(ctx) // a checkpoint and a cleanup change the log: Append's check
 	if err != nil {
 		return CleanupResult{}, err
 	}
-	return deltalog.Cleanup(ctx, t.store, deltalog.CleanupOptions{
-		Retention:   snap.Config().LogRetention(),
-		SidecarRefs: checkpoint.SidecarRefs(t.store),
-		DryRun:      dryRun,
-	})
+	opts := deltalog.CleanupOptions{
+		Retention: snap.Config().LogRetention(),
+		Verify:    checkpoint.Verify(t.store),
+		DryRun:    dryRun,
+	}
+	if p := snap.Protocol(); p.HasWriterFeature(actions.FeatureV2Checkpoint) {
+		// Only V2 checkpoints have sidecars: on other tables
+		// _delta_log/_sidecars is not the table's, and is not touched.
+		opts.SidecarRefs = checkpoint.SidecarRefs(t.store)
+	}
+	return deltalog.Cleanup(ctx, t.store, opts)
 }

@@ -3,8 +3,10 @@ package deltalog
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/godelta/delta/deltaerr"
@@ -33,6 +35,14 @@ type CleanupOptions struct {
 	// made of parts references. Package checkpoint's SidecarRefs does
 	// this. When nil, no sidecar file is deleted.
 	SidecarRefs func(ctx context.Context, parts []LogFile) ([]string, error)
+	// Verify reads the checkpoint made of parts in full (every part, every
+	// page, and the sidecars it names) and returns nil only when all of it
+	// decodes; package checkpoint's Verify does this. It is required:
+	// Cleanup deletes the commits before a checkpoint only once Verify has
+	// read that checkpoint, because a reader that meets a damaged
+	// checkpoint replays the commits before it, which must then still be
+	// there. Without Verify, Cleanup is deltaerr.ErrInvalidArgument.
+	Verify func(ctx context.Context, parts []LogFile) error
 	// DryRun reports what would be deleted and deletes nothing.
 	DryRun bool
 }
@@ -45,6 +55,10 @@ type CleanupResult struct {
 	// which every later version can still be reconstructed; -1 when
 	// nothing was eligible for deletion.
 	CheckpointVersion int64
+	// Unreadable lists the versions of the checkpoints at or before the
+	// cut-off commit that Verify refused, newest first: Cleanup fell back
+	// past them to an older checkpoint (or, with none left, refused).
+	Unreadable []int64
 	// Deleted lists the keys deleted (or, with DryRun, to delete), oldest
 	// version first, then sidecars.
 	Deleted []string
@@ -59,7 +73,16 @@ type CleanupResult struct {
 //     clock skew cannot expire a version before an older one.
 //  2. The cut-off commit is the newest commit not newer than the cut-off,
 //     and the cut-off checkpoint the newest complete checkpoint at or
-//     before it. Without either, nothing is deleted.
+//     before it that Verify reads in full. A checkpoint Verify finds
+//     damaged or missing (deltaerr.ErrCorrupt, logstore.ErrNotFound,
+//     deltaerr.ErrPathEscapesRoot) is passed over for the next older one,
+//     as readers pass over it; any other failure of Verify stops Cleanup
+//     before it deletes anything. Without a cut-off commit, or without any
+//     checkpoint before it, nothing is deleted; when there are checkpoints
+//     but Verify refused them all, Cleanup deletes nothing and returns an
+//     error matching deltaerr.ErrCorrupt. Verifying reads the whole
+//     cut-off checkpoint once per Cleanup, and is skipped when no log file
+//     before it is to be deleted (then nothing relies on it).
 //  3. Commits, checkpoints (of every kind) and .crc files of versions
 //     before the cut-off checkpoint are deleted, and compacted files that
 //     start at or before it. The cut-off checkpoint, its commit, and
@@ -70,9 +93,20 @@ type CleanupResult struct {
 //  4. A sidecar in _delta_log/_sidecars is deleted when no kept checkpoint
 //     references it and it was last modified more than a day before Now,
 //     so that a checkpoint being written keeps the sidecars it has not
-//     named yet. This needs SidecarRefs. References are read before
+//     named yet. This needs SidecarRefs, which callers set only for
+//     tables with the v2Checkpoint feature: on other tables _sidecars is
+//     not even listed. Only names the protocol gives sidecars,
+//     <uuid>.parquet, are candidates; anything else there is left alone. References are read before
 //     anything is deleted; if a kept checkpoint cannot be read, Cleanup
 //     deletes nothing and returns the error.
+//
+// Only names the protocol defines are deleted: commits, checkpoints of
+// every naming, .crc files, compacted files (deltalog.ParseName), and
+// sidecars as above. The store lists one directory level and never yields
+// directories; a local store refuses to list or delete through a symbolic
+// link that leads out of its root (see package logstore/local), so a
+// _delta_log/_sidecars linked elsewhere is an error, not a directory to
+// empty.
 //
 // Files are deleted oldest version first, so a Cleanup that stops midway
 // (an error, a crash) leaves a log whose every version from some point on
@@ -87,6 +121,9 @@ func Cleanup(ctx context.Context, store logstore.Store, opts CleanupOptions) (Cl
 	res := CleanupResult{CheckpointVersion: -1}
 	if opts.Retention < 0 {
 		return res, fmt.Errorf("log retention %v is negative: %w", opts.Retention, deltaerr.ErrInvalidArgument)
+	}
+	if opts.Verify == nil {
+		return res, fmt.Errorf("cleanup: CleanupOptions.Verify is nil, so no checkpoint can be relied on: %w", deltaerr.ErrInvalidArgument)
 	}
 	if opts.Retention == 0 {
 		opts.Retention = DefaultLogRetention
@@ -106,27 +143,39 @@ func Cleanup(ctx context.Context, store logstore.Store, opts CleanupOptions) (Cl
 		return res, nil
 	}
 	var kept []LogFile // the cut-off checkpoint's parts
+	var refused []error
 	for _, cp := range completeCheckpoints(files) {
-		if cp[0].Version <= cutoffCommit {
+		if cp[0].Version > cutoffCommit {
+			continue
+		}
+		if len(doomedBefore(files, cp[0].Version)) == 0 {
+			// Nothing before it would go, nor before any older one:
+			// nothing relies on it, so there is nothing to verify.
 			kept = cp
 			break
 		}
+		err := opts.Verify(ctx, cp)
+		if err == nil {
+			kept = cp
+			break
+		}
+		if ctx.Err() != nil || !unreadable(err) {
+			return res, fmt.Errorf("cleanup: verifying the checkpoint at version %d: %w", cp[0].Version, err)
+		}
+		res.Unreadable = append(res.Unreadable, cp[0].Version)
+		refused = append(refused, fmt.Errorf("checkpoint %d: %w", cp[0].Version, err))
 	}
 	if kept == nil {
+		if len(refused) > 0 {
+			return res, fmt.Errorf("cleanup: no checkpoint at or before version %d reads in full, so nothing is deleted: %w",
+				cutoffCommit, errors.Join(append(refused, deltaerr.ErrCorrupt)...))
+		}
 		return res, nil
 	}
 	cpVersion := kept[0].Version
 	res.CheckpointVersion = cpVersion
 
-	var doomed []string
-	for _, f := range files {
-		switch {
-		case f.Kind == Compacted && f.Version <= cpVersion:
-			doomed = append(doomed, f.Key)
-		case f.Kind != Compacted && f.Kind != Unknown && f.Version < cpVersion:
-			doomed = append(doomed, f.Key)
-		}
-	}
+	doomed := doomedBefore(files, cpVersion)
 
 	var sidecars []string
 	if opts.SidecarRefs != nil {
@@ -145,6 +194,29 @@ func Cleanup(ctx context.Context, store logstore.Store, opts CleanupOptions) (Cl
 		}
 	}
 	return res, nil
+}
+
+// doomedBefore returns the keys of the log files that a cut-off checkpoint
+// at version makes expendable, in listing order: commits, checkpoints and
+// .crc files before it, and compacted files that start at or before it.
+func doomedBefore(files []LogFile, version int64) []string {
+	var doomed []string
+	for _, f := range files {
+		switch {
+		case f.Kind == Compacted && f.Version <= version:
+			doomed = append(doomed, f.Key)
+		case f.Kind != Compacted && f.Kind != Unknown && f.Version < version:
+			doomed = append(doomed, f.Key)
+		}
+	}
+	return doomed
+}
+
+// unreadable reports whether err from Verify says the checkpoint cannot be
+// read, as opposed to a failure to read it (a network error, a denied
+// permission) that says nothing about it.
+func unreadable(err error) bool {
+	return errors.Is(err, deltaerr.ErrCorrupt) || errors.Is(err, logstore.ErrNotFound) || errors.Is(err, deltaerr.ErrPathEscapesRoot)
 }
 
 // cutoffCommitVersion returns the newest commit whose (monotonic) time is
@@ -193,12 +265,19 @@ func deadSidecars(ctx context.Context, store logstore.Store, files []LogFile, fr
 			return nil, fmt.Errorf("listing %s: %w", SidecarDir, err)
 		}
 		name := obj.Key[len(SidecarDir):]
-		if live[name] || !obj.ModTime.Before(olderThan) {
+		if !isSidecarName(name) || live[name] || !obj.ModTime.Before(olderThan) {
 			continue
 		}
 		out = append(out, obj.Key)
 	}
 	return out, nil
+}
+
+// isSidecarName reports whether name is one the protocol gives a sidecar
+// file: <uuid>.parquet.
+func isSidecarName(name string) bool {
+	uuid, ok := strings.CutSuffix(name, ".parquet")
+	return ok && isUUID(uuid)
 }
 
 // allCheckpoints returns every checkpoint of the listing that can hold

@@ -222,6 +222,7 @@ func TestCleanup(t *testing.T) {
 				Retention:   tc.retention,
 				Now:         func() time.Time { return tc.now },
 				SidecarRefs: checkpoint.SidecarRefs(store),
+				Verify:      checkpoint.Verify(store),
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -291,25 +292,40 @@ func TestCleanupKeepsYoungOrphanSidecars(t *testing.T) {
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	store, dir := logTable(t, 6, []int64{2, 4}, true, base)
 	now := base.Add(40 * day)
-	young, old := deltalog.SidecarDir+"young.parquet", deltalog.SidecarDir+"old.parquet"
-	for _, k := range []string{young, old} {
+	young := deltalog.SidecarDir + "0f0e0d0c-0b0a-4908-8706-050403020100.parquet"
+	old := deltalog.SidecarDir + "00010203-0405-4607-8809-0a0b0c0d0e0f.parquet"
+	// Old, unreferenced, but not named as the protocol names sidecars
+	// (<uuid>.parquet): not Cleanup's to delete. (Issue 19, item 11.)
+	foreign := []string{deltalog.SidecarDir + "old.parquet", deltalog.SidecarDir + "00010203-0405-4607-8809-0a0b0c0d0e0f.parquet.bak",
+		deltalog.SidecarDir + "00010203-0405-4607-8809-0a0b0c0d0e0f.json", deltalog.SidecarDir + "notes.txt"}
+	for _, k := range append([]string{young, old}, foreign...) {
 		if err := store.Put(ctx, k, []byte("x")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	os.Chtimes(filepath.Join(dir, filepath.FromSlash(young)), now.Add(-time.Hour), now.Add(-time.Hour))
-	os.Chtimes(filepath.Join(dir, filepath.FromSlash(old)), now.Add(-3*day), now.Add(-3*day))
-	res, err := deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Now: func() time.Time { return now }, SidecarRefs: checkpoint.SidecarRefs(store)})
+	for _, k := range append([]string{old}, foreign...) {
+		os.Chtimes(filepath.Join(dir, filepath.FromSlash(k)), now.Add(-3*day), now.Add(-3*day))
+	}
+	res, err := deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Now: func() time.Time { return now }, SidecarRefs: checkpoint.SidecarRefs(store), Verify: checkpoint.Verify(store)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Contains(res.Deleted, old) || slices.Contains(res.Deleted, young) {
 		t.Errorf("deleted %v: want %s deleted and %s kept", res.Deleted, old, young)
 	}
+	for _, k := range foreign {
+		if slices.Contains(res.Deleted, k) {
+			t.Errorf("deleted %s, which is not a sidecar name", k)
+		}
+		if _, err := store.Stat(ctx, k); err != nil {
+			t.Errorf("%s: %v", k, err)
+		}
+	}
 	// Without SidecarRefs no sidecar is touched; DryRun deletes nothing.
 	store, _ = logTable(t, 6, []int64{2, 4}, true, base)
 	before := keys(t, store, deltalog.LogDir)
-	res, err = deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Now: func() time.Time { return now }, DryRun: true})
+	res, err = deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Now: func() time.Time { return now }, DryRun: true, Verify: checkpoint.Verify(store)})
 	if err != nil || len(res.Deleted) == 0 {
 		t.Fatalf("dry run: %+v, %v", res, err)
 	}
@@ -321,8 +337,15 @@ func TestCleanupKeepsYoungOrphanSidecars(t *testing.T) {
 	if after := keys(t, store, deltalog.LogDir); !slices.Equal(before, after) {
 		t.Errorf("dry run changed the log: %v -> %v", before, after)
 	}
-	if _, err := deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Retention: -day}); !errors.Is(err, deltaerr.ErrInvalidArgument) {
+	if _, err := deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Retention: -day, Verify: checkpoint.Verify(store)}); !errors.Is(err, deltaerr.ErrInvalidArgument) {
 		t.Errorf("negative retention: %v", err)
+	}
+	// Without Verify no checkpoint can be relied on: refused, nothing deleted.
+	if _, err := deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{Now: func() time.Time { return now }}); !errors.Is(err, deltaerr.ErrInvalidArgument) {
+		t.Errorf("no Verify: %v", err)
+	}
+	if after := keys(t, store, deltalog.LogDir); !slices.Equal(before, after) {
+		t.Errorf("cleanup without Verify changed the log: %v -> %v", before, after)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/checkpoint"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
@@ -101,7 +102,10 @@ func PostCommit(ctx context.Context, res *CommitResult) {
 	if !res.cfg.ExpiredLogCleanup() {
 		return
 	}
-	opts := deltalog.CleanupOptions{Retention: res.cfg.LogRetention(), SidecarRefs: checkpoint.SidecarRefs(res.store), Now: res.clock}
+	opts := deltalog.CleanupOptions{Retention: res.cfg.LogRetention(), Verify: checkpoint.Verify(res.store), Now: res.clock}
+	if p := snap.Protocol(); p.HasWriterFeature(actions.FeatureV2Checkpoint) {
+		opts.SidecarRefs = checkpoint.SidecarRefs(res.store) // only V2 checkpoints have sidecars
+	}
 	cleaned, err := deltalog.Cleanup(ctx, res.store, opts)
 	w.LogFilesDeleted = len(cleaned.Deleted)
 	if err != nil {

@@ -58,9 +58,21 @@
 //
 // Only files are objects: Get, GetRange and Stat of a key that names a
 // directory give logstore.ErrNotFound, Delete of it does nothing, and List
-// skips directories. Symbolic links are followed, and one to a file counts
-// as that file. A key cannot be both a file and a directory here, so a
+// skips directories. A key cannot be both a file and a directory here, so a
 // write that would need that fails, as the logstore contract warns.
+//
+// # Symbolic links
+//
+// Symbolic links are followed, and one to a file counts as that file, with
+// one exception: List and Delete never go through a symbolic link that
+// leads out of the root. Listing a directory, or deleting a file in a
+// directory, that resolves (every link in its path followed) to a place
+// outside the root (resolved likewise) fails with logstore.ErrPermission
+// and touches nothing, so that log cleanup and VACUUM, which list and
+// delete, cannot empty a directory elsewhere through a linked
+// _delta_log/_sidecars or data directory. Deleting a key that is itself a
+// symbolic link removes the link, never its target. Reads and writes
+// still follow links.
 //
 // A Store is safe for concurrent use by multiple goroutines, and any number
 // of processes may share one directory. The example writes a commit
@@ -209,6 +221,40 @@ func (s *Store) path(_ context.Context, _, key string) (string, error) {
 	return filepath.Join(s.root, filepath.FromSlash(key)), nil
 }
 
+// errLeavesRoot is the cause of a List or Delete refused because a
+// symbolic link leads out of the root.
+var errLeavesRoot = fmt.Errorf("a symbolic link leads out of the root: %w", logstore.ErrPermission)
+
+// checkInside returns nil when directory dir, a path under the root,
+// resolves with every symbolic link in it followed to the root or a
+// directory inside it (the root resolved likewise), or does not exist; it
+// returns an error wrapping errLeavesRoot when it resolves elsewhere. It is
+// checked before each List and Delete; a link changed between the check
+// and the operation is not caught, which needs someone with write access
+// to the table's directories.
+func (s *Store) checkInside(dir string) error {
+	gone := func(err error) bool { return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) }
+	real, err := filepath.EvalSymlinks(dir)
+	if gone(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	root, err := filepath.EvalSymlinks(s.root)
+	if gone(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(root, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return &fs.PathError{Op: "resolve", Path: dir, Err: errLeavesRoot}
+	}
+	return nil
+}
+
 // wrap marks err as this backend's; it stays reachable with errors.As. The
 // operation and key are added by the portable layer.
 func wrap(_, _ string, err error) error {
@@ -317,6 +363,10 @@ func (s *Store) List(ctx context.Context, dir, startAfter string) iter.Seq2[logs
 	return func(yield func(logstore.ObjectInfo, error) bool) {
 		fail := func(err error) { yield(logstore.ObjectInfo{}, fmt.Errorf("logstore/local: %w", err)) }
 		p := filepath.Join(s.root, filepath.FromSlash(dir))
+		if err := s.checkInside(p); err != nil {
+			fail(err)
+			return
+		}
 		entries, err := os.ReadDir(p)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return // no such directory: empty
@@ -479,6 +529,9 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	p, err := s.path(ctx, op, key)
 	if err != nil {
 		return err
+	}
+	if err := s.checkInside(filepath.Dir(p)); err != nil {
+		return wrap(op, key, err)
 	}
 	fi, err := os.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || (err == nil && fi.IsDir()) {

@@ -418,3 +418,95 @@ func TestPermission(t *testing.T) {
 		t.Errorf("Put in a read-only directory = %v, want ErrPermission with a *fs.PathError", err)
 	}
 }
+
+// List and Delete never go through a symbolic link out of the root: a
+// _delta_log/_sidecars linked to a directory elsewhere is neither listed
+// nor deleted through, while links that stay inside the root, and a root
+// that is itself a link, work as before. (Issue 19, item 11.)
+func TestSymlinksOutOfRoot(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need privileges on Windows")
+	}
+	ctx := t.Context()
+	base := t.TempDir()
+	outside := filepath.Join(base, "elsewhere")
+	root := filepath.Join(base, "table")
+	for _, d := range []string{outside, filepath.Join(root, "_delta_log"), filepath.Join(root, "inner")} {
+		if err := os.MkdirAll(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{filepath.Join(outside, "precious.parquet"), filepath.Join(root, "inner", "a.parquet")} {
+		if err := os.WriteFile(f, []byte("x"), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustLink := func(target, name string) {
+		t.Helper()
+		if err := os.Symlink(target, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustLink(outside, filepath.Join(root, "_delta_log", "_sidecars"))     // absolute, out
+	mustLink("../../elsewhere", filepath.Join(root, "_delta_log", "rel")) // relative, out
+	mustLink("../inner", filepath.Join(root, "_delta_log", "in"))         // stays inside
+	mustLink(root, filepath.Join(base, "rootlink"))                       // the root itself a link
+
+	tests := []struct {
+		root, dir string
+		wantList  []string // nil with wantErr
+		wantErr   bool
+	}{
+		{root, "_delta_log/_sidecars/", nil, true},
+		{root, "_delta_log/rel/", nil, true},
+		{root, "_delta_log/in/", []string{"_delta_log/in/a.parquet"}, false},
+		{root, "inner/", []string{"inner/a.parquet"}, false},
+		{filepath.Join(base, "rootlink"), "inner/", []string{"inner/a.parquet"}, false},
+		{filepath.Join(base, "rootlink"), "_delta_log/_sidecars/", nil, true},
+		{root, "missing/", nil, false},
+	}
+	for _, tc := range tests {
+		s, err := local.New(tc.root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		var listErr error
+		for obj, err := range s.List(ctx, tc.dir, "") {
+			if err != nil {
+				listErr = err
+				break
+			}
+			got = append(got, obj.Key)
+		}
+		if tc.wantErr {
+			if !errors.Is(listErr, logstore.ErrPermission) || len(got) != 0 {
+				t.Errorf("%s: List(%s) = %q, %v; want nothing and ErrPermission", tc.root, tc.dir, got, listErr)
+			}
+			key := tc.dir + "precious.parquet"
+			if err := s.Delete(ctx, key); !errors.Is(err, logstore.ErrPermission) {
+				t.Errorf("%s: Delete(%s) = %v, want ErrPermission", tc.root, key, err)
+			}
+		} else if listErr != nil || !slices.Equal(got, tc.wantList) {
+			t.Errorf("%s: List(%s) = %q, %v; want %q", tc.root, tc.dir, got, listErr, tc.wantList)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "precious.parquet")); err != nil {
+		t.Errorf("the file outside the root: %v", err)
+	}
+	// Deleting a link removes the link, not what it points to; deleting
+	// through a link that stays inside works.
+	s, _ := local.New(root)
+	if err := s.Delete(ctx, "_delta_log/_sidecars"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "_delta_log", "_sidecars")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the link is still there: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "precious.parquet")); err != nil {
+		t.Errorf("deleting the link reached its target: %v", err)
+	}
+	if err := s.Delete(ctx, "_delta_log/in/a.parquet"); err != nil {
+		t.Errorf("delete through a link inside the root: %v", err)
+	}
+}
