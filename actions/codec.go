@@ -40,28 +40,36 @@ func EachAction(name string, data []byte, fn func(a *Action) error) error {
 		} else {
 			line, data = data, nil
 		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		var a Action
-		if err := json.Unmarshal(line, &a); err != nil {
-			return &deltaerr.CorruptError{Path: name, Reason: fmt.Sprintf("line %d is not a valid action", lineNo), Err: err}
-		}
-		if a.IsEmpty() {
-			continue
-		}
-		if err := a.Check(); err != nil {
-			return &deltaerr.CorruptError{Path: name, Reason: fmt.Sprintf("line %d", lineNo), Err: err}
-		}
-		if err := rules.see(&a); err != nil {
-			return &deltaerr.CorruptError{Path: name, Reason: fmt.Sprintf("line %d", lineNo), Err: err}
-		}
-		if err := fn(&a); err != nil {
+		if err := decodeLine(name, lineNo, line, &rules, fn); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// decodeLine decodes line lineNo of file name, if it is not blank, checks
+// it against the protocol's rules for one action and, with rules, for one
+// commit (see Check), and hands its action to fn unless it is of an
+// unknown kind.
+func decodeLine(name string, lineNo int, line []byte, rules *commitRules, fn func(a *Action) error) error {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil
+	}
+	var a Action
+	if err := json.Unmarshal(line, &a); err != nil {
+		return &deltaerr.CorruptError{Path: name, Reason: fmt.Sprintf("line %d is not a valid action", lineNo), Err: err}
+	}
+	if a.IsEmpty() {
+		return nil
+	}
+	if err := a.Check(); err != nil {
+		return &deltaerr.CorruptError{Path: name, Reason: fmt.Sprintf("line %d", lineNo), Err: err}
+	}
+	if err := rules.see(&a); err != nil {
+		return &deltaerr.CorruptError{Path: name, Reason: fmt.Sprintf("line %d", lineNo), Err: err}
+	}
+	return fn(&a)
 }
 
 // EncodeCommit encodes actions as the newline-delimited JSON of a commit

@@ -164,12 +164,8 @@ func sidecarKey(from, p string) (string, error) {
 // readJSON reads a V2 checkpoint in its JSON form, returning the sidecar
 // actions found when follow is set.
 func readJSON(ctx context.Context, store logstore.Store, key string, want ActionSet, follow bool, out *emitter) ([]actions.Sidecar, error) {
-	data, err := store.Get(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: reading %s: %w", key, err)
-	}
 	var sidecars []actions.Sidecar
-	err = actions.EachAction(key, data, func(a *actions.Action) error {
+	err := actions.ReadActions(key, logstore.NewWindowReader(ctx, store, key, 0), func(a *actions.Action) error {
 		if follow && a.Sidecar != nil {
 			sidecars = append(sidecars, *a.Sidecar)
 		}

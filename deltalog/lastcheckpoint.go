@@ -26,17 +26,28 @@ type LastCheckpoint struct {
 	V2Checkpoint  json.RawMessage `json:"v2Checkpoint,omitempty"`
 }
 
+// MaxLastCheckpointBytes caps the _last_checkpoint hint: a real one is a
+// few hundred bytes (a V2 checkpoint's inlined action adds a few KiB), and a
+// larger file is corrupt, not read whole.
+const MaxLastCheckpointBytes = 1 << 20
+
 // ReadLastCheckpoint reads and decodes the _last_checkpoint hint. It returns
 // (nil, nil) when the file is absent, and a *deltaerr.CorruptError when it
-// cannot be decoded or its checksum does not match; callers fall back to a
+// cannot be decoded, is larger than MaxLastCheckpointBytes or its
+// checksum does not match; callers fall back to a
 // full listing in both cases.
 func ReadLastCheckpoint(ctx context.Context, store logstore.Store) (*LastCheckpoint, error) {
-	data, err := store.Get(ctx, LastCheckpointKey)
+	// One byte past the cap tells a file that is too big from one that is
+	// just at it, without reading more of a huge (or sparse) file.
+	data, err := store.GetRange(ctx, LastCheckpointKey, 0, MaxLastCheckpointBytes+1)
 	if errors.Is(err, logstore.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", LastCheckpointKey, err)
+	}
+	if len(data) > MaxLastCheckpointBytes {
+		return nil, deltaerr.Corruptf(LastCheckpointKey, "larger than %d bytes", MaxLastCheckpointBytes)
 	}
 	var lc LastCheckpoint
 	if err := json.Unmarshal(data, &lc); err != nil {

@@ -176,15 +176,10 @@ func (c *Changes) tasks(ctx context.Context) iter.Seq2[*fileRead, error] {
 		ictFrom, ict := s.snap.InCommitTimestampsFrom()
 		for v := c.start; v <= c.end; v++ {
 			key := deltalog.CommitKey(v)
-			data, err := s.store.Get(ctx, key)
-			if err != nil {
-				if errors.Is(err, logstore.ErrNotFound) {
-					err = fmt.Errorf("commit %d is no longer in the log: %w: %w", v, deltaerr.ErrVersionNotFound, err)
-				}
-				yield(nil, err)
-				return
+			acts, err := actions.DecodeCommitReader(key, logstore.NewWindowReader(ctx, s.store, key, 0))
+			if errors.Is(err, logstore.ErrNotFound) {
+				err = fmt.Errorf("commit %d is no longer in the log: %w: %w", v, deltaerr.ErrVersionNotFound, err)
 			}
-			acts, err := actions.DecodeCommit(key, data)
 			if err != nil {
 				yield(nil, err)
 				return

@@ -90,12 +90,8 @@ var errStop = errors.New("stop")
 // readCommitInfo returns the commitInfo of a commit file, or nil if it has
 // none.
 func readCommitInfo(ctx context.Context, store logstore.Store, key string) (*actions.CommitInfo, error) {
-	data, err := store.Get(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", key, err)
-	}
 	var ci *actions.CommitInfo
-	err = actions.EachAction(key, data, func(a *actions.Action) error {
+	err := actions.ReadActions(key, logstore.NewWindowReader(ctx, store, key, 0), func(a *actions.Action) error {
 		if a.CommitInfo != nil {
 			c := *a.CommitInfo
 			ci = &c

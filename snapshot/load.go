@@ -227,15 +227,14 @@ func (r *replay) applyCommits(ctx context.Context, store logstore.Store, commits
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			data, err := store.Get(ctx, f.Key)
-			if err != nil {
-				if errors.Is(err, logstore.ErrNotFound) {
-					err = fmt.Errorf("commit %s vanished after listing: %w: %w", f.Key, deltaerr.ErrMissingLogFile, err)
-				}
-				errs[i] = err
-				return
+			// Streamed in windows, so a huge or sparse commit file costs
+			// a line's worth of memory and a corrupt-file error, not all
+			// of the machine's memory.
+			acts, err := actions.DecodeCommitReader(f.Key, logstore.NewWindowReader(ctx, store, f.Key, 0))
+			if errors.Is(err, logstore.ErrNotFound) {
+				err = fmt.Errorf("commit %s vanished after listing: %w: %w", f.Key, deltaerr.ErrMissingLogFile, err)
 			}
-			decoded[i], errs[i] = actions.DecodeCommit(f.Key, data)
+			decoded[i], errs[i] = acts, err
 		}()
 	}
 	wg.Wait()

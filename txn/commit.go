@@ -258,15 +258,16 @@ func (t *Transaction) resolve(ctx context.Context, store logstore.Store, st *att
 	for v := version; ; v++ {
 		w := first
 		if v != version || w == nil {
-			data, err := store.Get(ctx, deltalog.CommitKey(v))
+			var err error
+			w, err = readWinner(ctx, store, v)
 			if errors.Is(err, logstore.ErrNotFound) {
 				break
 			}
 			if err != nil {
+				if errors.Is(err, deltaerr.ErrCorrupt) {
+					return 0, nil, err
+				}
 				return 0, nil, t.unknownIf(st, v, fmt.Errorf("reading winning commit %d: %w", v, err))
-			}
-			if w, err = decodeWinner(v, data); err != nil {
-				return 0, nil, err
 			}
 		}
 		if w.txnID() == t.id {
@@ -309,13 +310,13 @@ func (t *Transaction) readBack(ctx context.Context, store logstore.Store, versio
 				return nil, serr
 			}
 		}
-		var data []byte
-		data, err = store.Get(ctx, deltalog.CommitKey(version))
+		var w *winner
+		w, err = readWinner(ctx, store, version)
 		switch {
 		case errors.Is(err, logstore.ErrNotFound):
 			return nil, nil
-		case err == nil:
-			return decodeWinner(version, data)
+		case err == nil, errors.Is(err, deltaerr.ErrCorrupt):
+			return w, err
 		}
 	}
 	return nil, err

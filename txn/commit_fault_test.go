@@ -29,7 +29,7 @@ const commitKeys = "_delta_log/*.json"
 
 func TestCommitFault(t *testing.T) {
 	put := faultstore.OpPutIfAbsent
-	get := faultstore.OpGet
+	get := faultstore.OpGet | faultstore.OpGetRange // commits are read in windows
 	cases := []struct {
 		name  string
 		rules []faultstore.Rule

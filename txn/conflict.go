@@ -1,12 +1,14 @@
 package txn
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/tableconfig"
@@ -60,9 +62,13 @@ type winner struct {
 	domains    []actions.DomainMetadata
 }
 
-func decodeWinner(version int64, data []byte) (*winner, error) {
+// readWinner reads and decodes the commit at version, streamed (see
+// actions.ReadActions). A missing commit gives an error matching
+// logstore.ErrNotFound; one that does not decode, a *deltaerr.CorruptError.
+func readWinner(ctx context.Context, store logstore.Store, version int64) (*winner, error) {
+	key := deltalog.CommitKey(version)
 	w := &winner{version: version}
-	err := actions.EachAction(deltalog.CommitKey(version), data, func(a *actions.Action) error {
+	err := actions.ReadActions(key, logstore.NewWindowReader(ctx, store, key, 0), func(a *actions.Action) error {
 		switch {
 		case a.CommitInfo != nil:
 			if w.commitInfo == nil {

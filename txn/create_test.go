@@ -137,7 +137,7 @@ func TestBeginCreateRace(t *testing.T) {
 // error finds its own commit 0 and succeeds; one whose read-back fails
 // says the outcome is unknown, not that the table exists.
 func TestBeginCreateAmbiguousPut(t *testing.T) {
-	put, get := faultstore.OpPutIfAbsent, faultstore.OpGet
+	put, get := faultstore.OpPutIfAbsent, faultstore.OpGet|faultstore.OpGetRange
 	for _, c := range []struct {
 		name    string
 		rules   []faultstore.Rule

@@ -231,4 +231,12 @@ func (s *faultStore) Get(ctx context.Context, key string) ([]byte, error) {
 	return s.Store.Get(ctx, key)
 }
 
+// GetRange fails as Get does: commits are read in GetRange windows.
+func (s *faultStore) GetRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
+	if s.getFail != nil && s.getFail(key) {
+		return nil, errInjected
+	}
+	return s.Store.GetRange(ctx, key, off, n)
+}
+
 func ptr[T any](v T) *T { return &v }

@@ -118,6 +118,12 @@
 // 0 on success; 1 when the table cannot be read (the message is printed as
 // one line "delta: <error>" on standard error); 2 for a usage error, such as
 // an unknown flag, a malformed --timestamp or a missing TABLE argument.
+//
+// SIGINT (Ctrl-C) or SIGTERM cancels the command: it stops where it is (a
+// commit already sent may land or not, as after a crash) and exits with
+// 128 plus the signal's number (130, 143). A command blocked where
+// cancelling cannot reach it (reading input from a pipe that sends nothing)
+// exits so anyway after 3 s, and a second signal ends the process at once.
 package main
 
 import (
@@ -135,6 +141,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -156,14 +163,45 @@ const (
 	exitUsage   = 2 // the command line is wrong
 )
 
+// interruptGrace is how long a command may take to stop after SIGINT or
+// SIGTERM cancelled its context, before the process exits anyway: a call
+// blocked where no context reaches (a read of a pipe or terminal, a hung
+// network file system) must not make the signal a no-op.
+const interruptGrace = 3 * time.Second
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// Warnings of the library (a checkpoint skipped, say) go to standard
 	// error as single lines, like the CLI's own errors.
 	slog.SetDefault(slog.New(newWarnHandler(os.Stderr)))
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var sig atomic.Value // the signal received, if any
+	go func() {
+		s := <-sigs
+		sig.Store(s)
+		// From here a second signal has its default effect (the process
+		// ends at once), and the command is asked to stop.
+		signal.Stop(sigs)
+		cancel()
+		time.Sleep(interruptGrace)
+		fmt.Fprintf(os.Stderr, "delta: %v: the command did not stop within %v; exiting\n", s, interruptGrace)
+		os.Exit(signalExit(s))
+	}()
 	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	if s, ok := sig.Load().(os.Signal); ok {
+		code = signalExit(s)
+	}
 	os.Exit(code)
+}
+
+// signalExit is the exit status of a process ended by s, as a shell
+// reports it: 128 plus the signal's number.
+func signalExit(s os.Signal) int {
+	if n, ok := s.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return exitFailure
 }
 
 // run executes the command line args (without the program name) and

@@ -61,6 +61,11 @@
 // skips directories. A key cannot be both a file and a directory here, so a
 // write that would need that fails, as the logstore contract warns.
 //
+// Only regular files are objects: a named pipe, socket or device file (or a
+// link to one) is refused with ErrNotRegular by Get, GetRange and Stat
+// before it is read, since reading a pipe with no writer blocks forever and
+// a device may never end, and List skips it.
+//
 // # Symbolic links
 //
 // Symbolic links are followed, and one to a file counts as that file, with
@@ -277,22 +282,54 @@ func wrapRead(_, _ string, err error) error {
 	return fmt.Errorf("logstore/local: %w", err)
 }
 
+// ErrNotRegular is returned (wrapped, with the path) by Get, GetRange and
+// Stat for a file that is neither a regular file nor a directory: a named
+// pipe, a socket, a device. Such a file is no object; reading it could
+// block forever (a pipe with no writer) or never end (/dev/zero), so it is
+// refused before it is read. A directory gives ErrNotFound instead, as the
+// Store contract says.
+var ErrNotRegular = errors.New("not a regular file")
+
+// checkRegular returns the error for fi, the file at p, unless it is a
+// regular file.
+func checkRegular(op, key, p string, fi fs.FileInfo) error {
+	switch {
+	case fi.Mode().IsRegular():
+		return nil
+	case fi.IsDir():
+		return wrapRead(op, key, &fs.PathError{Op: op, Path: p, Err: fs.ErrNotExist})
+	}
+	return wrap(op, key, &fs.PathError{Op: op, Path: p, Err: fmt.Errorf("%w (mode %v)", ErrNotRegular, fi.Mode().Type())})
+}
+
 // open opens file p of an object for reading. A directory is not an
-// object, and gives ErrNotFound.
+// object, and gives ErrNotFound; any other file that is not a regular file
+// gives ErrNotRegular, and is not opened in the normal way: the file is
+// stat'ed first, then opened with O_NONBLOCK where the system has it (so
+// that a named pipe put there in between does not wait for a writer), then
+// checked again through the open descriptor.
 func open(op, key, p string) (*os.File, fs.FileInfo, error) {
-	f, err := os.Open(p)
+	fi, err := os.Stat(p)
 	if err != nil {
 		return nil, nil, wrapRead(op, key, err)
 	}
-	fi, err := f.Stat()
+	if err := checkRegular(op, key, p, fi); err != nil {
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
-		f.Close()
 		return nil, nil, wrapRead(op, key, err)
 	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, wrapRead(op, key, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist})
+	if fi, err = f.Stat(); err == nil {
+		err = checkRegular(op, key, p, fi)
+	} else {
+		err = wrapRead(op, key, err)
 	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	// O_NONBLOCK has no effect on the reads of a regular file.
 	return f, fi, nil
 }
 
@@ -345,11 +382,11 @@ func (s *Store) Stat(ctx context.Context, key string) (logstore.ObjectInfo, erro
 		return logstore.ObjectInfo{}, err
 	}
 	fi, err := os.Stat(p)
-	if err == nil && !fi.Mode().IsRegular() {
-		err = &fs.PathError{Op: "stat", Path: p, Err: fs.ErrNotExist}
-	}
 	if err != nil {
 		return logstore.ObjectInfo{}, wrapRead("stat", key, err)
+	}
+	if err := checkRegular("stat", key, p, fi); err != nil {
+		return logstore.ObjectInfo{}, err
 	}
 	return logstore.ObjectInfo{Key: key, Size: fi.Size(), ModTime: fi.ModTime()}, nil
 }
