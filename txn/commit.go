@@ -14,7 +14,6 @@ import (
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
-	"github.com/godelta/delta/tableconfig"
 )
 
 // Backoff between attempts: full jitter over an exponential bound, capped.
@@ -53,13 +52,10 @@ func (t *Transaction) Commit(ctx context.Context) (CommitResult, error) {
 	if err != nil {
 		return CommitResult{}, err
 	}
-	// The configuration in force at the new version: no winner changed
-	// it, or the conflict checks would have failed the commit (validate
-	// built it once already, so it cannot fail here).
-	cfg, err := t.newConfig()
-	if err != nil {
-		return CommitResult{}, err
-	}
+	// The configuration in force at the new version (validate built it):
+	// no winner changed it, or the conflict checks would have failed the
+	// commit.
+	cfg := t.config
 	return CommitResult{
 		Version:    l.version,
 		Timestamp:  time.UnixMilli(l.ts).UTC(),
@@ -369,15 +365,10 @@ func (t *Transaction) initialState(ctx context.Context) (*attemptState, error) {
 		p = *t.protocol // validate checked it is staged
 	}
 	// In-commit timestamps as the table reads them before this commit, or
-	// as a create sets them up.
-	var cfg *tableconfig.Config
+	// as a create sets them up (the staged configuration validate built).
+	cfg := t.config
 	if t.snap != nil {
 		cfg = t.snap.Config()
-	} else {
-		var err error
-		if cfg, err = t.newConfig(); err != nil {
-			return nil, err
-		}
 	}
 	st := &attemptState{
 		level:  t.isolation(),

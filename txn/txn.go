@@ -135,6 +135,9 @@ type Transaction struct {
 	rowsChecked bool
 
 	done bool
+	// config is the table's configuration once this transaction commits
+	// (newConfig), built once by validate.
+	config *tableconfig.Config
 }
 
 func init() {
@@ -335,6 +338,7 @@ func (t *Transaction) validate() error {
 	if err != nil {
 		return err
 	}
+	t.config = cfg
 	appendOnly := cfg.AppendOnly()
 	for i := range t.removes {
 		r := &t.removes[i]
