@@ -98,6 +98,11 @@ func (t *Table) Append(ctx context.Context, batches iter.Seq2[RowBatch, error], 
 	if err != nil {
 		return CommitResult{}, err
 	}
+	return t.appendOn(ctx, snap, batches, opts)
+}
+
+// appendOn is Append planned on snap, a writable snapshot of t.
+func (t *Table) appendOn(ctx context.Context, snap *Snapshot, batches iter.Seq2[RowBatch, error], opts WriteOptions) (CommitResult, error) {
 	res, err := write.Append(ctx, snap, batches, t.commitOptions(opts, nil))
 	if err != nil {
 		return CommitResult{}, err
@@ -129,6 +134,11 @@ func (t *Table) Overwrite(ctx context.Context, batches iter.Seq2[RowBatch, error
 	if err != nil {
 		return CommitResult{}, err
 	}
+	return t.overwriteOn(ctx, snap, batches, opts)
+}
+
+// overwriteOn is Overwrite planned on snap, a writable snapshot of t.
+func (t *Table) overwriteOn(ctx context.Context, snap *Snapshot, batches iter.Seq2[RowBatch, error], opts OverwriteOptions) (CommitResult, error) {
 	res, err := write.Overwrite(ctx, snap, batches, t.commitOptions(opts.WriteOptions, opts.ReplaceWhere))
 	if errors.Is(err, ErrAppendOnly) {
 		return CommitResult{}, fmt.Errorf("overwrite of %s: %w", logstore.RedactURI(t.uri), err)

@@ -38,25 +38,25 @@ type FileSchemaError = write.FileSchemaError
 // a null in a NOT NULL column is a *ConstraintError. For a slice, pass
 // slices.Values(rows). rows is consumed once, a batch at a time.
 //
-// The batches are shaped by the schema of the latest snapshot at the call;
-// a schema change committed between that and the append makes the append
-// fail (ErrBatch, or a conflict), never write to the wrong columns.
+// The batches are shaped by the schema of the snapshot the append is
+// planned on (one load, as Append's); a schema change committed after it
+// is a conflict, as for Append, never a write to the wrong columns.
 func AppendStructs[T any](ctx context.Context, t *Table, rows iter.Seq[T], opts WriteOptions) (CommitResult, error) {
-	snap, err := t.Snapshot(ctx)
+	snap, err := t.writableSnapshot(ctx)
 	if err != nil {
 		return CommitResult{}, err
 	}
-	return t.Append(ctx, write.StructBatches(snap.Schema(), rows, 0), opts)
+	return t.appendOn(ctx, snap, write.StructBatches(snap.Schema(), rows, 0), opts)
 }
 
 // OverwriteStructs is Overwrite of rows given as Go structs, mapped as
 // AppendStructs maps them.
 func OverwriteStructs[T any](ctx context.Context, t *Table, rows iter.Seq[T], opts OverwriteOptions) (CommitResult, error) {
-	snap, err := t.Snapshot(ctx)
+	snap, err := t.writableSnapshot(ctx)
 	if err != nil {
 		return CommitResult{}, err
 	}
-	return t.Overwrite(ctx, write.StructBatches(snap.Schema(), rows, 0), opts)
+	return t.overwriteOn(ctx, snap, write.StructBatches(snap.Schema(), rows, 0), opts)
 }
 
 // FileStats returns the add action of a Parquet file that the program
