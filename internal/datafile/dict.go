@@ -42,8 +42,9 @@ const maxDictBytes = 1 << 20
 // entry's key (its bytes, without a byte array's length) to its position;
 // dictPages and plainPages count the chunk's pages of each encoding.
 type dict struct {
-	off        bool // no more dictionary pages in this chunk
-	index      map[string]int32
+	off        bool             // no more dictionary pages in this chunk
+	index      map[string]int32 // byte arrays
+	fixed      map[uint64]int32 // 4- and 8-byte values, by their bits
 	values     []byte
 	n          int32
 	dictPages  int32
@@ -52,9 +53,22 @@ type dict struct {
 
 func (d *dict) reset(off bool) {
 	clear(d.index)
+	clear(d.fixed)
 	d.values = d.values[:0]
 	d.n, d.dictPages, d.plainPages = 0, 0, 0
 	d.off = off
+}
+
+// fixedWidth returns the width of l's PLAIN-encoded values when it is 4
+// or 8 bytes, else 0.
+func (l *wleaf) fixedWidth() int {
+	switch l.phys {
+	case format.Int32, format.Float:
+		return 4
+	case format.Int64, format.Double:
+		return 8
+	}
+	return 0
 }
 
 // next returns the extent of the PLAIN-encoded value of l at vals[off:]:
@@ -81,22 +95,45 @@ func (w *Writer) dictEncode(l *wleaf) ([]byte, bool) {
 		return nil, false
 	}
 	p := &l.page
-	if d.index == nil {
-		d.index = make(map[string]int32)
-	}
 	mark, markN := len(d.values), d.n
 	ids := w.scratch.ids[:0]
-	for off, i := 0, 0; i < p.nvals; i++ {
-		key, end := l.next(p.vals, off)
-		id, ok := d.index[string(key)]
-		if !ok {
-			id = d.n
-			d.index[string(key)] = id
-			d.values = append(d.values, p.vals[off:end]...)
-			d.n++
+	switch width := l.fixedWidth(); width {
+	case 4, 8:
+		if d.fixed == nil {
+			d.fixed = make(map[uint64]int32)
 		}
-		ids = append(ids, id)
-		off = end
+		for off := 0; off < p.nvals*width; off += width {
+			var key uint64
+			if width == 4 {
+				key = uint64(binary.LittleEndian.Uint32(p.vals[off:]))
+			} else {
+				key = binary.LittleEndian.Uint64(p.vals[off:])
+			}
+			id, ok := d.fixed[key]
+			if !ok {
+				id = d.n
+				d.fixed[key] = id
+				d.values = append(d.values, p.vals[off:off+width]...)
+				d.n++
+			}
+			ids = append(ids, id)
+		}
+	default:
+		if d.index == nil {
+			d.index = make(map[string]int32)
+		}
+		for off, i := 0, 0; i < p.nvals; i++ {
+			key, end := l.next(p.vals, off)
+			id, ok := d.index[string(key)]
+			if !ok {
+				id = d.n
+				d.index[string(key)] = id
+				d.values = append(d.values, p.vals[off:end]...)
+				d.n++
+			}
+			ids = append(ids, id)
+			off = end
+		}
 	}
 	w.scratch.ids = ids
 	if len(d.values) > maxDictBytes {
@@ -126,6 +163,7 @@ func (w *Writer) dictEncode(l *wleaf) ([]byte, bool) {
 func (d *dict) fallBack(size int, n int32) {
 	d.values, d.n, d.off = d.values[:size], n, true
 	clear(d.index)
+	clear(d.fixed)
 }
 
 // dictPage returns the chunk's dictionary page, header and body, or nil
