@@ -122,3 +122,64 @@ func ExampleAll() {
 	// Output:
 	// {ID:2 Name:bob}
 }
+
+// On a table with row tracking, a scan returns each row's stable row id
+// and row commit version as the columns _metadata.row_id and
+// _metadata.row_commit_version.
+func ExampleMetadataRowID() {
+	ctx := context.Background()
+	store := memory.New()
+	defer store.Close()
+	sch, err := schema.ParseDDL("id BIGINT NOT NULL, name STRING")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p, m, err := write.NewTable(write.TableSpec{Schema: sch, Properties: map[string]string{"delta.enableRowTracking": "true"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	create := txn.BeginCreate(store, txn.Options{})
+	create.SetProtocol(p)
+	create.SetMetadata(m)
+	if _, err := create.Commit(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rows := func(yield func(write.Batch, error) bool) {
+		yield(write.Batch{Len: 2, Columns: [][]schema.Value{
+			{schema.LongValue(1), schema.LongValue(2)},
+			{schema.StringValue("ada"), schema.StringValue("bob")},
+		}}, nil)
+	}
+	if _, err := write.Append(ctx, snap, rows, write.CommitOptions{}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if snap, err = snapshot.Load(ctx, store, deltalog.Latest); err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := scan.New(snap, scan.Options{Columns: []string{"name", scan.MetadataRowID, scan.MetadataRowCommitVersion}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for row, err := range s.Rows(ctx) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		v := row.Values()
+		fmt.Printf("%s: row id %s, version %s\n", v[0], v[1], v[2])
+	}
+	// Output:
+	// ada: row id 0, version 1
+	// bob: row id 1, version 1
+}
