@@ -353,7 +353,7 @@ func (w *Writer) cutPage(l *wleaf) error {
 	}
 	vals, encoding := p.vals, format.Plain
 	if ids, ok := w.dictEncode(l); ok {
-		vals, encoding = ids, format.PlainDictionary
+		vals, encoding = ids, plainDictionary
 	} else {
 		l.chunk.dict.plainPages++
 	}

@@ -32,6 +32,14 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 )
 
+// plainDictionary is the PLAIN_DICTIONARY encoding (2), of the dictionary
+// page and of the data pages that index it: what parquet-mr's v1 writer,
+// and so Spark, writes. The format has since deprecated it for
+// RLE_DICTIONARY in data pages and PLAIN in dictionary pages, which every
+// reader of the newer name reads too; v1 pages keep the older name that
+// older readers know. Part of the file format: never change it.
+const plainDictionary = format.Encoding(2)
+
 // maxDictBytes bounds a chunk's dictionary page, before compression:
 // parquet-mr's parquet.dictionary.page.size.
 const maxDictBytes = 1 << 20
@@ -185,7 +193,7 @@ func (w *Writer) dictPage(l *wleaf) (page [2][]byte, uncompressed int64, err err
 		Type:                 format.DictionaryPage,
 		UncompressedPageSize: int32(len(d.values)),
 		CompressedPageSize:   int32(len(body)),
-		DictionaryPageHeader: thrift.New(format.DictionaryPageHeader{NumValues: d.n, Encoding: format.PlainDictionary}),
+		DictionaryPageHeader: thrift.New(format.DictionaryPageHeader{NumValues: d.n, Encoding: plainDictionary}),
 	})
 	if err != nil {
 		return page, 0, err
@@ -201,10 +209,10 @@ func (l *wleaf) encodings() ([]format.Encoding, []format.PageEncodingStats) {
 	var encs []format.Encoding
 	var stats []format.PageEncodingStats
 	if d.dictPages > 0 {
-		encs = append(encs, format.PlainDictionary)
+		encs = append(encs, plainDictionary)
 		stats = append(stats,
-			format.PageEncodingStats{PageType: format.DictionaryPage, Encoding: format.PlainDictionary, Count: 1},
-			format.PageEncodingStats{PageType: format.DataPage, Encoding: format.PlainDictionary, Count: d.dictPages})
+			format.PageEncodingStats{PageType: format.DictionaryPage, Encoding: plainDictionary, Count: 1},
+			format.PageEncodingStats{PageType: format.DataPage, Encoding: plainDictionary, Count: d.dictPages})
 	}
 	if d.plainPages > 0 || d.dictPages == 0 {
 		encs = append(encs, format.Plain)

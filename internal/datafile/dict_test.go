@@ -89,11 +89,11 @@ func TestWriteDictionary(t *testing.T) {
 					var wantEncs []format.Encoding
 					switch name {
 					case "low", "f", "d", "n":
-						wantEncs = []format.Encoding{format.PlainDictionary}
+						wantEncs = []format.Encoding{plainDict}
 					case "uniq", "b":
 						wantEncs = []format.Encoding{format.Plain}
 					case "big":
-						wantEncs = []format.Encoding{format.PlainDictionary, format.Plain}
+						wantEncs = []format.Encoding{plainDict, format.Plain}
 						if len(pages) < 3 || i > 0 {
 							// A row group of 4 MiB may end before the
 							// dictionary fills: not checked there.
@@ -113,5 +113,8 @@ func TestWriteDictionary(t *testing.T) {
 		})
 	}
 }
+
+// plainDict is PLAIN_DICTIONARY, whose parquet-go name is deprecated.
+const plainDict = format.Encoding(2)
 
 func big0(x int64) *big.Int { return big.NewInt(x) }

@@ -407,10 +407,10 @@ func dataPages(t *testing.T, data []byte, cc format.ColumnChunk) []format.PageHe
 			t.Fatal(err)
 		}
 		if h.Type == format.DictionaryPage {
-			if at != md.DictionaryPageOffset || len(out) > 0 || !h.DictionaryPageHeader.Valid || h.DictionaryPageHeader.V.Encoding != format.PlainDictionary {
+			if at != md.DictionaryPageOffset || len(out) > 0 || !h.DictionaryPageHeader.Valid || h.DictionaryPageHeader.V.Encoding != plainDict {
 				t.Fatalf("column %v: dictionary page %+v at %d (dictionary offset %d) after %d data pages", md.PathInSchema, h, at, md.DictionaryPageOffset, len(out))
 			}
-			counts[[2]int32{int32(h.Type), int32(format.PlainDictionary)}]++
+			counts[[2]int32{int32(h.Type), int32(plainDict)}]++
 			continue
 		}
 		if h.Type != format.DataPage || !h.DataPageHeader.Valid {
@@ -421,7 +421,7 @@ func dataPages(t *testing.T, data []byte, cc format.ColumnChunk) []format.PageHe
 		}
 		dp := h.DataPageHeader.V
 		switch {
-		case dp.Encoding == format.PlainDictionary && md.DictionaryPageOffset != 0 && counts[[2]int32{int32(format.DataPage), int32(format.Plain)}] == 0:
+		case dp.Encoding == plainDict && md.DictionaryPageOffset != 0 && counts[[2]int32{int32(format.DataPage), int32(format.Plain)}] == 0:
 		case dp.Encoding == format.Plain:
 		default:
 			t.Fatalf("column %v: data page %d encoded %v (dictionary offset %d)", md.PathInSchema, len(out), dp.Encoding, md.DictionaryPageOffset)
