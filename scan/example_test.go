@@ -19,12 +19,24 @@ import (
 // exampleTable creates a table partitioned by country in a memory store and
 // appends three rows with package write.
 func exampleTable(ctx context.Context) (logstore.Store, error) {
+	return newExampleTable(ctx, "id BIGINT NOT NULL, name STRING, country STRING",
+		write.TableSpec{PartitionColumns: []string{"country"}}, [][]schema.Value{
+			{schema.LongValue(1), schema.LongValue(2), schema.LongValue(3)},
+			{schema.StringValue("ada"), schema.StringValue("bob"), schema.StringValue("cyd")},
+			{schema.StringValue("FR"), schema.StringValue("DE"), schema.StringValue("FR")},
+		})
+}
+
+// newExampleTable creates a table of schema ddl (and spec's partitions and
+// properties) in a memory store and appends cols, one slice per column.
+func newExampleTable(ctx context.Context, ddl string, spec write.TableSpec, cols [][]schema.Value) (logstore.Store, error) {
 	store := memory.New()
-	sch, err := schema.ParseDDL("id BIGINT NOT NULL, name STRING, country STRING")
+	sch, err := schema.ParseDDL(ddl)
 	if err != nil {
 		return nil, err
 	}
-	p, m, err := write.NewTable(write.TableSpec{Schema: sch, PartitionColumns: []string{"country"}})
+	spec.Schema = sch
+	p, m, err := write.NewTable(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -39,11 +51,7 @@ func exampleTable(ctx context.Context) (logstore.Store, error) {
 		return nil, err
 	}
 	rows := func(yield func(write.Batch, error) bool) {
-		yield(write.Batch{Len: 3, Columns: [][]schema.Value{
-			{schema.LongValue(1), schema.LongValue(2), schema.LongValue(3)},
-			{schema.StringValue("ada"), schema.StringValue("bob"), schema.StringValue("cyd")},
-			{schema.StringValue("FR"), schema.StringValue("DE"), schema.StringValue("FR")},
-		}}, nil)
+		yield(write.Batch{Len: len(cols[0]), Columns: cols}, nil)
 	}
 	_, err = write.Append(ctx, snap, iter.Seq2[write.Batch, error](rows), write.CommitOptions{})
 	return store, err
@@ -128,41 +136,18 @@ func ExampleAll() {
 // _metadata.row_commit_version.
 func ExampleMetadataRowID() {
 	ctx := context.Background()
-	store := memory.New()
-	defer store.Close()
-	sch, err := schema.ParseDDL("id BIGINT NOT NULL, name STRING")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	p, m, err := write.NewTable(write.TableSpec{Schema: sch, Properties: map[string]string{"delta.enableRowTracking": "true"}})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	create := txn.BeginCreate(store, txn.Options{})
-	create.SetProtocol(p)
-	create.SetMetadata(m)
-	if _, err := create.Commit(ctx); err != nil {
-		fmt.Println(err)
-		return
-	}
-	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	rows := func(yield func(write.Batch, error) bool) {
-		yield(write.Batch{Len: 2, Columns: [][]schema.Value{
+	store, err := newExampleTable(ctx, "id BIGINT NOT NULL, name STRING",
+		write.TableSpec{Properties: map[string]string{"delta.enableRowTracking": "true"}}, [][]schema.Value{
 			{schema.LongValue(1), schema.LongValue(2)},
 			{schema.StringValue("ada"), schema.StringValue("bob")},
-		}}, nil)
-	}
-	if _, err := write.Append(ctx, snap, rows, write.CommitOptions{}); err != nil {
+		})
+	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	if snap, err = snapshot.Load(ctx, store, deltalog.Latest); err != nil {
+	defer store.Close()
+	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
+	if err != nil {
 		fmt.Println(err)
 		return
 	}
