@@ -28,7 +28,7 @@ import (
 func TestWriteDictionary(t *testing.T) {
 	dec := schema.DecimalType{Precision: 20, Scale: 2} // FIXED_LEN_BYTE_ARRAY
 	sch := st(fld("low", schema.String), req("uniq", schema.Long), fld("big", schema.String),
-		fld("f", schema.Double), fld("d", dec), fld("b", schema.Boolean), fld("n", schema.Integer))
+		fld("f", schema.Double), fld("d", dec), fld("b", schema.Boolean), fld("n", schema.Integer), fld("c", schema.String))
 	const n = 30000
 	rows := make([][]schema.Value, n)
 	want := make([][]string, len(sch.Fields))
@@ -45,13 +45,14 @@ func TestWriteDictionary(t *testing.T) {
 			nv = schema.IntegerValue(int32(i % 4))
 			nDef, nStr = 1, pI32(int32(i%4))
 		}
-		rows[i] = []schema.Value{str(low), i64(int64(i)), str(big), schema.DoubleValue(float64(i % 3)), d, schema.BooleanValue(i%2 == 0), nv}
+		rows[i] = []schema.Value{str(low), i64(int64(i)), str(big), schema.DoubleValue(float64(i % 3)), d, schema.BooleanValue(i%2 == 0), nv, str("same")}
 		want[0] = append(want[0], lv(0, 1, pStr(low)))
 		want[1] = append(want[1], lv(0, 0, pI64(int64(i))))
 		want[2] = append(want[2], lv(0, 1, pStr(big)))
 		want[3] = append(want[3], lv(0, 1, pF64(float64(i%3))))
 		want[5] = append(want[5], lv(0, 1, pBool(i%2 == 0)))
 		want[6] = append(want[6], lv(0, nDef, nStr))
+		want[7] = append(want[7], lv(0, 1, pStr("same"))) // one entry: indexes of bit width 0
 	}
 	for _, c := range []struct {
 		name string
@@ -88,7 +89,7 @@ func TestWriteDictionary(t *testing.T) {
 					}
 					var wantEncs []format.Encoding
 					switch name {
-					case "low", "f", "d", "n":
+					case "low", "f", "d", "n", "c":
 						wantEncs = []format.Encoding{plainDict}
 					case "uniq", "b":
 						wantEncs = []format.Encoding{format.Plain}
@@ -106,7 +107,7 @@ func TestWriteDictionary(t *testing.T) {
 				}
 			}
 			got := parquetGoColumns(t, data)
-			for _, k := range []int{0, 1, 2, 3, 5, 6} {
+			for _, k := range []int{0, 1, 2, 3, 5, 6, 7} {
 				compareColumns(t, []string{sch.Fields[k].Name}, got[k:k+1], want[k:k+1])
 			}
 			checkRows(t, readAll(t, data, sch, datafile.ReadOptions{}), rows)
