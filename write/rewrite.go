@@ -102,7 +102,9 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 	if err != nil {
 		return out, err
 	}
-	data.materialize(snap.Config())
+	if err := data.materialize(snap.Config()); err != nil {
+		return out, err
+	}
 	ropts := scan.Options{TableURI: opts.TableURI}
 	if data.tracked {
 		// Each row's stable row id and row commit version, to copy.

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/logstore"
@@ -255,15 +256,21 @@ func newRowWriter(snap *snapshot.Snapshot, opts Options, change string) (*rowWri
 // field ids and without statistics, as Spark writes them. Rows then go
 // through addTracked. A table that names no columns (a writer that
 // enabled row tracking without them broke the protocol) gets none, and
-// its rewritten rows fresh ids.
-func (w *rowWriter) materialize(cfg *tableconfig.Config) {
+// its rewritten rows fresh ids. A name that is also a column of the table
+// (Spark refuses to assign one) is deltaerr.ErrCorrupt.
+func (w *rowWriter) materialize(cfg *tableconfig.Config) error {
 	if w.change != "" || !cfg.RowTracking() {
-		return
+		return nil
 	}
 	id, ok := cfg.MaterializedRowIDColumn()
 	version, ok2 := cfg.MaterializedRowCommitVersionColumn()
 	if !ok || !ok2 {
-		return
+		return nil
+	}
+	for _, name := range []string{id, version} {
+		if _, clash := w.physical.Field(name); clash {
+			return fmt.Errorf("write: the hidden row tracking column %q is also a column of the table: %w", name, deltaerr.ErrCorrupt)
+		}
 	}
 	n := len(w.physical.Fields)
 	w.physical = &schema.StructType{Fields: append(w.physical.Fields[:n:n],
@@ -271,6 +278,7 @@ func (w *rowWriter) materialize(cfg *tableconfig.Config) {
 		schema.StructField{Name: version, Type: schema.Long, Nullable: true})}
 	w.wopts.Stats.Exclude = []string{id, version}
 	w.tracked = true
+	return nil
 }
 
 // statsOptions applies delta.dataSkippingNumIndexedCols and

@@ -2,11 +2,13 @@ package write
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"testing"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/internal/datafile"
@@ -220,5 +222,25 @@ func TestRowTrackingColumnsNeedRowTracking(t *testing.T) {
 	snap := newSnapshot(t, rewriteSpec(false))
 	if _, err := scan.New(snap, scan.Options{Columns: []string{scan.MetadataRowID}}); err == nil {
 		t.Error("row ids of a table without row tracking: no error")
+	}
+}
+
+// A hidden column named like a table column would give the file two
+// columns of one name: Rewrite refuses it.
+func TestRowTrackingColumnClash(t *testing.T) {
+	spec := rowTrackingSpec()
+	spec.Properties[tableconfig.KeyMaterializedRowIDColumn] = "v"
+	snap := newSnapshot(t, spec)
+	snap = appendRows(t, snap, "a", 0, 3)
+	var files []*actions.Add
+	for f, err := range snap.Files(t.Context()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	drop := func(*actions.Add, int64, []schema.Value) (Verdict, []schema.Value, error) { return Drop, nil, nil }
+	if _, err := Rewrite(t.Context(), snap, files, drop, RewriteOptions{}); !errors.Is(err, deltaerr.ErrCorrupt) {
+		t.Errorf("Rewrite with a hidden column named v: %v, want ErrCorrupt", err)
 	}
 }
