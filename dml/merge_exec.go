@@ -186,7 +186,7 @@ type merger struct {
 
 	mu         sync.Mutex
 	srcMatched []bool // per source row: some target row matched it
-	counts  map[string]*fileCounts
+	counts     map[string]*fileCounts
 
 	insertErr error
 }
@@ -195,7 +195,7 @@ type merger struct {
 // the file (Rewrite may read a file twice; a pass starts again at a
 // position not after the last one seen).
 type fileCounts struct {
-	last                                       int64
+	last                                         int64
 	matchedUpd, matchedDel, srcUpd, srcDel, kept int64
 }
 

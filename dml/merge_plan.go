@@ -153,9 +153,9 @@ type clauseText struct {
 
 // joinKey is one equality term t.col = s.expr of the condition.
 type joinKey struct {
-	tcol int       // target column index
-	tname string   // target column name
-	sval expr.Expr // source-side value (resolved)
+	tcol  int       // target column index
+	tname string    // target column name
+	sval  expr.Expr // source-side value (resolved)
 }
 
 // newPlan checks spec against the target schema tsch (with its partition
