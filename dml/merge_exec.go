@@ -306,7 +306,8 @@ func (m *merger) filePredicate() expr.Expr {
 		terms = append(terms, m.targetOnly)
 	}
 	if len(m.keys) > 0 && m.noKeys {
-		terms = append(terms, expr.Literal{Value: schema.BooleanValue(false)})
+		// No source row has a whole key: no target row matches.
+		terms = []expr.Expr{expr.Literal{Value: schema.BooleanValue(false)}}
 	}
 	if len(m.keys) > 0 && !m.noKeys {
 		for k, key := range m.keys {
@@ -359,6 +360,9 @@ func (m *merger) candidates(ctx context.Context, pred expr.Expr, tableURI string
 	total, err := m.snap.NumFiles(ctx)
 	if err != nil {
 		return nil, 0, err
+	}
+	if l, ok := pred.(expr.Literal); ok && l.Value.Kind() == schema.KindBoolean && !l.Value.Bool() {
+		return nil, total, nil // no row can match
 	}
 	s, err := scan.New(m.snap, scan.Options{Predicate: pred, TableURI: tableURI})
 	if err != nil {
