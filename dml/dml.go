@@ -193,6 +193,9 @@ type Operation struct {
 	// Metrics, when set, names the metrics for commitInfo; nil means
 	// Metrics.Map(Name).
 	Metrics func(*Metrics) map[string]any
+	// InsertOnly marks an operation that only adds rows (a MERGE with
+	// only NOT MATCHED clauses): an append-only table takes it.
+	InsertOnly bool
 }
 
 // Run runs op on the table snap shows and commits it: the pipeline of the
@@ -201,7 +204,7 @@ type Operation struct {
 func Run(ctx context.Context, snap *snapshot.Snapshot, op Operation, opts Options) (Result, error) {
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
-		if snap.Config().AppendOnly() {
+		if snap.Config().AppendOnly() && !op.InsertOnly {
 			return Result{}, write.ErrAppendOnly
 		}
 		p, m := snap.Protocol(), snap.Metadata()

@@ -3,12 +3,10 @@ package dml
 import (
 	"fmt"
 	"iter"
+	"strconv"
 
-	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/schema"
-	"github.com/godelta/delta/txn"
-	"github.com/godelta/delta/write"
 )
 
 // MERGE
@@ -83,45 +81,37 @@ type Action uint8
 
 // The merge actions.
 const (
-	// Update changes the target row: Set, or every column with All.
-	Update Action = iota + 1
-	// Delete deletes the target row.
-	Delete
-	// Insert inserts a row built from the source row: Set, or every
+	// ActionUpdate changes the target row: Set, or every column with All.
+	ActionUpdate Action = iota + 1
+	// ActionDelete deletes the target row.
+	ActionDelete
+	// ActionInsert inserts a row built from the source row: Set, or every
 	// column with All.
-	Insert
+	ActionInsert
 )
 
 func (a Action) String() string {
 	switch a {
-	case Update:
+	case ActionUpdate:
 		return "update"
-	case Delete:
+	case ActionDelete:
 		return "delete"
-	case Insert:
+	case ActionInsert:
 		return "insert"
 	}
 	return fmt.Sprintf("Action(%d)", int(a))
-}
-
-// Assignment sets a target column to a value: Column = Value.
-type Assignment struct {
-	// Column is a top-level target column, optionally qualified by the
-	// target alias (t.col).
-	Column string
-	// Value is computed from the pair's columns (qualified as in the
-	// condition).
-	Value expr.Expr
 }
 
 // Clause is one WHEN clause of a merge.
 type Clause struct {
 	// Condition, when not nil, must be TRUE for the clause to apply.
 	Condition expr.Expr
-	// Action is Update, Delete or Insert.
+	// Action is ActionUpdate, ActionDelete or ActionInsert.
 	Action Action
-	// Set are the assignments of an Update or Insert. An Insert leaves
-	// the columns it does not set null (generated columns computed).
+	// Set are the assignments of an update or an insert: Column a
+	// top-level target column, optionally qualified (t.col); Value an
+	// expression over the columns the clause sees. An insert leaves the
+	// columns it does not set null (generated columns computed).
 	Set []Assignment
 	// All is UPDATE SET * or INSERT *: every target column from the source
 	// column of the same name. Set must then be empty.
@@ -148,36 +138,6 @@ type Source struct {
 	Schema  *schema.StructType
 	Batches iter.Seq2[schema.Batch, error]
 }
-
-// MergeOptions tune Merge. The zero value is usable.
-type MergeOptions struct {
-	// Write tunes the files written (size, compression, TableURI to read
-	// files at absolute paths).
-	Write write.Options
-	// Txn configures the commit; Operation and OperationParameters are
-	// set by Merge (MERGE and Spark's parameters), the rest is kept.
-	Txn txn.Options
-	// Strategy chooses how touched files are rewritten; the zero value
-	// follows the table (deletion vectors when it has them on).
-	Strategy Strategy
-}
-
-// Strategy is how a DML operation removes rows from the files it touches.
-type Strategy uint8
-
-// The strategies.
-const (
-	// StrategyAuto uses deletion vectors when the table has
-	// delta.enableDeletionVectors on, else copy-on-write, as Spark does.
-	StrategyAuto Strategy = iota
-	// StrategyCopyOnWrite rewrites every touched file without the rows
-	// deleted or updated.
-	StrategyCopyOnWrite
-	// StrategyDeletionVectors marks the rows deleted or updated in a
-	// deletion vector and keeps the file. The table's protocol must
-	// support deletion vectors.
-	StrategyDeletionVectors
-)
 
 // MergeMetrics are a merge's counts, named in commitInfo.operationMetrics
 // as Spark names them (the field's name with a lower-case first letter).
@@ -212,7 +172,7 @@ type MergeMetrics struct {
 // Map returns the metrics as commitInfo.operationMetrics holds them:
 // Spark's names, values as decimal strings.
 func (m MergeMetrics) Map() map[string]any {
-	d := func(n int64) string { return fmt.Sprint(n) }
+	d := func(n int64) string { return strconv.FormatInt(n, 10) }
 	return map[string]any{
 		"numSourceRows":                          d(m.NumSourceRows),
 		"numTargetRowsInserted":                  d(m.NumTargetRowsInserted),
@@ -241,28 +201,27 @@ func (m MergeMetrics) Map() map[string]any {
 	}
 }
 
-// MergeResult is what a merge did.
+// MergeResult is what a merge did: Result (Committed false when the
+// merge changed nothing and so committed nothing; the commit; the
+// strategy), with the merge's own metrics.
 type MergeResult struct {
-	// Commit is the commit's result; its post-commit work is the
-	// caller's (txn.PostCommit). Its Version is 0 and Committed false
-	// when the merge changed nothing and so committed nothing.
-	Commit    txn.CommitResult
-	Committed bool
-	Metrics   MergeMetrics
+	Result
+	Merge MergeMetrics
 }
 
-// Errors of Merge. Each matches deltaerr.ErrInvalidArgument.
+// Errors of Merge. Each matches ErrInvalid and so
+// deltaerr.ErrInvalidArgument.
 var (
 	// ErrMultipleMatch: a target row that a MATCHED clause could modify
 	// is matched by more than one source row (Spark's
 	// DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE). Nothing is
 	// committed.
-	ErrMultipleMatch = fmt.Errorf("dml: merge: a target row matches more than one source row; make the source unique on the join keys: %w", deltaerr.ErrInvalidArgument)
+	ErrMultipleMatch = fmt.Errorf("merge: a target row matches more than one source row; make the source unique on the join keys: %w", ErrInvalid)
 	// ErrMergeColumn: a name that is in neither side, in both sides
 	// unqualified, on a side the clause cannot see, or a target column
 	// that UPDATE SET * / INSERT * cannot find in the source.
-	ErrMergeColumn = fmt.Errorf("dml: merge: column: %w", deltaerr.ErrInvalidArgument)
+	ErrMergeColumn = fmt.Errorf("merge: column: %w", ErrInvalid)
 	// ErrMergeClause: a malformed merge: no condition, an action of the
 	// wrong kind for its clause list, a clause with both Set and All.
-	ErrMergeClause = fmt.Errorf("dml: merge: clause: %w", deltaerr.ErrInvalidArgument)
+	ErrMergeClause = fmt.Errorf("merge: clause: %w", ErrInvalid)
 )

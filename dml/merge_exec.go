@@ -2,7 +2,6 @@ package dml
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/expr"
-	"github.com/godelta/delta/internal/rowcheck"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
@@ -23,157 +21,145 @@ import (
 // insertBatchRows is how many inserted rows go to the writer at once.
 const insertBatchRows = 8192
 
-// Merge merges src into the table snap shows, as spec says, in one commit
-// on top of snap (see the MERGE section of this file's doc above for the
-// semantics, the cost and the conflicts). A merge that changes nothing
+// Merge merges src into the table snap shows, as spec says, and commits
+// it through Run, the package's DML pipeline (operation MERGE, Spark's
+// operationParameters and metrics); see the MERGE section of merge.go for
+// the semantics, the cost and the conflicts. A merge that changes nothing
 // (no row inserted, updated or deleted) commits nothing. On any error
 // nothing is committed and the files written are deleted, unless the
 // commit's outcome is unknown (txn.ErrCommitUnknown).
-func Merge(ctx context.Context, snap *snapshot.Snapshot, src Source, spec MergeSpec, opts MergeOptions) (MergeResult, error) {
-	start := time.Now()
+//
+// The source is read once, before the first attempt; with
+// opts.ConflictRetries the merge is planned again on the table's new
+// version after a conflict, against the same source rows.
+func Merge(ctx context.Context, snap *snapshot.Snapshot, src Source, spec MergeSpec, opts Options) (MergeResult, error) {
 	var res MergeResult
 	if src.Schema == nil || src.Batches == nil {
 		return res, fmt.Errorf("%w: no source", ErrMergeClause)
 	}
-	tsch := snap.Schema()
-	p, err := newPlan(spec, tsch, src.Schema, snap.Metadata().PartitionColumns)
+	p, err := newPlan(spec, snap.Schema(), src.Schema, snap.Metadata().PartitionColumns)
 	if err != nil {
 		return res, err
 	}
-	modifies := len(p.matched)+len(p.bySrc) > 0
-	if modifies && snap.Config().AppendOnly() {
-		return res, write.ErrAppendOnly
-	}
-	useDV, err := chooseDV(snap, opts.Strategy)
-	if err != nil {
-		return res, err
-	}
-
-	m := &merger{plan: p, snap: snap}
+	m := &merger{plan: p}
 	t0 := time.Now()
 	if err := m.loadSource(src); err != nil {
 		return res, err
 	}
-	res.Metrics.MaterializeSourceTimeMs = time.Since(t0).Milliseconds()
-	res.Metrics.NumSourceRows = int64(len(m.rows))
+	sourceTime := time.Since(t0)
+	var mm MergeMetrics
+	op := Operation{
+		Name:       OpMerge,
+		Parameters: m.parameters(),
+		InsertOnly: len(p.matched)+len(p.bySrc) == 0,
+		Plan: func(ctx context.Context, snap *snapshot.Snapshot, s Strategy) (*Plan, error) {
+			if !sameSchema(p.tsch, snap.Schema()) {
+				return nil, fmt.Errorf("merge: the table's schema changed at version %d: %w", snap.Version(), txn.ErrConflict)
+			}
+			var err error
+			mm, err = m.plan1(ctx, snap, s, opts)
+			mm.NumSourceRows = int64(len(m.rows))
+			mm.MaterializeSourceTimeMs = sourceTime.Milliseconds()
+			return m.staged, err
+		},
+		Metrics: func(g *Metrics) map[string]any {
+			mm.fromRun(g)
+			return mm.Map()
+		},
+	}
+	r, err := Run(ctx, snap, op, opts)
+	if err != nil {
+		return res, err
+	}
+	mm.fromRun(&r.Metrics)
+	return MergeResult{Result: r, Merge: mm}, nil
+}
 
-	// Which target files can hold a row the merge touches.
+// OpMerge is commitInfo.operation of a merge.
+const OpMerge = "MERGE"
+
+// fromRun takes from the pipeline's metrics the figures it computes from
+// the actions staged: files, bytes, deletion vectors, times.
+func (mm *MergeMetrics) fromRun(g *Metrics) {
+	mm.NumTargetFilesAdded = g.NumAddedFiles
+	mm.NumTargetFilesRemoved = g.NumRemovedFiles
+	mm.NumTargetBytesAdded = g.NumAddedBytes
+	mm.NumTargetBytesRemoved = g.NumRemovedBytes
+	mm.NumTargetChangeFilesAdded = g.NumAddedChangeFiles
+	mm.NumTargetDeletionVectorsAdded = g.NumDeletionVectorsAdded
+	mm.NumTargetDeletionVectorsUpdated = g.NumDeletionVectorsUpdated
+	mm.NumTargetDeletionVectorsRemoved = g.NumDeletionVectorsRemoved
+	mm.ExecutionTimeMs = g.ExecutionTimeMs
+	mm.ScanTimeMs = g.ScanTimeMs
+	mm.RewriteTimeMs = g.RewriteTimeMs
+}
+
+func sameSchema(a, b *schema.StructType) bool { return a.String() == b.String() }
+
+// plan1 is one attempt of the merge on snap: find the candidate files,
+// rewrite the matched and not-matched-by-source rows, write the inserts.
+// What it wrote is in m.staged, also on error, for Run to delete.
+func (m *merger) plan1(ctx context.Context, snap *snapshot.Snapshot, s Strategy, opts Options) (MergeMetrics, error) {
+	var mm MergeMetrics
+	m.snap = snap
+	m.staged = &Plan{}
+	clear(m.srcMatched)
+	clear(m.counts)
 	t1 := time.Now()
 	readPred := m.filePredicate()
-	files, before, err := m.candidates(ctx, readPred, opts.Write.TableURI)
+	files, before, err := m.candidates(ctx, readPred, opts.TableURI)
 	if err != nil {
-		return res, err
+		return mm, err
 	}
-	res.Metrics.NumTargetFilesBeforeSkipping = before
-	res.Metrics.NumTargetFilesAfterSkipping = int64(len(files))
-	res.Metrics.ScanTimeMs = time.Since(t1).Milliseconds()
+	mm.NumTargetFilesBeforeSkipping = before
+	mm.NumTargetFilesAfterSkipping = int64(len(files))
+	m.staged.ScanTime = time.Since(t1)
+	m.staged.ReadPredicate = readPred
+	m.staged.ReadWholeTable = readPred == nil
 
 	// Matched and not-matched-by-source rows: one rewrite of the files.
-	t2 := time.Now()
 	// An insert-only merge reads the files only to find the matches.
-	ropts := write.RewriteOptions{Options: opts.Write, DeletionVectors: useDV}
-	var rw write.Rewritten
-	if modifies {
-		rw, err = write.Rewrite(ctx, snap, files, m.rowFunc, ropts)
+	useDV := s == MergeOnRead
+	if len(m.matched)+len(m.bySrc) > 0 {
+		r, err := write.Rewrite(ctx, snap, files, m.rowFunc, write.RewriteOptions{
+			Options: opts.Options, DeletionVectors: useDV, InlineDVMax: opts.InlineDVMax})
+		if err != nil {
+			return mm, err
+		}
+		m.staged.Rewritten = r
 	} else {
-		err = m.findMatches(ctx, files, opts.Write.TableURI)
+		if err := m.findMatches(ctx, files, opts.TableURI); err != nil {
+			return mm, err
+		}
+		for _, f := range files {
+			m.staged.Read = append(m.staged.Read, f.Path)
+		}
 	}
-	if err != nil {
-		return res, err
-	}
-	written := slices.Concat(rw.Adds, cdcAdds(rw.CDC))
-	cleanup := func(err error) { dropFiles(snap, err, written) }
 
 	// Not-matched source rows: inserts, through the row writer.
-	var inserts []actions.Add
-	var insertCDC []actions.CDC
 	nIns, batches := m.insertBatches()
 	if nIns > 0 {
 		if snap.Config().ChangeDataFeed() {
-			inserts, insertCDC, err = write.RowsWithChanges(ctx, snap, batches, opts.Write)
+			m.staged.Adds, m.staged.CDC, err = write.RowsWithChanges(ctx, snap, batches, opts.Options)
 		} else {
-			inserts, err = write.Rows(ctx, snap, batches, opts.Write)
+			m.staged.Adds, err = write.Rows(ctx, snap, batches, opts.Options)
 		}
 		if err != nil {
-			cleanup(nil)
-			return res, err
+			return mm, err
 		}
-		written = append(written, inserts...)
-		written = append(written, cdcAdds(insertCDC)...)
-	} else if m.insertErr != nil {
-		cleanup(nil)
-		return res, m.insertErr
 	}
-	res.Metrics.RewriteTimeMs = time.Since(t2).Milliseconds()
-
-	met := &res.Metrics
-	m.fillMetrics(met, rw, useDV)
-	met.NumTargetRowsInserted = nIns
-	met.NumOutputRows = met.NumTargetRowsInserted + met.NumTargetRowsUpdated + met.NumTargetRowsCopied
-	met.NumTargetFilesAdded = int64(len(rw.Adds) + len(inserts))
-	met.NumTargetChangeFilesAdded = int64(len(rw.CDC) + len(insertCDC))
-	for _, a := range rw.Adds {
-		met.NumTargetBytesAdded += a.Size
-	}
-	for _, a := range inserts {
-		met.NumTargetBytesAdded += a.Size
-	}
-	if len(rw.Removes) == 0 && len(inserts) == 0 {
-		met.ExecutionTimeMs = time.Since(start).Milliseconds()
-		return res, nil // nothing changed: nothing to commit
-	}
-
-	topts := opts.Txn
-	topts.Operation = "MERGE"
-	topts.OperationParameters = m.parameters()
-	tx := txn.Begin(snap, topts)
-	if readPred == nil {
-		tx.ReadPredicate(expr.Literal{Value: schema.BooleanValue(true)})
-	} else {
-		tx.ReadPredicate(readPred)
-	}
-	paths := make([]string, len(files))
-	for i, f := range files {
-		paths[i] = f.Path
-	}
-	tx.ReadFiles(paths...)
-	tx.Remove(rw.Removes...)
-	tx.Add(rw.Adds...)
-	tx.Add(rw.DVAdds...)
-	tx.Add(inserts...)
-	tx.AddCDC(rw.CDC...)
-	tx.AddCDC(insertCDC...)
-	rowcheck.Mark(tx) // the row writer checked every row written
-	met.ExecutionTimeMs = time.Since(start).Milliseconds()
-	tx.SetOperationMetrics(met.Map())
-	commit, err := tx.Commit(ctx)
-	if err != nil {
-		cleanup(err)
-		return res, err
-	}
-	res.Commit, res.Committed = commit, true
-	return res, nil
-}
-
-// chooseDV reports whether touched files get deletion vectors.
-func chooseDV(snap *snapshot.Snapshot, s Strategy) (bool, error) {
-	switch s {
-	case StrategyCopyOnWrite:
-		return false, nil
-	case StrategyDeletionVectors:
-		if !snap.Config().IsFeatureSupported(actions.FeatureDeletionVectors) {
-			return false, fmt.Errorf("%w: the table's protocol does not support deletion vectors", write.ErrDVMode)
-		}
-		return true, nil
-	}
-	return snap.Config().DeletionVectors(), nil
+	m.fillMetrics(&mm, m.staged.Rewritten, useDV)
+	mm.NumTargetRowsInserted = nIns
+	mm.NumOutputRows = mm.NumTargetRowsInserted + mm.NumTargetRowsUpdated + mm.NumTargetRowsCopied
+	return mm, nil
 }
 
 // merger is the state of one merge: the source in memory, its hash index,
 // which source rows matched, and the per-file counts of what happened.
 type merger struct {
 	*plan
-	snap *snapshot.Snapshot
+	snap   *snapshot.Snapshot // the attempt's
+	staged *Plan              // what the attempt wrote
 
 	rows  [][]schema.Value   // the source rows
 	index map[string][]int32 // join key -> source rows, with keys
@@ -187,8 +173,6 @@ type merger struct {
 	mu         sync.Mutex
 	srcMatched []bool // per source row: some target row matched it
 	counts     map[string]*fileCounts
-
-	insertErr error
 }
 
 // fileCounts are the rows of one file by fate, in the latest pass over
@@ -240,11 +224,11 @@ func (m *merger) loadSource(src Source) error {
 		ok := true
 		for k, key := range m.keys {
 			v, err := expr.EvalValue(key.sval, m.lookup(nil, row))
-			if err != nil || !kb.add(v, m.tsch.Fields[key.tcol].Type) {
+			if err != nil || !kb.add(v, &m.tsch.Fields[key.tcol]) {
 				ok = false
 				break
 			}
-			vals[k], _ = castTo(v, m.tsch.Fields[key.tcol].Type)
+			vals[k], _ = castTo(v, &m.tsch.Fields[key.tcol])
 		}
 		if !ok {
 			continue // a null key matches nothing
@@ -274,8 +258,8 @@ func (m *merger) loadSource(src Source) error {
 // lookup resolves the names of resolved expressions against a target row
 // and a source row; a nil row has no columns.
 func (m *merger) lookup(trow, srow []schema.Value) expr.Lookup {
-	tl := expr.RowLookup(m.tsch, trow)
-	sl := expr.RowLookup(m.ssch, srow)
+	tl := write.RowLookup(m.tsch, trow)
+	sl := write.RowLookup(m.ssch, srow)
 	return func(name string) (schema.DataType, schema.Value, bool) {
 		if rest, ok := strings.CutPrefix(name, targetPrefix); ok {
 			if trow == nil {
@@ -397,7 +381,7 @@ func (m *merger) match(trow []schema.Value, buf []int32) ([]int32, error) {
 	}
 	var kb keyBuilder
 	for _, key := range m.keys {
-		if !kb.add(trow[key.tcol], m.tsch.Fields[key.tcol].Type) {
+		if !kb.add(trow[key.tcol], &m.tsch.Fields[key.tcol]) {
 			return buf, nil
 		}
 	}
@@ -440,7 +424,7 @@ func (m *merger) decide(trow []schema.Value) (decision, []schema.Value, error) {
 			if c.cond != nil && expr.Eval(c.cond, m.lookup(trow, srow)) != expr.True {
 				continue
 			}
-			if c.action == Delete {
+			if c.action == ActionDelete {
 				return matchedDelete, nil, nil
 			}
 			vals, err := m.values(c, trow, srow)
@@ -452,7 +436,7 @@ func (m *merger) decide(trow []schema.Value) (decision, []schema.Value, error) {
 		if c.cond != nil && expr.Eval(c.cond, m.lookup(trow, nil)) != expr.True {
 			continue
 		}
-		if c.action == Delete {
+		if c.action == ActionDelete {
 			return sourceDelete, nil, nil
 		}
 		vals, err := m.values(c, trow, nil)
@@ -479,11 +463,11 @@ func (m *merger) values(c plannedClause, trow, srow []schema.Value) ([]schema.Va
 		}
 		v, err := expr.EvalValue(e, l)
 		if err != nil {
-			return nil, fmt.Errorf("dml: merge: the value of %q: %w", m.tsch.Fields[i].Name, err)
+			return nil, fmt.Errorf("merge: the value of %q: %w", m.tsch.Fields[i].Name, err)
 		}
-		cv, ok := castTo(v, m.tsch.Fields[i].Type)
-		if !ok {
-			return nil, fmt.Errorf("%w: the value %s cannot be cast to %s for column %q", ErrMergeColumn, v, m.tsch.Fields[i].Type, m.tsch.Fields[i].Name)
+		cv, err := castTo(v, &m.tsch.Fields[i])
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
 		}
 		out[i] = cv
 	}
@@ -565,8 +549,7 @@ func (m *merger) findMatches(ctx context.Context, files []*actions.Add, tableURI
 }
 
 // insertBatches counts the rows the NOT MATCHED clauses insert and yields
-// them in batches of table rows. An error computing a row is yielded, and
-// kept in insertErr.
+// them in batches of table rows. An error computing a row is yielded.
 func (m *merger) insertBatches() (int64, iter.Seq2[schema.Batch, error]) {
 	if len(m.notMatched) == 0 {
 		return 0, nil
@@ -599,7 +582,6 @@ func (m *merger) insertBatches() (int64, iter.Seq2[schema.Batch, error]) {
 			for r, t := range todo[start:end] {
 				vals, err := m.values(m.notMatched[t.clause], nil, m.rows[t.row])
 				if err != nil {
-					m.insertErr = err
 					yield(schema.Batch{}, err)
 					return
 				}
@@ -614,18 +596,16 @@ func (m *merger) insertBatches() (int64, iter.Seq2[schema.Batch, error]) {
 	}
 }
 
-// fillMetrics adds up the per-file counts of the files rewritten.
+// fillMetrics adds up the per-file row counts of the files rewritten
+// (the files removed: those whose rows all stay were left alone).
 func (m *merger) fillMetrics(met *MergeMetrics, rw write.Rewritten, useDV bool) {
 	removed := map[string]bool{}
 	for _, r := range rw.Removes {
 		removed[r.Path] = true
-		if r.Size != nil {
-			met.NumTargetBytesRemoved += *r.Size
-		}
 	}
 	for path, fc := range m.counts {
 		if !removed[path] {
-			continue // a file left as it was: nothing changed in it
+			continue
 		}
 		met.NumTargetRowsMatchedUpdated += fc.matchedUpd
 		met.NumTargetRowsMatchedDeleted += fc.matchedDel
@@ -637,25 +617,6 @@ func (m *merger) fillMetrics(met *MergeMetrics, rw write.Rewritten, useDV bool) 
 	}
 	met.NumTargetRowsUpdated = met.NumTargetRowsMatchedUpdated + met.NumTargetRowsNotMatchedBySourceUpdated
 	met.NumTargetRowsDeleted = met.NumTargetRowsMatchedDeleted + met.NumTargetRowsNotMatchedBySourceDeleted
-	met.NumTargetFilesRemoved = int64(len(rw.Removes))
-	if useDV {
-		// As Spark counts them with deletion vectors: a file that keeps
-		// its path under a new vector is not removed.
-		met.NumTargetFilesRemoved -= int64(len(rw.DVAdds))
-		met.NumTargetBytesRemoved = 0
-		kept := map[string]bool{}
-		for _, a := range rw.DVAdds {
-			kept[a.Path] = true
-		}
-		for _, r := range rw.Removes {
-			if !kept[r.Path] && r.Size != nil {
-				met.NumTargetBytesRemoved += *r.Size
-			}
-		}
-	}
-	met.NumTargetDeletionVectorsAdded = rw.DVsAdded
-	met.NumTargetDeletionVectorsRemoved = rw.DVsRemoved
-	met.NumTargetDeletionVectorsUpdated = rw.DVsUpdated
 }
 
 // parameters are the commit's operationParameters, as Spark writes them
@@ -670,27 +631,5 @@ func (m *merger) parameters() map[string]any {
 		"matchedPredicates":            enc(m.matchedTxt),
 		"notMatchedPredicates":         enc(m.notMatchedTxt),
 		"notMatchedBySourcePredicates": enc(m.bySrcTxt),
-	}
-}
-
-// cdcAdds returns the files of cdc actions as adds, for cleanup.
-func cdcAdds(cdcs []actions.CDC) []actions.Add {
-	out := make([]actions.Add, len(cdcs))
-	for i, c := range cdcs {
-		out[i] = actions.Add{Path: c.Path}
-	}
-	return out
-}
-
-// dropFiles deletes data files no commit names, best effort, unless err
-// says the commit may have landed.
-func dropFiles(snap *snapshot.Snapshot, err error, adds []actions.Add) {
-	if errors.Is(err, txn.ErrCommitUnknown) || len(adds) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for _, a := range adds {
-		_ = snap.Store().Delete(ctx, snapshot.CanonicalPath(a.Path))
 	}
 }

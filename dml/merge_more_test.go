@@ -26,7 +26,7 @@ import (
 func TestMergeSpecErrors(t *testing.T) {
 	ctx := context.Background()
 	snap := newTable(t, table{}, targetRows()...)
-	upsertAll := []Clause{{Action: Update, All: true}}
+	upsertAll := []Clause{{Action: ActionUpdate, All: true}}
 	narrow := &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.Long, Nullable: true}}}
 	for _, tc := range []struct {
 		name string
@@ -38,20 +38,20 @@ func TestMergeSpecErrors(t *testing.T) {
 		{"no clause", MergeSpec{On: must("t.id = s.id")}, nil, ErrMergeClause},
 		{"ambiguous", MergeSpec{On: must("id = s.id"), Matched: upsertAll}, nil, ErrMergeColumn},
 		{"unknown column", MergeSpec{On: must("t.nope = s.id"), Matched: upsertAll}, nil, ErrMergeColumn},
-		{"insert in matched", MergeSpec{On: must("t.id = s.id"), Matched: []Clause{{Action: Insert, All: true}}}, nil, ErrMergeClause},
-		{"delete in not matched", MergeSpec{On: must("t.id = s.id"), NotMatched: []Clause{{Action: Delete}}}, nil, ErrMergeClause},
+		{"insert in matched", MergeSpec{On: must("t.id = s.id"), Matched: []Clause{{Action: ActionInsert, All: true}}}, nil, ErrMergeClause},
+		{"delete in not matched", MergeSpec{On: must("t.id = s.id"), NotMatched: []Clause{{Action: ActionDelete}}}, nil, ErrMergeClause},
 		{"unconditional clause not last", MergeSpec{On: must("t.id = s.id"),
-			Matched: []Clause{{Action: Delete}, {Condition: must("s.n > 1"), Action: Delete}}}, nil, ErrMergeClause},
+			Matched: []Clause{{Action: ActionDelete}, {Condition: must("s.n > 1"), Action: ActionDelete}}}, nil, ErrMergeClause},
 		{"source column in by-source clause", MergeSpec{On: must("t.id = s.id"),
-			NotMatchedBySource: []Clause{{Condition: must("s.n > 1"), Action: Delete}}}, nil, ErrMergeColumn},
+			NotMatchedBySource: []Clause{{Condition: must("s.n > 1"), Action: ActionDelete}}}, nil, ErrMergeColumn},
 		{"target column in insert", MergeSpec{On: must("t.id = s.id"),
-			NotMatched: []Clause{{Action: Insert, Set: []Assignment{{Column: "id", Value: must("t.id")}}}}}, nil, ErrMergeColumn},
+			NotMatched: []Clause{{Action: ActionInsert, Set: []Assignment{{Column: "id", Value: must("t.id")}}}}}, nil, ErrMergeColumn},
 		{"assign unknown column", MergeSpec{On: must("t.id = s.id"),
-			Matched: []Clause{{Action: Update, Set: []Assignment{{Column: "nope", Value: must("1")}}}}}, nil, ErrMergeColumn},
+			Matched: []Clause{{Action: ActionUpdate, Set: []Assignment{{Column: "nope", Value: must("1")}}}}}, nil, ErrMergeColumn},
 		{"assign twice", MergeSpec{On: must("t.id = s.id"),
-			Matched: []Clause{{Action: Update, Set: []Assignment{{Column: "v", Value: must("'a'")}, {Column: "t.v", Value: must("'b'")}}}}}, nil, ErrMergeClause},
+			Matched: []Clause{{Action: ActionUpdate, Set: []Assignment{{Column: "v", Value: must("'a'")}, {Column: "t.v", Value: must("'b'")}}}}}, nil, ErrMergeClause},
 		{"set star with a narrow source", MergeSpec{On: must("t.id = s.id"), Matched: upsertAll}, narrow, ErrMergeColumn},
-		{"insert star with a narrow source", MergeSpec{On: must("t.id = s.id"), NotMatched: []Clause{{Action: Insert, All: true}}}, narrow, ErrMergeColumn},
+		{"insert star with a narrow source", MergeSpec{On: must("t.id = s.id"), NotMatched: []Clause{{Action: ActionInsert, All: true}}}, narrow, ErrMergeColumn},
 		{"same aliases", MergeSpec{On: must("a.id = a.id"), Matched: upsertAll, TargetAlias: "a", SourceAlias: "A"}, nil, ErrMergeClause},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,7 +59,7 @@ func TestMergeSpecErrors(t *testing.T) {
 			if tc.src != nil {
 				src = RowsSource(tc.src, [][]schema.Value{{schema.LongValue(1)}})
 			}
-			_, err := Merge(ctx, snap, src, tc.spec, MergeOptions{})
+			_, err := Merge(ctx, snap, src, tc.spec, Options{})
 			if !errors.Is(err, tc.want) || !errors.Is(err, deltaerr.ErrInvalidArgument) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
@@ -83,13 +83,13 @@ func TestMergeAppendOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap, _ = snap.Update(ctx)
-	_, err := Merge(ctx, snap, sourceOf(sourceRows()), MergeSpec{On: must("t.id = s.id"), Matched: []Clause{{Action: Delete}}}, MergeOptions{})
+	_, err := Merge(ctx, snap, sourceOf(sourceRows()), MergeSpec{On: must("t.id = s.id"), Matched: []Clause{{Action: ActionDelete}}}, Options{})
 	if !errors.Is(err, write.ErrAppendOnly) {
 		t.Fatalf("delete on an append-only table: %v", err)
 	}
-	res, err := Merge(ctx, snap, sourceOf(sourceRows()), MergeSpec{On: must("t.id = s.id"), NotMatched: []Clause{{Action: Insert, All: true}}}, MergeOptions{})
-	if err != nil || res.Metrics.NumTargetRowsInserted != 6 {
-		t.Fatalf("insert-only merge on an append-only table: %v %+v", err, res.Metrics)
+	res, err := Merge(ctx, snap, sourceOf(sourceRows()), MergeSpec{On: must("t.id = s.id"), NotMatched: []Clause{{Action: ActionInsert, All: true}}}, Options{})
+	if err != nil || res.Merge.NumTargetRowsInserted != 6 {
+		t.Fatalf("insert-only merge on an append-only table: %v %+v", err, res.Merge)
 	}
 }
 
@@ -119,11 +119,11 @@ func TestMergeSkipsFiles(t *testing.T) {
 				on = "t.id = s.id AND t.p = s.p"
 			}
 			res, err := Merge(ctx, snap, sourceOf(src), MergeSpec{On: must(on),
-				Matched: []Clause{{Action: Update, Set: []Assignment{{Column: "v", Value: must("s.v")}}}}}, MergeOptions{})
+				Matched: []Clause{{Action: ActionUpdate, Set: []Assignment{{Column: "v", Value: must("s.v")}}}}}, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := res.Metrics
+			m := res.Merge
 			if m.NumTargetFilesBeforeSkipping != 10 || m.NumTargetFilesAfterSkipping != 2 {
 				t.Errorf("files read %d of %d, want 2 of 10", m.NumTargetFilesAfterSkipping, m.NumTargetFilesBeforeSkipping)
 			}
@@ -134,7 +134,7 @@ func TestMergeSkipsFiles(t *testing.T) {
 			// condition skips some.
 			snap, _ = snap.Update(ctx)
 			res, err = Merge(ctx, snap, sourceOf(src), MergeSpec{On: must(on),
-				NotMatchedBySource: []Clause{{Condition: must("n >= 90"), Action: Delete}}}, MergeOptions{})
+				NotMatchedBySource: []Clause{{Condition: must("n >= 90"), Action: ActionDelete}}}, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,26 +144,26 @@ func TestMergeSkipsFiles(t *testing.T) {
 			if part {
 				wantFiles = 3
 			}
-			if got := res.Metrics.NumTargetFilesAfterSkipping; got != wantFiles {
+			if got := res.Merge.NumTargetFilesAfterSkipping; got != wantFiles {
 				t.Errorf("by-source merge with a condition read %d files, want %d", got, wantFiles)
 			}
-			if res.Metrics.NumTargetRowsDeleted != 10 {
-				t.Errorf("metrics %+v", res.Metrics)
+			if res.Merge.NumTargetRowsDeleted != 10 {
+				t.Errorf("metrics %+v", res.Merge)
 			}
 			snap, _ = snap.Update(ctx)
 			res, err = Merge(ctx, snap, sourceOf(src), MergeSpec{On: must(on),
-				NotMatchedBySource: []Clause{{Action: Update, Set: []Assignment{{Column: "v", Value: must("'gone'")}}}}}, MergeOptions{})
+				NotMatchedBySource: []Clause{{Action: ActionUpdate, Set: []Assignment{{Column: "v", Value: must("'gone'")}}}}}, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, all := res.Metrics.NumTargetFilesAfterSkipping, res.Metrics.NumTargetFilesBeforeSkipping; got != all {
+			if got, all := res.Merge.NumTargetFilesAfterSkipping, res.Merge.NumTargetFilesBeforeSkipping; got != all {
 				t.Errorf("unconditional by-source merge read %d files of %d", got, all)
 			}
 			// An empty source reads nothing.
 			snap, _ = snap.Update(ctx)
-			res, err = Merge(ctx, snap, sourceOf(nil), MergeSpec{On: must(on), Matched: []Clause{{Action: Delete}}}, MergeOptions{})
-			if err != nil || res.Committed || res.Metrics.NumTargetFilesAfterSkipping != 0 {
-				t.Errorf("empty source: %v %v %+v", err, res.Committed, res.Metrics)
+			res, err = Merge(ctx, snap, sourceOf(nil), MergeSpec{On: must(on), Matched: []Clause{{Action: ActionDelete}}}, Options{})
+			if err != nil || res.Committed || res.Merge.NumTargetFilesAfterSkipping != 0 {
+				t.Errorf("empty source: %v %v %+v", err, res.Committed, res.Merge)
 			}
 		})
 	}
@@ -203,7 +203,7 @@ func TestMergeConflicts(t *testing.T) {
 				inner(yield)
 			}
 			res, err := Merge(ctx, snap, s, MergeSpec{On: must("t.id = s.id AND t.p = s.p"),
-				Matched: []Clause{{Action: Update, All: true}}}, MergeOptions{Txn: txn.Options{Isolation: tc.isolation}})
+				Matched: []Clause{{Action: ActionUpdate, All: true}}}, Options{Txn: txn.Options{Isolation: tc.isolation}})
 			if !tc.conflict {
 				if err != nil {
 					t.Fatalf("err = %v, want a commit", err)
@@ -268,8 +268,8 @@ func TestMergeGeneratedAndConstraints(t *testing.T) {
 	}
 	snap, _ = snap.Update(ctx)
 	srcSchema := &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.Long}, {Name: "n", Type: schema.Long}}}
-	upsert := MergeSpec{On: must("t.id = s.id"), Matched: []Clause{{Action: Update, All: true}}, NotMatched: []Clause{{Action: Insert, All: true}}}
-	res, err := Merge(ctx, snap, RowsSource(srcSchema, [][]schema.Value{{l(2), l(21)}, {l(3), l(30)}}), upsert, MergeOptions{})
+	upsert := MergeSpec{On: must("t.id = s.id"), Matched: []Clause{{Action: ActionUpdate, All: true}}, NotMatched: []Clause{{Action: ActionInsert, All: true}}}
+	res, err := Merge(ctx, snap, RowsSource(srcSchema, [][]schema.Value{{l(2), l(21)}, {l(3), l(30)}}), upsert, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,10 +277,10 @@ func TestMergeGeneratedAndConstraints(t *testing.T) {
 	got := readAll(t, snap)
 	want := []string{"1|10|20", "2|21|42", "3|30|60"}
 	if !slices.Equal(got, want) {
-		t.Fatalf("rows %q, want %q (metrics %+v)", got, want, res.Metrics)
+		t.Fatalf("rows %q, want %q (metrics %+v)", got, want, res.Merge)
 	}
 	// n = 5000 breaks the CHECK constraint: nothing is committed.
-	_, err = Merge(ctx, snap, RowsSource(srcSchema, [][]schema.Value{{l(1), l(5000)}}), upsert, MergeOptions{})
+	_, err = Merge(ctx, snap, RowsSource(srcSchema, [][]schema.Value{{l(1), l(5000)}}), upsert, Options{})
 	var ce *write.ConstraintError
 	if !errors.As(err, &ce) {
 		t.Fatalf("constraint broken: err = %v", err)
@@ -291,7 +291,7 @@ func TestMergeGeneratedAndConstraints(t *testing.T) {
 	}
 	// An explicit value for a generated column must equal the computed one.
 	_, err = Merge(ctx, snap, RowsSource(srcSchema, [][]schema.Value{{l(1), l(5)}}), MergeSpec{On: must("t.id = s.id"),
-		Matched: []Clause{{Action: Update, Set: []Assignment{{Column: "g", Value: must("7")}}}}}, MergeOptions{})
+		Matched: []Clause{{Action: ActionUpdate, Set: []Assignment{{Column: "g", Value: must("7")}}}}}, Options{})
 	if !errors.As(err, &ce) {
 		t.Fatalf("wrong generated value: err = %v", err)
 	}
@@ -339,14 +339,14 @@ func TestMergeFromTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := Merge(ctx, target, src, MergeSpec{On: must("t.id = s.id"),
-		Matched: []Clause{{Action: Delete}}, NotMatched: []Clause{{Action: Insert, All: true}}}, MergeOptions{})
+		Matched: []Clause{{Action: ActionDelete}}, NotMatched: []Clause{{Action: ActionInsert, All: true}}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := res.Metrics; m.NumSourceRows != 10 || m.NumTargetRowsDeleted != 5 || m.NumTargetRowsInserted != 5 {
+	if m := res.Merge; m.NumSourceRows != 10 || m.NumTargetRowsDeleted != 5 || m.NumTargetRowsInserted != 5 {
 		t.Fatalf("metrics %+v", m)
 	}
-	if m := res.Metrics; m.NumTargetDeletionVectorsAdded != 1 || m.NumTargetFilesRemoved != 0 {
+	if m := res.Merge; m.NumTargetDeletionVectorsAdded != 1 || m.NumTargetFilesRemoved != 0 {
 		t.Errorf("deletion vector metrics %+v", m)
 	}
 }
@@ -416,11 +416,11 @@ func TestMergeSparkTableWithDVs(t *testing.T) {
 	}
 	res, err := Merge(ctx, snap, RowsSource(srcSch, src), MergeSpec{On: must("t.part = s.part AND t.col1 = s.col1"),
 		Matched: []Clause{
-			{Condition: must("s.op = 'd'"), Action: Delete},
-			{Action: Update, Set: []Assignment{{Column: "col2", Value: must("s.col2")}}},
+			{Condition: must("s.op = 'd'"), Action: ActionDelete},
+			{Action: ActionUpdate, Set: []Assignment{{Column: "col2", Value: must("s.col2")}}},
 		},
-		NotMatched: []Clause{{Action: Insert, All: true}},
-	}, MergeOptions{})
+		NotMatched: []Clause{{Action: ActionInsert, All: true}},
+	}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +448,7 @@ func TestMergeSparkTableWithDVs(t *testing.T) {
 	if got := readAll(t, after); !slices.Equal(got, want) {
 		t.Fatalf("rows after merge:\n got %q\nwant %q", got, want)
 	}
-	if res.Metrics.NumTargetRowsCopied != 0 || res.Metrics.NumTargetDeletionVectorsAdded+res.Metrics.NumTargetDeletionVectorsUpdated == 0 {
-		t.Errorf("metrics %+v: want deletion vectors, no rows copied", res.Metrics)
+	if res.Merge.NumTargetRowsCopied != 0 || res.Merge.NumTargetDeletionVectorsAdded+res.Merge.NumTargetDeletionVectorsUpdated == 0 {
+		t.Errorf("metrics %+v: want deletion vectors, no rows copied", res.Merge)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/write"
 )
 
 // side is the side of a merge a column belongs to.
@@ -33,7 +34,7 @@ type resolver struct {
 }
 
 func hasColumn(sch *schema.StructType, name string) bool {
-	_, _, ok := expr.RowLookup(sch, nil)(name)
+	_, _, ok := write.RowLookup(sch, nil)(name)
 	return ok
 }
 
@@ -108,13 +109,6 @@ func (r *resolver) targetColumn(name string) (int, error) {
 		return i, nil
 	}
 	return -1, fmt.Errorf("%w: cannot assign %q: not a top-level column of the target", ErrMergeColumn, name)
-}
-
-func fieldIndex(sch *schema.StructType, name string) int {
-	if i := slices.IndexFunc(sch.Fields, func(f schema.StructField) bool { return f.Name == name }); i >= 0 {
-		return i
-	}
-	return slices.IndexFunc(sch.Fields, func(f schema.StructField) bool { return strings.EqualFold(f.Name, name) })
 }
 
 // plannedClause is a clause with resolved expressions: for each target
@@ -197,9 +191,9 @@ func newPlan(spec MergeSpec, tsch, ssch *schema.StructType, partitions []string)
 		actions []Action
 		sides   side
 	}{
-		{spec.Matched, &p.matched, &p.matchedTxt, "WHEN MATCHED", []Action{Update, Delete}, target | source},
-		{spec.NotMatched, &p.notMatched, &p.notMatchedTxt, "WHEN NOT MATCHED", []Action{Insert}, source},
-		{spec.NotMatchedBySource, &p.bySrc, &p.bySrcTxt, "WHEN NOT MATCHED BY SOURCE", []Action{Update, Delete}, target},
+		{spec.Matched, &p.matched, &p.matchedTxt, "WHEN MATCHED", []Action{ActionUpdate, ActionDelete}, target | source},
+		{spec.NotMatched, &p.notMatched, &p.notMatchedTxt, "WHEN NOT MATCHED", []Action{ActionInsert}, source},
+		{spec.NotMatchedBySource, &p.bySrc, &p.bySrcTxt, "WHEN NOT MATCHED BY SOURCE", []Action{ActionUpdate, ActionDelete}, target},
 	}
 	for _, l := range lists {
 		*l.txt = []clauseText{}
@@ -219,7 +213,7 @@ func newPlan(spec MergeSpec, tsch, ssch *schema.StructType, partitions []string)
 			*l.txt = append(*l.txt, clauseText{Predicate: pc.text, ActionType: c.Action.String()})
 		}
 	}
-	p.multiMatchOK = len(p.matched) == 0 || (len(p.matched) == 1 && p.matched[0].action == Delete && p.matched[0].cond == nil)
+	p.multiMatchOK = len(p.matched) == 0 || (len(p.matched) == 1 && p.matched[0].action == ActionDelete && p.matched[0].cond == nil)
 	var conds []expr.Expr
 	for _, c := range p.bySrc {
 		if c.cond == nil {
@@ -248,7 +242,7 @@ func (p *plan) planClause(r *resolver, c Clause, sides side, what string) (plann
 			return pc, err
 		}
 	}
-	if c.Action == Delete {
+	if c.Action == ActionDelete {
 		if len(c.Set) > 0 || c.All {
 			return pc, fmt.Errorf("%w: %s: a DELETE sets no column", ErrMergeClause, what)
 		}
@@ -396,15 +390,14 @@ type keyBuilder struct {
 	buf []byte
 }
 
-// add appends v, of a key whose target column has type t, and reports
-// false when the value is null or cannot be a key (a null key never
-// matches).
-func (k *keyBuilder) add(v schema.Value, t schema.DataType) bool {
+// add appends v, of a key on the target column f, and reports false
+// when the value is null or cannot be a key (a null key never matches).
+func (k *keyBuilder) add(v schema.Value, f *schema.StructField) bool {
 	if v.IsNull() {
 		return false
 	}
-	v, ok := castTo(v, t)
-	if !ok || v.IsNull() {
+	v, err := castTo(v, f)
+	if err != nil || v.IsNull() {
 		return false
 	}
 	switch v.Kind() {
@@ -434,29 +427,4 @@ func (k *keyBuilder) add(v schema.Value, t schema.DataType) bool {
 	}
 	k.buf = append(k.buf, 0)
 	return true
-}
-
-// castTo casts v to type t as Spark's assignment does (ANSI); false when
-// it cannot.
-func castTo(v schema.Value, t schema.DataType) (schema.Value, bool) {
-	if v.IsNull() {
-		return v, true
-	}
-	if sameType(v.Type(), t) {
-		return v, true
-	}
-	out, err := expr.EvalValue(expr.Cast{Value: expr.Literal{Value: v}, To: t}, noColumns)
-	if err != nil {
-		return v, false
-	}
-	return out, true
-}
-
-func noColumns(string) (schema.DataType, schema.Value, bool) { return nil, schema.Value{}, false }
-
-func sameType(a, b schema.DataType) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.String() == b.String()
 }

@@ -276,8 +276,8 @@ func scenarios() []scenario {
 		name: "upsert",
 		spec: func() MergeSpec {
 			return MergeSpec{On: must("t.id = s.id"),
-				Matched:    []Clause{{Action: Update, All: true}},
-				NotMatched: []Clause{{Action: Insert, All: true}}}
+				Matched:    []Clause{{Action: ActionUpdate, All: true}},
+				NotMatched: []Clause{{Action: ActionInsert, All: true}}}
 		},
 		target: targetRows(), source: sourceRows(),
 		apply: func(target, source []mrow) ([]mrow, []string) {
@@ -308,10 +308,10 @@ func scenarios() []scenario {
 		spec: func() MergeSpec {
 			return MergeSpec{On: must("t.id = s.id"),
 				Matched: []Clause{
-					{Condition: must("s.kind = 'd'"), Action: Delete},
-					{Action: Update, Set: []Assignment{{Column: "v", Value: must("s.v")}, {Column: "t.n", Value: must("t.n + s.n")}}},
+					{Condition: must("s.kind = 'd'"), Action: ActionDelete},
+					{Action: ActionUpdate, Set: []Assignment{{Column: "v", Value: must("s.v")}, {Column: "t.n", Value: must("t.n + s.n")}}},
 				},
-				NotMatched: []Clause{{Condition: must("kind != 'd'"), Action: Insert,
+				NotMatched: []Clause{{Condition: must("kind != 'd'"), Action: ActionInsert,
 					Set: []Assignment{{Column: "id", Value: must("s.id")}, {Column: "n", Value: must("s.n + 1")}, {Column: "p", Value: must("s.p")}}}},
 			}
 		},
@@ -346,8 +346,8 @@ func scenarios() []scenario {
 		name: "not matched by source delete",
 		spec: func() MergeSpec {
 			return MergeSpec{On: must("t.id = s.id"),
-				Matched:            []Clause{{Action: Update, Set: []Assignment{{Column: "v", Value: must("'matched'")}}}},
-				NotMatchedBySource: []Clause{{Action: Delete}}}
+				Matched:            []Clause{{Action: ActionUpdate, Set: []Assignment{{Column: "v", Value: must("'matched'")}}}},
+				NotMatchedBySource: []Clause{{Action: ActionDelete}}}
 		},
 		target: targetRows(), source: sourceRows(),
 		apply: func(target, source []mrow) ([]mrow, []string) {
@@ -371,8 +371,8 @@ func scenarios() []scenario {
 		spec: func() MergeSpec {
 			return MergeSpec{On: must("t.id = s.id AND t.p = s.p"),
 				NotMatchedBySource: []Clause{
-					{Condition: must("t.n < 3"), Action: Delete},
-					{Condition: must("t.n >= 20"), Action: Update, Set: []Assignment{{Column: "v", Value: must("'stale'")}, {Column: "n", Value: must("-n")}}},
+					{Condition: must("t.n < 3"), Action: ActionDelete},
+					{Condition: must("t.n >= 20"), Action: ActionUpdate, Set: []Assignment{{Column: "v", Value: must("'stale'")}, {Column: "n", Value: must("-n")}}},
 				}}
 		},
 		target: targetRows(), source: sourceRows(),
@@ -403,9 +403,9 @@ func scenarios() []scenario {
 		spec: func() MergeSpec {
 			return MergeSpec{On: must("t.id = s.id"),
 				Matched: []Clause{
-					{Condition: must("s.n > 310"), Action: Delete},
-					{Condition: must("s.n > 270"), Action: Update, Set: []Assignment{{Column: "v", Value: must("'big'")}}},
-					{Condition: must("t.n % 2 = 0"), Action: Update, Set: []Assignment{{Column: "v", Value: must("upper(s.v)")}}},
+					{Condition: must("s.n > 310"), Action: ActionDelete},
+					{Condition: must("s.n > 270"), Action: ActionUpdate, Set: []Assignment{{Column: "v", Value: must("'big'")}}},
+					{Condition: must("t.n % 2 = 0"), Action: ActionUpdate, Set: []Assignment{{Column: "v", Value: must("upper(s.v)")}}},
 				}}
 		},
 		target: targetRows(), source: sourceRows(),
@@ -442,21 +442,21 @@ func scenarios() []scenario {
 	dupError := scenario{
 		name: "two source rows match one target row",
 		spec: func() MergeSpec {
-			return MergeSpec{On: must("t.id = s.id"), Matched: []Clause{{Action: Update, All: true}}}
+			return MergeSpec{On: must("t.id = s.id"), Matched: []Clause{{Action: ActionUpdate, All: true}}}
 		},
 		target: targetRows(), source: dupSource, err: ErrMultipleMatch,
 	}
 	dupCondError := scenario{
 		name: "two matches with a conditional delete",
 		spec: func() MergeSpec {
-			return MergeSpec{On: must("t.id = s.id"), Matched: []Clause{{Condition: must("s.n > 0"), Action: Delete}}}
+			return MergeSpec{On: must("t.id = s.id"), Matched: []Clause{{Condition: must("s.n > 0"), Action: ActionDelete}}}
 		},
 		target: targetRows(), source: dupSource, err: ErrMultipleMatch,
 	}
 	dupDelete := scenario{
 		name: "two matches with only an unconditional delete",
 		spec: func() MergeSpec {
-			return MergeSpec{On: must("t.id = s.id"), Matched: []Clause{{Action: Delete}}}
+			return MergeSpec{On: must("t.id = s.id"), Matched: []Clause{{Action: ActionDelete}}}
 		},
 		target: targetRows(), source: dupSource,
 		apply: func(target, source []mrow) ([]mrow, []string) {
@@ -475,7 +475,7 @@ func scenarios() []scenario {
 	insertOnly := scenario{
 		name: "insert only, null keys never match",
 		spec: func() MergeSpec {
-			return MergeSpec{On: must("t.id = s.id"), NotMatched: []Clause{{Action: Insert, All: true}}}
+			return MergeSpec{On: must("t.id = s.id"), NotMatched: []Clause{{Action: ActionInsert, All: true}}}
 		},
 		target: targetRows(), source: sourceRows(),
 		apply: func(target, source []mrow) ([]mrow, []string) {
@@ -495,8 +495,8 @@ func scenarios() []scenario {
 		name: "no equality: nested loop",
 		spec: func() MergeSpec {
 			return MergeSpec{On: must("t.n > s.n AND s.kind = 'x'"),
-				Matched:    []Clause{{Action: Delete}},
-				NotMatched: []Clause{{Action: Insert, All: true}}}
+				Matched:    []Clause{{Action: ActionDelete}},
+				NotMatched: []Clause{{Action: ActionInsert, All: true}}}
 		},
 		target: targetRows(),
 		source: []mrow{{id: id(100), v: "x", n: 25, p: "a", kind: "x"}, {id: id(101), v: "y", n: 1000, p: "b", kind: "x"}},
@@ -536,7 +536,7 @@ func TestMergeScenarios(t *testing.T) {
 			t.Run(sc.name+"/"+c.String(), func(t *testing.T) {
 				snap := newTable(t, c, sc.target...)
 				before := tableRows(t, snap)
-				res, err := Merge(ctx, snap, sourceOf(sc.source), sc.spec(), MergeOptions{})
+				res, err := Merge(ctx, snap, sourceOf(sc.source), sc.spec(), Options{})
 				if sc.err != nil {
 					if !errors.Is(err, sc.err) {
 						t.Fatalf("err = %v, want %v", err, sc.err)
@@ -577,7 +577,7 @@ func TestMergeScenarios(t *testing.T) {
 						t.Errorf("change data:\n got %q\nwant %q", got, wantChanges)
 					}
 				}
-				checkMetrics(t, res.Metrics, wantChanges, len(sc.source), c)
+				checkMetrics(t, res.Merge, wantChanges, len(sc.source), c)
 				checkCommitInfo(t, after)
 			})
 		}

@@ -2,8 +2,6 @@ package expr
 
 import (
 	"testing"
-
-	"github.com/godelta/delta/schema"
 )
 
 func TestParseQualifiedNames(t *testing.T) {
@@ -28,37 +26,6 @@ func TestParseQualifiedNames(t *testing.T) {
 	}
 	if _, err := Parse("`t`. = 1"); err == nil {
 		t.Error("a dangling dot parsed")
-	}
-}
-
-func TestRowLookup(t *testing.T) {
-	sch := &schema.StructType{Fields: []schema.StructField{
-		{Name: "id", Type: schema.Long},
-		{Name: "S", Type: &schema.StructType{Fields: []schema.StructField{{Name: "x", Type: schema.String}}}},
-	}}
-	row := []schema.Value{schema.LongValue(7), schema.StructValue([]schema.Value{schema.StringValue("v")})}
-	l := RowLookup(sch, row)
-	for _, tc := range []struct {
-		name string
-		want schema.Value
-		ok   bool
-	}{
-		{"id", schema.LongValue(7), true},
-		{"ID", schema.LongValue(7), true},
-		{"s.x", schema.StringValue("v"), true},
-		{"s.y", schema.Value{}, false},
-		{"id.x", schema.Value{}, false},
-		{"nope", schema.Value{}, false},
-	} {
-		_, v, ok := l(tc.name)
-		if ok != tc.ok || v.String() != tc.want.String() {
-			t.Errorf("%s: got %v %v, want %v %v", tc.name, v, ok, tc.want, tc.ok)
-		}
-	}
-	// A null struct's fields are null.
-	row[1] = schema.Value{}
-	if _, v, ok := l("s.x"); !ok || !v.IsNull() {
-		t.Errorf("field of null struct: %v %v", v, ok)
 	}
 }
 
