@@ -61,7 +61,9 @@ func TestCorpusTables(t *testing.T) {
 		},
 		{
 			table: "golden/dv-with-columnmapping/delta", where: "part = 3 OR col1 % 7 = 0", set: "col2 = concat(col2, '-u'), col1 = col1 + 1000",
-			match: func(r corpusRow) bool { return intOf(r["part"]) == 3 || (!r["col1"].IsNull() && intOf(r["col1"])%7 == 0) },
+			match: func(r corpusRow) bool {
+				return intOf(r["part"]) == 3 || (!r["col1"].IsNull() && intOf(r["col1"])%7 == 0)
+			},
 			apply: func(r corpusRow) corpusRow {
 				r["col1"] = schema.IntegerValue(int32(intOf(r["col1"]) + 1000))
 				if !r["col2"].IsNull() {
