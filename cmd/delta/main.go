@@ -8,6 +8,8 @@
 //	               [--limit N] [--format table|csv|jsonl] [--stats]
 //	delta changes  TABLE (--from V | --since T) [--to W] [--columns a,b]
 //	               [--limit N] [--format table|csv|jsonl]
+//	delta delete   TABLE --where EXPR [--strategy S] [--json]
+//	delta update   TABLE --set 'c = expr[, d = expr]' [--where EXPR] [--strategy S] [--json]
 //
 // TABLE is a local path or a URI (file:///abs/path, memory://name,
 // s3://bucket/prefix, gs://bucket/prefix, az://container/prefix,
@@ -94,6 +96,22 @@
 //	  "userMetadata": "…",                // string
 //	  "operationMetrics": {…},            // object, as in the log
 //	  "txnId": "…"                        // string
+//	}
+//
+// delete and update change rows in one commit (SQL DELETE and UPDATE) and
+// print what they did: rows deleted or updated, files added and removed,
+// deletion vectors written. --strategy is auto (the table's: deletion
+// vectors when delta.enableDeletionVectors is true), copy-on-write or
+// deletion-vectors. delete --where 'true' deletes every row. With --json
+// they print an object:
+//
+//	{
+//	  "operation": "DELETE",              // or "UPDATE"
+//	  "committed": true,                  // false when no row matched
+//	  "version": 4,                       // int, absent when nothing was committed
+//	  "strategy": "merge-on-read",        // or "copy-on-write"
+//	  "operationMetrics": {…}             // as commitInfo records them: Spark's
+//	                                      // names, decimal strings
 //	}
 //
 // # Rows
@@ -262,6 +280,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		return usageErrorf(cmd, "%v", err)
 	})
 	root.AddCommand(newDescribeCmd(), newHistoryCmd(), newFilesCmd(), newScanCmd(), newChangesCmd(), newCheckpointCmd(), newCreateCmd(), newAppendCmd(), newDemoCmd())
+	root.AddCommand(newDeleteCmd(), newUpdateCmd())
 	return root
 }
 
