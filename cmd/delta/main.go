@@ -10,6 +10,11 @@
 //	               [--limit N] [--format table|csv|jsonl]
 //	delta delete   TABLE --where EXPR [--strategy S] [--json]
 //	delta update   TABLE --set 'c = expr[, d = expr]' [--where EXPR] [--strategy S] [--json]
+//	delta merge    TABLE --source FILE_OR_TABLE[@VERSION] --on COND [--delete-if COND]
+//	               [--update-all | --update-set 'c = expr, ...'] [--update-if COND]
+//	               [--insert-all | --insert-values 'c = expr, ...'] [--insert-if COND]
+//	               [--by-source-delete-if COND] [--by-source-update-set 'c = expr, ...']
+//	               [--by-source-update-if COND] [--strategy S] [--json]
 //
 // TABLE is a local path or a URI (file:///abs/path, memory://name,
 // s3://bucket/prefix, gs://bucket/prefix, az://container/prefix,
@@ -113,6 +118,21 @@
 //	  "operationMetrics": {…}             // as commitInfo records them: Spark's
 //	                                      // names, decimal strings
 //	}
+//
+// merge joins a source with the table on --on (the table is t, the source
+// s: --on 't.id = s.id') and applies WHEN clauses in one commit (SQL
+// MERGE INTO). The source is a .csv, .jsonl or .parquet file (its columns
+// typed as the table's of the same name, others string, or as JSON gives
+// them) or a table, TABLE@VERSION for a version. WHEN MATCHED clauses:
+// --delete-if COND, then --update-all or --update-set, under --update-if;
+// WHEN NOT MATCHED: --insert-all or --insert-values 'c = expr, ...' under
+// --insert-if; WHEN NOT MATCHED BY SOURCE: --by-source-delete-if COND,
+// then --by-source-update-set under --by-source-update-if. COND 'true' is
+// unconditional. It prints the rows inserted, updated and deleted, the
+// files read, added and removed, and the deletion vectors written; --json
+// prints the object above with "operation": "MERGE" and Spark's MERGE
+// metrics (numSourceRows, numTargetRowsInserted, numTargetRowsUpdated,
+// numTargetRowsDeleted, numTargetFilesAdded, ...).
 //
 // # Rows
 //
@@ -281,6 +301,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	})
 	root.AddCommand(newDescribeCmd(), newHistoryCmd(), newFilesCmd(), newScanCmd(), newChangesCmd(), newCheckpointCmd(), newCreateCmd(), newAppendCmd(), newDemoCmd())
 	root.AddCommand(newDeleteCmd(), newUpdateCmd())
+	root.AddCommand(newMergeCmd())
 	return root
 }
 
