@@ -173,20 +173,24 @@ func (rw *rewriter) storeDVs(ctx context.Context, ts []touchedDV, inlineMax int)
 		inFile = append(inFile, i)
 		bitmaps = append(bitmaps, t.deleted)
 	}
-	if len(bitmaps) == 0 {
-		return descs, nil
+	if len(bitmaps) > 0 {
+		f, err := dv.EncodeFile("", uuid.New(), bitmaps...)
+		if err != nil {
+			return nil, err
+		}
+		rw.dvFiles = append(rw.dvFiles, f.Key) // before the put: a failed put may land
+		if err := rw.store.PutIfAbsent(ctx, f.Key, f.Data); err != nil {
+			return nil, fmt.Errorf("write: deletion vector file %s: %w", f.Key, err)
+		}
+		rw.dvBytes += int64(len(f.Data))
+		for k, i := range inFile {
+			descs[i] = f.Descriptors[k]
+		}
 	}
-	f, err := dv.EncodeFile("", uuid.New(), bitmaps...)
-	if err != nil {
-		return nil, err
-	}
-	rw.dvFiles = append(rw.dvFiles, f.Key) // before the put: a failed put may land
-	if err := rw.store.PutIfAbsent(ctx, f.Key, f.Data); err != nil {
-		return nil, fmt.Errorf("write: deletion vector file %s: %w", f.Key, err)
-	}
-	rw.dvBytes += int64(len(f.Data))
-	for k, i := range inFile {
-		descs[i] = f.Descriptors[k]
+	// maxRowIndex is not a field of the protocol's descriptor: Spark keeps
+	// it in memory only and never writes it to the log, so neither do we.
+	for _, d := range descs {
+		d.MaxRowIndex = nil
 	}
 	return descs, nil
 }
