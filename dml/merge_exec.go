@@ -163,6 +163,9 @@ type merger struct {
 
 	rows  [][]schema.Value   // the source rows
 	index map[string][]int32 // join key -> source rows, with keys
+	// intIndex replaces index for one key on an integer column (the
+	// common id = id): no key encoding, a cheaper map.
+	intIndex map[int64][]int32
 	// keyMin and keyMax are the source's smallest and largest key value
 	// per join key (cast to the target column's type); keyVals its
 	// distinct values of keys on partition columns.
@@ -212,7 +215,12 @@ func (m *merger) loadSource(src Source) error {
 	if len(m.keys) == 0 {
 		return nil
 	}
-	m.index = make(map[string][]int32)
+	intKey := len(m.keys) == 1 && isIntegral(m.tsch.Fields[m.keys[0].tcol].Type)
+	if intKey {
+		m.intIndex = make(map[int64][]int32)
+	} else {
+		m.index = make(map[string][]int32)
+	}
 	m.keyMin = make([]schema.Value, len(m.keys))
 	m.keyMax = make([]schema.Value, len(m.keys))
 	m.keyVals = make([]map[string]schema.Value, len(m.keys))
@@ -234,7 +242,11 @@ func (m *merger) loadSource(src Source) error {
 			continue // a null key matches nothing
 		}
 		m.noKeys = false
-		m.index[string(kb.buf)] = append(m.index[string(kb.buf)], int32(i))
+		if intKey {
+			m.intIndex[vals[0].Int64()] = append(m.intIndex[vals[0].Int64()], int32(i))
+		} else {
+			m.index[string(kb.buf)] = append(m.index[string(kb.buf)], int32(i))
+		}
 		for k, v := range vals {
 			if c, ok := expr.Order(v, m.keyMin[k]); m.keyMin[k].IsNull() || ok && c < 0 {
 				m.keyMin[k] = v
@@ -370,6 +382,16 @@ func (m *merger) match(trow []schema.Value, buf []int32) ([]int32, error) {
 			buf = append(buf, i)
 		}
 	}
+	if m.intIndex != nil {
+		v := trow[m.keys[0].tcol]
+		if v.IsNull() {
+			return buf, nil
+		}
+		for _, i := range m.intIndex[v.Int64()] {
+			try(i)
+		}
+		return buf, nil
+	}
 	if m.index == nil {
 		if len(m.keys) > 0 {
 			return buf, nil // the source has no non-null keys
@@ -389,6 +411,15 @@ func (m *merger) match(trow []schema.Value, buf []int32) ([]int32, error) {
 		try(i)
 	}
 	return buf, nil
+}
+
+// isIntegral reports whether values of t are integers read with Int64.
+func isIntegral(t schema.DataType) bool {
+	switch t {
+	case schema.Byte, schema.Short, schema.Integer, schema.Long, schema.Date, schema.Timestamp, schema.TimestampNTZ:
+		return true
+	}
+	return false
 }
 
 // decision is the fate of a target row.
