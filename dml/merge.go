@@ -9,73 +9,6 @@ import (
 	"github.com/godelta/delta/schema"
 )
 
-// MERGE
-//
-// Merge joins a source (rows held in memory) with a target table on a
-// condition and, for each pair, applies the first clause of the right kind
-// whose condition holds, as Spark's MERGE INTO does:
-//
-//   - WHEN MATCHED [AND c] THEN UPDATE SET ... | UPDATE SET * | DELETE,
-//     for a target row the condition pairs with a source row;
-//   - WHEN NOT MATCHED [AND c] THEN INSERT (cols) VALUES (...) | INSERT *,
-//     for a source row no target row pairs with;
-//   - WHEN NOT MATCHED BY SOURCE [AND c] THEN UPDATE SET ... | DELETE, for
-//     a target row no source row pairs with.
-//
-// Names: the target is t and the source s (MergeSpec's aliases), so the
-// condition reads t.id = s.id; an unqualified name is the column of
-// whichever side has it, and one both sides have is ambiguous
-// (ErrMergeColumn). MATCHED clauses may use both sides, NOT MATCHED
-// clauses the source only, NOT MATCHED BY SOURCE clauses the target only.
-// Assignments name target columns. Values are computed with SQL null
-// semantics (expr.EvalValue) and cast to the column's type; a clause
-// condition holds only where it is TRUE; a NULL join key never matches.
-// UPDATE SET * and INSERT * take every target column from the source
-// column of the same name (case-insensitive); a target column the source
-// lacks is ErrMergeColumn (there is no schema evolution), except a
-// generated column, which is computed. Updated rows get their generated
-// columns computed again; every row written (updated or inserted) goes
-// through the row writer's checks: NOT NULL, invariants, CHECK constraints
-// and generated columns.
-//
-// A target row that two source rows match is ErrMultipleMatch, as Spark's
-// DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE, counted on the
-// join condition alone, whatever the clause conditions say. Spark's
-// exception is kept: a merge whose only MATCHED clause is an unconditional
-// DELETE deletes the row once. A merge without MATCHED clauses modifies no
-// matched row, so many matches are not an error there.
-//
-// # Execution and cost
-//
-// The source is read whole into memory: that is the memory a merge needs,
-// beyond the row writer's buffers, as in Spark's broadcast hash join. When
-// the condition has equality terms between a target and a source column
-// (t.a = s.b, ANDed with anything), the source rows are hashed on them
-// and each target row looks up its candidates (a hash join: time linear
-// in both sides); otherwise each target row is tested against every source
-// row (a nested loop: time proportional to target rows read times source
-// rows, so keep such sources small).
-//
-// Only the target files that can hold a matched row are read: the
-// conditions on target columns alone, the range (min, max) of the source's
-// join keys on each equality term, and the source's values of a key that
-// is a partition column (up to a thousand distinct values) make a
-// predicate that partition values and file statistics skip files with.
-// A NOT MATCHED BY SOURCE clause needs the unmatched target rows too, so
-// every file is read unless each such clause has a condition, which is
-// then ORed into the predicate. The files read are rewritten through
-// write.Rewrite, by copy-on-write, or with deletion vectors where the
-// table has them on (delta.enableDeletionVectors); inserted rows are
-// written through the row writer, with insert change data when the table
-// has the change data feed on.
-//
-// The whole merge is one commit (operation MERGE) that records what it
-// read: the predicate above and the files read. So a concurrent append to
-// a partition the merge read, or a concurrent delete of a file it read,
-// fails it with a *txn.ConflictError (errors.Is txn.ErrConflict), as in
-// Spark; concurrent changes elsewhere are rebased over. Merge does not
-// retry after a conflict: the caller may run it again on a new snapshot.
-
 // Action is what a merge clause does.
 type Action uint8
 
@@ -118,8 +51,74 @@ type Clause struct {
 	All bool
 }
 
-// MergeSpec is a merge statement: the join condition and the clauses,
-// each list applied in order (the first clause whose condition holds wins).
+// MergeSpec is a merge statement: the join condition On and the WHEN
+// clauses, each list applied in order. Merge joins a source (rows held in memory) with a target table on a
+// condition and, for each pair, applies the first clause of the right kind
+// whose condition holds, as Spark's MERGE INTO does:
+//
+//   - WHEN MATCHED [AND c] THEN UPDATE SET ... | UPDATE SET * | DELETE,
+//     for a target row the condition pairs with a source row;
+//   - WHEN NOT MATCHED [AND c] THEN INSERT (cols) VALUES (...) | INSERT *,
+//     for a source row no target row pairs with;
+//   - WHEN NOT MATCHED BY SOURCE [AND c] THEN UPDATE SET ... | DELETE, for
+//     a target row no source row pairs with.
+//
+// Names: the target is t and the source s (MergeSpec's aliases), so the
+// condition reads t.id = s.id; an unqualified name is the column of
+// whichever side has it, and one both sides have is ambiguous
+// (ErrMergeColumn). MATCHED clauses may use both sides, NOT MATCHED
+// clauses the source only, NOT MATCHED BY SOURCE clauses the target only.
+// Assignments name target columns. Values are computed with SQL null
+// semantics (expr.EvalValue) and cast to the column's type; a clause
+// condition holds only where it is TRUE; a NULL join key never matches.
+// UPDATE SET * and INSERT * take every target column from the source
+// column of the same name (case-insensitive); a target column the source
+// lacks is ErrMergeColumn (there is no schema evolution), except a
+// generated column, which is computed. Updated rows get their generated
+// columns computed again; every row written (updated or inserted) goes
+// through the row writer's checks: NOT NULL, invariants, CHECK constraints
+// and generated columns.
+//
+// A target row that two source rows match is ErrMultipleMatch, as Spark's
+// DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE, counted on the
+// join condition alone, whatever the clause conditions say. Spark's
+// exception is kept: a merge whose only MATCHED clause is an unconditional
+// DELETE deletes the row once. A merge without MATCHED clauses modifies no
+// matched row, so many matches are not an error there.
+//
+// The source is read whole into memory: that is the memory a merge needs,
+// beyond the row writer's buffers (about 40 bytes per source value, plus
+// the hash index), as in Spark's broadcast hash join; memory does not grow
+// with the target, which is streamed file by file. When
+// the condition has equality terms between a target and a source column
+// (t.a = s.b, ANDed with anything), the source rows are hashed on them
+// and each target row looks up its candidates (a hash join: time linear
+// in both sides); otherwise each target row is tested against every source
+// row (a nested loop: time proportional to target rows read times source
+// rows, so keep such sources small).
+//
+// Only the target files that can hold a matched row are read: the
+// conditions on target columns alone, the range (min, max) of the source's
+// join keys on each equality term, and the source's values of a key that
+// is a partition column (up to a thousand distinct values) make a
+// predicate that partition values and file statistics skip files with.
+// A NOT MATCHED BY SOURCE clause needs the unmatched target rows too, so
+// every file is read unless each such clause has a condition, which is
+// then ORed into the predicate. The files read are rewritten through
+// write.Rewrite, by copy-on-write, or with deletion vectors where the
+// table has them on (delta.enableDeletionVectors); inserted rows are
+// written through the row writer, with insert change data when the table
+// has the change data feed on.
+//
+// The whole merge is one commit (operation MERGE) that records what it
+// read: the predicate above and the files read (the whole table when every
+// file is read). So a concurrent delete of a file it read fails it with a
+// *txn.ConflictError (errors.Is txn.ErrConflict), and so does a concurrent
+// append to a partition the merge read, unless that append is blind and
+// the isolation level WriteSerializable (the default), as in Spark;
+// concurrent changes elsewhere are rebased over. After a conflict the
+// merge is planned again on the new version only when
+// Options.ConflictRetries asks for it.
 type MergeSpec struct {
 	// On pairs target rows with source rows.
 	On                 expr.Expr

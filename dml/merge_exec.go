@@ -23,8 +23,8 @@ const insertBatchRows = 8192
 
 // Merge merges src into the table snap shows, as spec says, and commits
 // it through Run, the package's DML pipeline (operation MERGE, Spark's
-// operationParameters and metrics); see the MERGE section of merge.go for
-// the semantics, the cost and the conflicts. A merge that changes nothing
+// operationParameters and metrics); see MergeSpec for the semantics, the
+// cost and the conflicts. A merge that changes nothing
 // (no row inserted, updated or deleted) commits nothing. On any error
 // nothing is committed and the files written are deleted, unless the
 // commit's outcome is unknown (txn.ErrCommitUnknown).
