@@ -82,15 +82,10 @@ func newMergeCmd() *cobra.Command {
 				f.bySourceDeleteIf == "" && f.bySourceSet == "" {
 				return usageErrorf(cmd, "no clause: give --update-all, --update-set, --delete-if, --insert-all, --insert-values, --by-source-delete-if or --by-source-update-set")
 			}
-			var opts delta.DMLOptions
-			switch f.strategy {
-			case "", "auto":
-			case "copy-on-write":
-				opts.Strategy = delta.StrategyCopyOnWrite
-			case "deletion-vectors", "merge-on-read":
-				opts.Strategy = delta.StrategyMergeOnRead
-			default:
-				return usageErrorf(cmd, "invalid --strategy %q: want auto, copy-on-write or deletion-vectors", f.strategy)
+			df := dmlFlags{strategy: f.strategy}
+			opts, err := df.options(cmd)
+			if err != nil {
+				return err
 			}
 			opts.Txn.EngineInfo = "godelta-cli"
 			ctx := cmd.Context()
