@@ -58,9 +58,16 @@ func Merge(ctx context.Context, snap *snapshot.Snapshot, src Source, spec MergeS
 			}
 			var err error
 			mm, err = m.plan1(ctx, snap, s, opts)
+			if err != nil {
+				// What the attempt wrote before failing (a rewrite,
+				// before inserts that broke a constraint): no commit
+				// names it.
+				dropWritten(snap, nil, m.staged)
+				return nil, err
+			}
 			mm.NumSourceRows = int64(len(m.rows))
 			mm.MaterializeSourceTimeMs = sourceTime.Milliseconds()
-			return m.staged, err
+			return m.staged, nil
 		},
 		Metrics: func(g *Metrics) map[string]any {
 			mm.fromRun(g)
@@ -98,7 +105,7 @@ func sameSchema(a, b *schema.StructType) bool { return a.String() == b.String() 
 
 // plan1 is one attempt of the merge on snap: find the candidate files,
 // rewrite the matched and not-matched-by-source rows, write the inserts.
-// What it wrote is in m.staged, also on error, for Run to delete.
+// What it wrote is in m.staged, also on error, for the caller to delete.
 func (m *merger) plan1(ctx context.Context, snap *snapshot.Snapshot, s Strategy, opts Options) (MergeMetrics, error) {
 	var mm MergeMetrics
 	m.snap = snap

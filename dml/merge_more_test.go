@@ -289,6 +289,26 @@ func TestMergeGeneratedAndConstraints(t *testing.T) {
 	if after.Version() != snap.Version() {
 		t.Fatal("a merge that broke a constraint committed")
 	}
+	// An update that passes and an insert that breaks the constraint: the
+	// files the rewrite wrote are deleted too.
+	files := func() int {
+		n := 0
+		for _, err := range store.List(ctx, "", "") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		return n
+	}
+	before := files()
+	_, err = Merge(ctx, snap, RowsSource(srcSchema, [][]schema.Value{{l(1), l(11)}, {l(9), l(5000)}}), upsert, Options{})
+	if !errors.As(err, &ce) {
+		t.Fatalf("insert breaking a constraint: err = %v", err)
+	}
+	if after := files(); after != before {
+		t.Errorf("%d files in the table directory after a failed merge, %d before", after, before)
+	}
 	// An explicit value for a generated column must equal the computed one.
 	_, err = Merge(ctx, snap, RowsSource(srcSchema, [][]schema.Value{{l(1), l(5)}}), MergeSpec{On: must("t.id = s.id"),
 		Matched: []Clause{{Action: ActionUpdate, Set: []Assignment{{Column: "g", Value: must("7")}}}}}, Options{})
