@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/godelta/delta/actions"
@@ -470,5 +471,51 @@ func TestMergeSparkTableWithDVs(t *testing.T) {
 	}
 	if res.Merge.NumTargetRowsCopied != 0 || res.Merge.NumTargetDeletionVectorsAdded+res.Merge.NumTargetDeletionVectorsUpdated == 0 {
 		t.Errorf("metrics %+v: want deletion vectors, no rows copied", res.Merge)
+	}
+}
+
+// TestMergeKeyTypes: join keys of another type than the target column's
+// match by value, as SQL compares them (an INT or a DOUBLE source key
+// against a BIGINT target key), through the hash join and through the
+// nested loop alike.
+func TestMergeKeyTypes(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		typ  schema.DataType
+		val  func(int64) schema.Value
+	}{
+		{"int", schema.Integer, func(i int64) schema.Value { return schema.IntegerValue(int32(i)) }},
+		{"double", schema.Double, func(i int64) schema.Value { return schema.DoubleValue(float64(i)) }},
+		{"short", schema.Short, func(i int64) schema.Value { return schema.ShortValue(int16(i)) }},
+	} {
+		for _, on := range []string{"t.id = s.k", "t.id <= s.k AND t.id >= s.k"} {
+			t.Run(tc.name+"/"+on, func(t *testing.T) {
+				snap := newTable(t, table{}, targetRows()...)
+				sch := &schema.StructType{Fields: []schema.StructField{{Name: "k", Type: tc.typ, Nullable: true}}}
+				src := RowsSource(sch, [][]schema.Value{{tc.val(3)}, {tc.val(17)}, {tc.val(1000)}, {{}}})
+				res, err := Merge(ctx, snap, src, MergeSpec{On: must(on),
+					Matched:    []Clause{{Action: ActionUpdate, Set: []Assignment{{Column: "v", Value: must("'hit'")}}}},
+					NotMatched: []Clause{{Action: ActionInsert, Set: []Assignment{{Column: "id", Value: must("s.k")}, {Column: "v", Value: must("'new'")}}}},
+				}, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m := res.Merge; m.NumTargetRowsUpdated != 2 || m.NumTargetRowsInserted != 2 {
+					t.Fatalf("metrics %+v", m)
+				}
+				after, _ := snap.Update(ctx)
+				var hits []string
+				for _, r := range tableRows(t, after) {
+					if strings.Contains(r, "|hit|") || strings.Contains(r, "|new|") {
+						hits = append(hits, r)
+					}
+				}
+				want := []string{"1000|new|null|null", "17|hit|17|c", "3|hit|3|a", "null|new|null|null"}
+				if !slices.Equal(hits, want) {
+					t.Errorf("rows %q, want %q", hits, want)
+				}
+			})
+		}
 	}
 }
