@@ -519,3 +519,40 @@ func TestMergeKeyTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeConcurrentDelete: a DELETE that commits while the merge runs
+// and removes a file the merge read makes the merge fail with a conflict,
+// whatever the isolation level; with ConflictRetries the merge is planned
+// again on the new version and commits.
+func TestMergeConcurrentDelete(t *testing.T) {
+	ctx := context.Background()
+	for _, retries := range []int{0, 1} {
+		t.Run(fmt.Sprint("retries=", retries), func(t *testing.T) {
+			snap := newTable(t, table{}, targetRows()...)
+			s := sourceOf([]mrow{{id: id(25), v: "u", n: 1, p: "b"}})
+			inner := s.Batches
+			s.Batches = func(yield func(schema.Batch, error) bool) {
+				if _, err := Delete(ctx, snap, must("id = 26"), Options{}); err != nil {
+					t.Fatal(err)
+				}
+				inner(yield)
+			}
+			res, err := Merge(ctx, snap, s, MergeSpec{On: must("t.id = s.id"),
+				Matched: []Clause{{Action: ActionUpdate, All: true}}}, Options{ConflictRetries: retries})
+			if retries == 0 {
+				if !errors.Is(err, txn.ErrConflict) {
+					t.Fatalf("err = %v, want a conflict", err)
+				}
+				return
+			}
+			if err != nil || !res.Committed || res.Merge.NumTargetRowsUpdated != 1 {
+				t.Fatalf("with a retry: %v %+v", err, res.Merge)
+			}
+			after, _ := snap.Update(ctx)
+			got := tableRows(t, after)
+			if !slices.Contains(got, "25|u|1|b") || slices.ContainsFunc(got, func(r string) bool { return strings.HasPrefix(r, "26|") }) {
+				t.Errorf("rows %q", got)
+			}
+		})
+	}
+}
