@@ -24,7 +24,7 @@ func BenchmarkMerge(b *testing.B) {
 	for _, dv := range []bool{false, true} {
 		b.Run(fmt.Sprintf("rows=%d/dv=%v", *mergeRows, dv), func(b *testing.B) {
 			base := b.TempDir()
-			if err := mergedata.MergeTables(ctx, base, *mergeRows, 100_000, dv); err != nil {
+			if err := mergedata.MergeTables(ctx, base, *mergeRows, 100_000, dv, 0); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()

@@ -38,10 +38,10 @@ func mergeBatches(count int64, id func(int64) int64, tag string) func(func(delta
 
 // MergeTables writes the two tables of the MERGE benchmark under dir:
 // dir/target, rows rows (id 0..rows-1, name, n; files of the default
-// target size, deletion vectors on with dv), and dir/source, src rows of
+// target size, or fileSize when not 0; deletion vectors on with dv), and dir/source, src rows of
 // which half match target ids spread evenly over the whole table (so every
 // target file holds matches) and half are new ids.
-func MergeTables(ctx context.Context, dir string, rows, src int64, dv bool) error {
+func MergeTables(ctx context.Context, dir string, rows, src int64, dv bool, fileSize int64) error {
 	props := map[string]string{}
 	if dv {
 		props["delta.enableDeletionVectors"] = "true"
@@ -51,7 +51,7 @@ func MergeTables(ctx context.Context, dir string, rows, src int64, dv bool) erro
 		return err
 	}
 	defer target.Close()
-	if _, err := target.Append(ctx, mergeBatches(rows, func(i int64) int64 { return i }, "t"), delta.WriteOptions{}); err != nil {
+	if _, err := target.Append(ctx, mergeBatches(rows, func(i int64) int64 { return i }, "t"), delta.WriteOptions{TargetFileSize: fileSize}); err != nil {
 		return err
 	}
 	source, err := delta.Create(ctx, filepath.Join(dir, "source"), delta.TableSpec{Schema: mergeSchema})

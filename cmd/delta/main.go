@@ -14,7 +14,7 @@
 //	               [--update-all | --update-set 'c = expr, ...'] [--update-if COND]
 //	               [--insert-all | --insert-values 'c = expr, ...'] [--insert-if COND]
 //	               [--by-source-delete-if COND] [--by-source-update-set 'c = expr, ...']
-//	               [--by-source-update-if COND] [--strategy S] [--json]
+//	               [--by-source-update-if COND] [--strategy S] [--target-file-size B] [--json]
 //
 // TABLE is a local path or a URI (file:///abs/path, memory://name,
 // s3://bucket/prefix, gs://bucket/prefix, az://container/prefix,

@@ -34,6 +34,7 @@ type mergeFlags struct {
 	bySourceSet, bySourceSetIf string
 	strategy                   string
 	asJSON                     bool
+	targetSize                 int64
 }
 
 func newMergeCmd() *cobra.Command {
@@ -88,6 +89,7 @@ func newMergeCmd() *cobra.Command {
 				return err
 			}
 			opts.Txn.EngineInfo = "godelta-cli"
+			opts.TargetFileSize = f.targetSize
 			ctx := cmd.Context()
 			t, err := delta.Open(ctx, args[0])
 			if err != nil {
@@ -153,6 +155,7 @@ func newMergeCmd() *cobra.Command {
 	fs.StringVar(&f.bySourceSetIf, "by-source-update-if", "", "the condition (`COND`) of the by-source update")
 	fs.StringVar(&f.strategy, "strategy", "auto", "auto (the table's), copy-on-write or deletion-vectors")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON document, of a stable shape")
+	fs.Int64Var(&f.targetSize, "target-file-size", 0, "roll data files written at `BYTES` (default 128 MiB)")
 	return cmd
 }
 

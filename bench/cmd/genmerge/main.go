@@ -8,7 +8,8 @@
 //	/usr/bin/time -f "%e s %M KB" delta merge /tmp/m10m/target --source /tmp/m10m/source \
 //	    --on 't.id = s.id' --update-all --insert-all
 //
-// -dv creates the target with delta.enableDeletionVectors=true.
+// -dv creates the target with delta.enableDeletionVectors=true; -file-size
+// rolls its data files at that many bytes.
 package main
 
 import (
@@ -24,12 +25,13 @@ func main() {
 	rows := flag.Int64("rows", 1_000_000, "target rows")
 	src := flag.Int64("source", 100_000, "source rows (half matched)")
 	dv := flag.Bool("dv", false, "target with deletion vectors on")
+	fileSize := flag.Int64("file-size", 0, "target data file size in bytes (0: the default, 128 MiB)")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: genmerge [-rows N] [-source S] [-dv] DIR")
+		fmt.Fprintln(os.Stderr, "usage: genmerge [-rows N] [-source S] [-dv] [-file-size B] DIR")
 		os.Exit(2)
 	}
-	if err := mergedata.MergeTables(context.Background(), flag.Arg(0), *rows, *src, *dv); err != nil {
+	if err := mergedata.MergeTables(context.Background(), flag.Arg(0), *rows, *src, *dv, *fileSize); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
