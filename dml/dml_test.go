@@ -425,6 +425,10 @@ func TestErrors(t *testing.T) {
 			_, err := dml.Delete(ctx, snap, mustParse(t, "nope = 1"), dml.Options{})
 			return err
 		}, dml.ErrInvalid},
+		{"predicate that is not boolean", func() error {
+			_, err := dml.Delete(ctx, snap, mustParse(t, "n + 1"), dml.Options{})
+			return err
+		}, expr.ErrNotPredicate},
 		{"unknown column assigned", func() error {
 			_, err := dml.Update(ctx, snap, []dml.Assignment{{Column: "nope", Value: mustParse(t, "1")}}, nil, dml.Options{})
 			return err

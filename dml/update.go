@@ -194,7 +194,7 @@ func Update(ctx context.Context, snap *snapshot.Snapshot, set []Assignment, pred
 	if _, err := resolve(sch, set); err != nil {
 		return Result{}, err
 	}
-	if err := CheckColumns(sch, pred, "predicate"); err != nil {
+	if err := CheckPredicate(sch, pred); err != nil {
 		return Result{}, err
 	}
 	op := Operation{
