@@ -129,6 +129,14 @@ func DeleteWhere(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, r
 	// The rows pred does not match are written again, the ones it
 	// matches are dropped (delete change data).
 	ropts.Require = nil
+	if ropts.DeletionVectors && ropts.ReadColumns == nil {
+		// Marking rows needs only the predicate's columns.
+		for _, c := range expr.Columns(pred) {
+			if i := fieldIndex(sch, splitColumn(c)[0]); i >= 0 && !slices.Contains(ropts.ReadColumns, sch.Fields[i].Name) {
+				ropts.ReadColumns = append(ropts.ReadColumns, sch.Fields[i].Name)
+			}
+		}
+	}
 	drop := func(_ *actions.Add, _ int64, row []schema.Value) (Verdict, []schema.Value, error) {
 		m, err := matches(pred, sch, row)
 		if m {
