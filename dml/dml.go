@@ -360,6 +360,23 @@ func CheckColumns(sch *schema.StructType, e expr.Expr, what string) error {
 	return nil
 }
 
+// CheckPredicate returns an error for a DML predicate that names a column
+// the table lacks (ErrInvalid) or that can never be TRUE by its form, such
+// as a non-boolean condition (expr.ErrNotPredicate); nil is every row.
+func CheckPredicate(sch *schema.StructType, pred expr.Expr) error {
+	if pred == nil {
+		return nil
+	}
+	if err := CheckColumns(sch, pred, "predicate"); err != nil {
+		return err
+	}
+	lookup := write.RowLookup(sch, nil)
+	return expr.CheckPredicate(pred, func(c string) (schema.DataType, bool) {
+		t, _, ok := lookup(c)
+		return t, ok
+	})
+}
+
 // predicateParam is Spark's operationParameters "predicate": a JSON array
 // of the predicate's text, as a string.
 func predicateParam(pred expr.Expr) string {

@@ -425,6 +425,10 @@ func TestErrors(t *testing.T) {
 			_, err := dml.Delete(ctx, snap, mustParse(t, "nope = 1"), dml.Options{})
 			return err
 		}, dml.ErrInvalid},
+		{"predicate that is not boolean", func() error {
+			_, err := dml.Delete(ctx, snap, mustParse(t, "n + 1"), dml.Options{})
+			return err
+		}, expr.ErrNotPredicate},
 		{"unknown column assigned", func() error {
 			_, err := dml.Update(ctx, snap, []dml.Assignment{{Column: "nope", Value: mustParse(t, "1")}}, nil, dml.Options{})
 			return err
@@ -530,5 +534,35 @@ func TestUpdateGenerated(t *testing.T) {
 	want := map[int64]string{1: "1|a|0|a!", 2: "2|q|0|q!"}
 	if !maps.Equal(got, want) {
 		t.Errorf("rows %v, want %v", got, want)
+	}
+}
+
+// A DELETE by deletion vectors on a table without change data reads only
+// its predicate's columns; the result is the same.
+func TestDeleteDVWithoutChangeData(t *testing.T) {
+	for _, cm := range []bool{false, true} {
+		t.Run(fmt.Sprint("columnMapping=", cm), func(t *testing.T) {
+			ctx := context.Background()
+			store := memory.New()
+			snap := newTable(t, store, tableOpts{dvs: true, partitioned: true, columnMapping: cm})
+			res, err := dml.Delete(ctx, snap, mustParse(t, "n < 3 AND V <> 'v4'"), dml.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Strategy != dml.MergeOnRead || res.Metrics.NumDeletionVectorsAdded == 0 {
+				t.Fatalf("strategy %v, metrics %+v", res.Strategy, res.Metrics)
+			}
+			got := tableRows(t, load(t, store))
+			exp := expected(func(r row) *row {
+				if r.n < 3 && r.v != "v4" {
+					return nil
+				}
+				return &r
+			})
+			if !maps.Equal(got, exp) {
+				t.Errorf("rows after:\n%v\nwant\n%v", got, exp)
+			}
+			checkCommit(t, load(t, store), res, true)
+		})
 	}
 }

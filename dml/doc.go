@@ -52,7 +52,8 @@
 // An append-only table refuses DML with write.ErrAppendOnly. A predicate
 // or assignment that names no column of the table, that does not parse,
 // or whose value cannot be cast to its column's type is ErrInvalid
-// (deltaerr.ErrInvalidArgument); a row that breaks a constraint is a
+// (deltaerr.ErrInvalidArgument); a predicate that can never be TRUE by its
+// form (not boolean) is expr.ErrNotPredicate; a row that breaks a constraint is a
 // *write.ConstraintError. Nothing is committed on any error.
 //
 // # Concurrency

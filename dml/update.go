@@ -55,29 +55,43 @@ func ParseAssignments(text string) ([]Assignment, error) {
 	return out, nil
 }
 
-// splitTop splits s at sep outside parentheses, quotes and backticks.
-func splitTop(s string, sep byte) []string {
-	var out []string
-	depth, start := 0, 0
+// eachTop calls fn with the index and parenthesis depth of every byte of
+// s outside quotes and backticks, until fn returns false.
+func eachTop(s string, fn func(i, depth int) bool) {
+	depth := 0
 	var quote byte
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
+		switch c := s[i]; {
 		case quote != 0:
 			if c == quote {
 				quote = 0
 			}
+			continue
 		case c == '\'' || c == '"' || c == '`':
 			quote = c
+			continue
 		case c == '(':
 			depth++
 		case c == ')':
 			depth--
-		case c == sep && depth == 0:
+		}
+		if !fn(i, depth) {
+			return
+		}
+	}
+}
+
+// splitTop splits s at sep outside parentheses, quotes and backticks.
+func splitTop(s string, sep byte) []string {
+	var out []string
+	start := 0
+	eachTop(s, func(i, depth int) bool {
+		if s[i] == sep && depth == 0 {
 			out = append(out, s[start:i])
 			start = i + 1
 		}
-	}
+		return true
+	})
 	if strings.TrimSpace(s[start:]) != "" || len(out) > 0 {
 		out = append(out, s[start:])
 	}
@@ -85,30 +99,20 @@ func splitTop(s string, sep byte) []string {
 }
 
 // assignIndex returns the index of the first "=" of part that is an
-// assignment: outside quotes and backticks, not part of <=, >=, !=, ==
-// or <=>. -1 if none.
+// assignment: outside parentheses, quotes and backticks, not part of <=,
+// >=, !=, == or <=>. -1 if none.
 func assignIndex(part string) int {
-	var quote byte
-	for i := 0; i < len(part); i++ {
-		c := part[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"' || c == '`':
-			quote = c
-		case c == '=':
-			if i > 0 && strings.IndexByte("<>!=", part[i-1]) >= 0 {
-				continue
-			}
-			if i+1 < len(part) && (part[i+1] == '=' || part[i+1] == '>') {
-				continue
-			}
-			return i
+	at := -1
+	eachTop(part, func(i, depth int) bool {
+		if part[i] != '=' || depth != 0 ||
+			(i > 0 && strings.IndexByte("<>!=", part[i-1]) >= 0) ||
+			(i+1 < len(part) && (part[i+1] == '=' || part[i+1] == '>')) {
+			return true
 		}
-	}
-	return -1
+		at = i
+		return false
+	})
+	return at
 }
 
 func quoteColumn(c string) string {
@@ -190,7 +194,7 @@ func Update(ctx context.Context, snap *snapshot.Snapshot, set []Assignment, pred
 	if _, err := resolve(sch, set); err != nil {
 		return Result{}, err
 	}
-	if err := CheckColumns(sch, pred, "predicate"); err != nil {
+	if err := CheckPredicate(sch, pred); err != nil {
 		return Result{}, err
 	}
 	op := Operation{

@@ -129,8 +129,19 @@ func DeleteWhere(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, r
 	// The rows pred does not match are written again, the ones it
 	// matches are dropped (delete change data).
 	ropts.Require = nil
+	if ropts.DeletionVectors && ropts.ReadColumns == nil {
+		// Marking rows needs only the predicate's columns.
+		for _, c := range expr.Columns(pred) {
+			if i := fieldIndex(sch, splitColumn(c)[0]); i >= 0 && !slices.Contains(ropts.ReadColumns, sch.Fields[i].Name) {
+				ropts.ReadColumns = append(ropts.ReadColumns, sch.Fields[i].Name)
+			}
+		}
+	}
+	// One lookup for every row: it allocates nothing per row.
+	l := &rowLookup{sch: sch}
 	drop := func(_ *actions.Add, _ int64, row []schema.Value) (Verdict, []schema.Value, error) {
-		m, err := matches(pred, sch, row)
+		l.vals = row
+		m, err := l.matches(pred)
 		if m {
 			return Drop, nil, err
 		}
@@ -141,7 +152,11 @@ func DeleteWhere(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, r
 
 // matches reports whether pred is TRUE on a row.
 func matches(pred expr.Expr, sch *schema.StructType, row []schema.Value) (bool, error) {
-	l := &rowLookup{sch: sch, vals: row}
+	return (&rowLookup{sch: sch, vals: row}).matches(pred)
+}
+
+// matches reports whether pred is TRUE on the row of l.
+func (l *rowLookup) matches(pred expr.Expr) (bool, error) {
 	v, err := expr.EvalValue(pred, l.lookup)
 	if err != nil {
 		return false, fmt.Errorf("write: replaceWhere %s: %w", pred, err)

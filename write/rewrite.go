@@ -63,6 +63,12 @@ type RewriteOptions struct {
 	// deletion vector file. 0 means DefaultInlineDVMax; negative, never
 	// inline.
 	InlineDVMax int
+	// ReadColumns, with DeletionVectors on a table without change data,
+	// reads only these top-level columns: the others are null in the rows
+	// the RowFunc sees, and the RowFunc may only Keep or Drop (a DELETE
+	// needs no more than its predicate's columns to mark rows). Ignored
+	// otherwise.
+	ReadColumns []string
 }
 
 // Rewritten is what a rewrite of files changes in a table, for a
@@ -121,7 +127,12 @@ var errChanges = errors.New("write: file changes")
 // returns no actions.
 func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add, fn RowFunc, opts RewriteOptions) (Rewritten, error) {
 	var out Rewritten
-	fr, err := scan.NewFileReader(snap, scan.Options{TableURI: opts.TableURI})
+	sopts := scan.Options{TableURI: opts.TableURI}
+	project := opts.DeletionVectors && len(opts.ReadColumns) > 0 && (opts.NoDataChange || !snap.Config().ChangeDataFeed())
+	if project {
+		sopts.Columns = opts.ReadColumns
+	}
+	fr, err := scan.NewFileReader(snap, sopts)
 	if err != nil {
 		return out, err
 	}
@@ -136,6 +147,12 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 		}
 	}
 	rw := rewriter{fr: fr, fn: fn, data: data, cdc: cdc, row: make([]schema.Value, len(snap.Schema().Fields)), store: snap.Store()}
+	if project {
+		// Where each column read goes in the row.
+		for _, f := range fr.Schema().Fields {
+			rw.slots = append(rw.slots, fieldIndex(snap.Schema(), f.Name))
+		}
+	}
 	run := rw.run
 	if opts.DeletionVectors {
 		if opts.Copy || opts.NoDataChange {
@@ -170,6 +187,10 @@ type rewriter struct {
 	data *rowWriter
 	cdc  *rowWriter // nil: no change data
 	row  []schema.Value
+
+	// slots, when reading only some columns (ReadColumns), is the
+	// schema index of each column read; the others stay null in row.
+	slots []int
 
 	store   logstore.Store
 	dvFiles []string // deletion vector files put, for cleanup
@@ -223,8 +244,14 @@ func (rw *rewriter) run(ctx context.Context, files []*actions.Add, opts RewriteO
 func (rw *rewriter) each(ctx context.Context, a *actions.Add, do func(pos int64, row []schema.Value) error, after func() error) error {
 	return rw.fr.ReadFile(ctx, a, func(b *scan.FileBatch) error {
 		for i := range b.Len {
-			for j := range rw.row {
-				rw.row[j] = b.Columns[j][i]
+			if rw.slots != nil {
+				for k, j := range rw.slots {
+					rw.row[j] = b.Columns[k][i]
+				}
+			} else {
+				for j := range rw.row {
+					rw.row[j] = b.Columns[j][i]
+				}
 			}
 			if err := do(b.Positions[i], rw.row); err != nil {
 				return err
@@ -286,6 +313,9 @@ func (rw *rewriter) apply(a *actions.Add, pos int64, v Verdict, row, vals []sche
 			err = rw.cdc.addAs(row, ChangeDelete)
 		}
 	case Update:
+		if rw.slots != nil {
+			return fmt.Errorf("write: row %d of %s: an update needs every column, and ReadColumns read only some: %w", pos, a.Path, ErrDVMode)
+		}
 		rw.updated++
 		if len(vals) != len(row) {
 			return fmt.Errorf("%w: an update of row %d of %s gives %d values for %d columns", ErrBatch, pos, a.Path, len(vals), len(row))

@@ -161,4 +161,18 @@ func TestRewriteDeletionVectorsRefused(t *testing.T) {
 	if _, err := Rewrite(ctx, snap, nil, keep, RewriteOptions{DeletionVectors: true, Copy: true}); !errors.Is(err, ErrDVMode) {
 		t.Errorf("with Copy: %v, want ErrDVMode", err)
 	}
+	// Reading only some columns, a row function may not update.
+	a := writeFile(t, snap, "a", 0, 5)
+	upd := func(_ *actions.Add, _ int64, row []schema.Value) (Verdict, []schema.Value, error) {
+		if !row[1].IsNull() {
+			t.Errorf("column v read though only id was asked for: %v", row)
+		}
+		return Update, row, nil
+	}
+	if _, err := Rewrite(ctx, snap, []*actions.Add{a}, upd, RewriteOptions{DeletionVectors: true, ReadColumns: []string{"id"}}); !errors.Is(err, ErrDVMode) {
+		t.Errorf("an update with ReadColumns: %v, want ErrDVMode", err)
+	}
+	if n := len(tableFiles(t, snap.Store())); n != 1 {
+		t.Errorf("%d files in the store after the failed rewrite, want the 1 written before", n)
+	}
 }

@@ -39,6 +39,25 @@ func (f *dmlFlags) options(cmd *cobra.Command) (delta.DMLOptions, error) {
 	return o, nil
 }
 
+// run opens the table, runs do on it with the options of the flags, and
+// prints what it did.
+func (f *dmlFlags) run(cmd *cobra.Command, uri, op string, do func(*delta.Table, delta.DMLOptions) (delta.DMLResult, error)) error {
+	opts, err := f.options(cmd)
+	if err != nil {
+		return err
+	}
+	t, err := delta.Open(cmd.Context(), uri)
+	if err != nil {
+		return failure(err)
+	}
+	defer t.Close()
+	res, err := do(t, opts)
+	if err != nil {
+		return failure(err)
+	}
+	return printDML(cmd, f.asJSON, op, res)
+}
+
 func newDeleteCmd() *cobra.Command {
 	var f dmlFlags
 	cmd := &cobra.Command{
@@ -55,25 +74,13 @@ func newDeleteCmd() *cobra.Command {
 			if f.where == "" {
 				return usageErrorf(cmd, "--where is required (--where 'true' deletes every row)")
 			}
-			opts, err := f.options(cmd)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			t, err := delta.Open(ctx, args[0])
-			if err != nil {
-				return failure(err)
-			}
-			defer t.Close()
 			where := f.where
 			if strings.EqualFold(strings.TrimSpace(where), "true") {
 				where = ""
 			}
-			res, err := t.Delete(ctx, where, opts)
-			if err != nil {
-				return failure(err)
-			}
-			return printDML(cmd, f.asJSON, dml.OpDelete, res)
+			return f.run(cmd, args[0], dml.OpDelete, func(t *delta.Table, opts delta.DMLOptions) (delta.DMLResult, error) {
+				return t.Delete(cmd.Context(), where, opts)
+			})
 		},
 	}
 	f.register(cmd.Flags())
@@ -99,21 +106,9 @@ func newUpdateCmd() *cobra.Command {
 			if _, err := delta.ParseAssignments(set); err != nil {
 				return usageErrorf(cmd, "invalid --set: %v", err)
 			}
-			opts, err := f.options(cmd)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			t, err := delta.Open(ctx, args[0])
-			if err != nil {
-				return failure(err)
-			}
-			defer t.Close()
-			res, err := t.UpdateRows(ctx, set, f.where, opts)
-			if err != nil {
-				return failure(err)
-			}
-			return printDML(cmd, f.asJSON, dml.OpUpdate, res)
+			return f.run(cmd, args[0], dml.OpUpdate, func(t *delta.Table, opts delta.DMLOptions) (delta.DMLResult, error) {
+				return t.UpdateRows(cmd.Context(), set, f.where, opts)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&set, "set", "", "assignments `'c = expr[, d = expr]'`")
