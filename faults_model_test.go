@@ -142,9 +142,14 @@ func TestFaultsModelCloud(t *testing.T) {
 type modelOp struct {
 	id      string
 	ids     []int64
-	version int64 // when acknowledged
+	deleted []int64 // a DELETE of these ids, instead of an append of ids
+	version int64   // when acknowledged
 	err     error
 }
+
+// errNothingDeleted marks a DELETE of the model test that matched no row
+// and so committed nothing (its rows' append had not landed after all).
+var errNothingDeleted = errors.New("nothing deleted")
 
 // readerSaw is one observation of a reader.
 type readerSaw struct {
@@ -161,7 +166,11 @@ func modelTrial(t *testing.T, seed uint64, inner logstore.Store, writers, opsPer
 			t.Logf("FAILED with seed %d: replay with %s=%d go test -run TestFaultsModel .", seed, envSeed, seed)
 		}
 	}()
-	faultTable(t, inner, map[string]string{"delta.checkpointInterval": "5"}, 0, 0)
+	props := map[string]string{"delta.checkpointInterval": "5"}
+	if seed%3 == 1 { // DELETEs by deletion vectors, else by copy-on-write
+		props["delta.enableDeletionVectors"] = "true"
+	}
+	faultTable(t, inner, props, 0, 0)
 	rules := []faultstore.Rule{
 		{Ops: faultstore.OpPutIfAbsent, Kind: faultstore.After, Prob: 0.08},
 		{Ops: faultstore.OpPutIfAbsent, Kind: faultstore.Deadline, Prob: 0.04},
@@ -187,8 +196,33 @@ func modelTrial(t *testing.T, seed uint64, inner logstore.Store, writers, opsPer
 			for err != nil {
 				tbl, err = OpenStore(ctx, "model", fs)
 			}
+			var mine []int64 // ids this writer appended, acknowledged, not yet deleted
 			for k := range opsPerWriter {
 				op := &modelOp{id: fmt.Sprintf("w%d-%d", w, k)}
+				if k%4 == 3 && len(mine) > 0 {
+					// A DELETE of some of this writer's rows.
+					n := min(len(mine), 1+rng.IntN(2))
+					op.deleted, mine = mine[:n:n], mine[n:]
+					var in []string
+					for _, id := range op.deleted {
+						in = append(in, strconv.FormatInt(id, 10))
+					}
+					// Serializable: a DELETE lands at v only if it read
+					// the table of v-1, as the model assumes (a lagging
+					// listing may show it a version without its writer's
+					// last append, which WriteSerializable would let it
+					// commit over, as Spark does).
+					res, err := tbl.Delete(ctx, "id IN ("+strings.Join(in, ", ")+")",
+						DMLOptions{Txn: TxnOptions{UserMetadata: op.id, Isolation: txn.Serializable}, ConflictRetries: 5})
+					op.version, op.err = res.Commit.Version, err
+					if err == nil && !res.Committed {
+						op.err = errNothingDeleted
+					}
+					mu.Lock()
+					ops = append(ops, op)
+					mu.Unlock()
+					continue
+				}
 				var rs [][]schema.Value
 				for r := range 1 + rng.IntN(3) {
 					id := int64(w)<<32 | int64(k)<<8 | int64(r)
@@ -197,6 +231,9 @@ func modelTrial(t *testing.T, seed uint64, inner logstore.Store, writers, opsPer
 				}
 				res, err := tbl.AppendRows(ctx, rs, WriteOptions{Txn: TxnOptions{UserMetadata: op.id}})
 				op.version, op.err = res.Version, err
+				if err == nil {
+					mine = append(mine, op.ids...)
+				}
 				mu.Lock()
 				ops = append(ops, op)
 				mu.Unlock()
@@ -258,14 +295,24 @@ func modelTrial(t *testing.T, seed uint64, inner logstore.Store, writers, opsPer
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Removes first: a DELETE by deletion vector removes a file and
+		// adds it again, by the same path, in one commit.
+		for _, a := range acts {
+			if a.Remove != nil {
+				p := CanonicalPath(a.Remove.Path)
+				i := slices.Index(live, p)
+				if i < 0 {
+					t.Fatalf("version %d removes %s, which is not in the table", v, p)
+				}
+				live = slices.Delete(live, i, i+1)
+			}
+		}
 		for _, a := range acts {
 			switch {
 			case a.CommitInfo != nil && v > 0:
 				byOp[a.CommitInfo.UserMetadata] = append(byOp[a.CommitInfo.UserMetadata], v)
 			case a.Add != nil:
 				live = append(live, CanonicalPath(a.Add.Path))
-			case a.Remove != nil:
-				t.Fatalf("version %d removes %s; the writers only append", v, a.Remove.Path)
 			}
 		}
 		filesAt[v] = slices.Sorted(slices.Values(live))
@@ -308,6 +355,16 @@ func modelTrial(t *testing.T, seed uint64, inner logstore.Store, writers, opsPer
 			opAt[at[0]] = op
 		}
 	}
+	var delLanded, delTried int
+	for _, op := range ops {
+		if op.deleted != nil {
+			delTried++
+			if len(byOp[op.id]) > 0 {
+				delLanded++
+			}
+		}
+	}
+	t.Logf("DELETEs: %d tried, %d in the log", delTried, delLanded)
 	for id, at := range byOp {
 		if !known[id] {
 			t.Errorf("version %v was committed by %q, which no writer tried", at, id)
@@ -318,6 +375,7 @@ func modelTrial(t *testing.T, seed uint64, inner logstore.Store, writers, opsPer
 			rowsAt[v] = slices.Clone(rowsAt[v-1])
 			if op := opAt[v]; op != nil {
 				rowsAt[v] = append(rowsAt[v], op.ids...)
+				rowsAt[v] = slices.DeleteFunc(rowsAt[v], func(id int64) bool { return slices.Contains(op.deleted, id) })
 			}
 			slices.Sort(rowsAt[v])
 		}

@@ -18,7 +18,9 @@ import (
 //	CAST(ts AS DATE), date_format(ts, 'yyyy-MM'), -(a + b) % 7
 //
 // Columns are bare names (letters, digits, '_' and '.') or `back-quoted`
-// (a back-quoted name is always a column, never a keyword or a function).
+// (a back-quoted name is always a column, never a keyword or a function);
+// a dotted name may quote its parts (t.`a b`, `t`.`a b`, `t`.x name the
+// column "t.a b", "t.a b" and "t.x").
 // Literals are integers, decimals, 'quoted strings' (” escapes a quote),
 // TRUE, FALSE and NULL; DATE '...', TIMESTAMP '...' and TIMESTAMP_NTZ '...'
 // are read as text and take the type of the value they are compared with.
@@ -413,7 +415,7 @@ func (p *parser) primary() (Expr, error) {
 		}
 		return e, nil
 	case tQuoted:
-		return Column{Name: t.text}, nil
+		return Column{Name: p.qualified(t.text)}, nil
 	case tString:
 		return Literal{Value: schema.StringValue(t.text), Text: t.text, IsText: true}, nil
 	case tNumber:
@@ -440,10 +442,28 @@ func (p *parser) primary() (Expr, error) {
 		if p.punct("(") {
 			return p.call(t)
 		}
+		if strings.HasSuffix(t.text, ".") && p.pos < len(p.toks) && p.toks[p.pos].kind == tQuoted {
+			// t.`a b`: a qualified name whose last part is quoted.
+			p.pos++
+			return Column{Name: p.qualified(t.text + p.toks[p.pos-1].text)}, nil
+		}
 		return Column{Name: t.text}, nil
 	}
 	p.pos--
 	return nil, p.errorf("unexpected %q", t.text)
+}
+
+// qualified reads the rest of a dotted name after its first part, name:
+// `t`.`a b` and `t`.x are the column "t.a b" and "t.x", as `t.a b` is.
+// Qualified names are how a MERGE condition names the target and source
+// sides (t.id = s.id).
+func (p *parser) qualified(name string) string {
+	for p.pos+1 < len(p.toks) && p.toks[p.pos].kind == tNumber && p.toks[p.pos].text == "." &&
+		(p.toks[p.pos+1].kind == tQuoted || p.toks[p.pos+1].kind == tIdent) {
+		name += "." + p.toks[p.pos+1].text
+		p.pos += 2
+	}
+	return name
 }
 
 // call reads the arguments of a function call, after the '('.

@@ -51,6 +51,9 @@ type Options struct {
 	Operation string
 	// OperationParameters are recorded in commitInfo.operationParameters.
 	OperationParameters map[string]any
+	// OperationMetrics are recorded in commitInfo.operationMetrics. Spark
+	// writes every value as a string ("12"); DML does the same.
+	OperationMetrics map[string]any
 	// EngineInfo is recorded in commitInfo.engineInfo.
 	EngineInfo string
 	// UserMetadata is recorded in commitInfo.userMetadata.
@@ -247,6 +250,11 @@ func (t *Transaction) TxnVersion(ctx context.Context, appID string) (int64, bool
 	}
 	return t.snap.TxnVersion(ctx, appID)
 }
+
+// SetOperationMetrics sets commitInfo.operationMetrics, replacing
+// Options.OperationMetrics: for operations that know their figures only
+// once their files are written (DELETE, UPDATE, MERGE).
+func (t *Transaction) SetOperationMetrics(m map[string]any) { t.opts.OperationMetrics = copyMap(m) }
 
 // Add stages add actions: data files already written.
 func (t *Transaction) Add(adds ...actions.Add) { t.adds = append(t.adds, adds...) }

@@ -93,8 +93,11 @@ type rowLookup struct {
 func (l *rowLookup) lookup(name string) (schema.DataType, schema.Value, bool) {
 	st := l.sch
 	vals := l.vals
-	parts := strings.Split(name, ".")
-	for i, p := range parts {
+	// Cut, not Split: this runs for every column reference of every row
+	// a DML predicate or a constraint evaluates, and must not allocate.
+	for rest, more := name, true; more; {
+		var p string
+		p, rest, more = strings.Cut(rest, ".")
 		idx := fieldIndex(st, p)
 		if idx < 0 {
 			return nil, schema.Value{}, false
@@ -104,7 +107,7 @@ func (l *rowLookup) lookup(name string) (schema.DataType, schema.Value, bool) {
 		if vals != nil && idx < len(vals) {
 			v = vals[idx]
 		}
-		if i == len(parts)-1 {
+		if !more {
 			return f.Type, v, true
 		}
 		sub, ok := f.Type.(*schema.StructType)

@@ -104,6 +104,20 @@
 // writer materializes them in the table's hidden columns (a kept row both,
 // an updated row its id only), which new appends leave out.
 //
+// With RewriteOptions.DeletionVectors the same core deletes by position
+// instead (merge-on-read, for tables with delta.enableDeletionVectors):
+// each file is read once, kept rows are not written again, and a file in
+// which rows are dropped or updated is removed and added back under the
+// same path with a new deletion vector, the union of its old vector and
+// the new positions (its stats keep numRecords, the physical row count,
+// and say tightBounds false). A file whose rows are all gone is removed
+// outright. Updated rows go to new data files through the row writer,
+// checked like any row, and change data is written as in copy-on-write.
+// Small vectors are inline in the log; the others share one
+// deletion_vector_<uuid>.bin file per rewrite, written with internal/dv,
+// the codec the reader decodes with, and put before the actions are
+// returned.
+//
 // # Go values and files written elsewhere
 //
 // StructBatches turns Go structs into batches for Rows, by the binding

@@ -48,22 +48,47 @@ func RewritesRows(snap *snapshot.Snapshot, pred expr.Expr) (rewrites, changeData
 // ignored); on a table with the change data feed on, the rows pred matched
 // in them are written as delete change data (Rewritten.CDC). Replace
 // commits nothing; on error it deletes the files it wrote. A table with
-// delta.appendOnly=true is ErrAppendOnly.
+// delta.appendOnly=true is ErrAppendOnly. It is DeleteWhere copying
+// files.
 func Replace(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts Options) (Rewritten, error) {
+	return DeleteWhere(ctx, snap, pred, RewriteOptions{Options: opts})
+}
+
+// DeleteWhere plans the deletion of the rows of snap that pred matches
+// (TRUE; nil matches every row), as Replace describes, with the rewrite
+// opts asks for: with opts.DeletionVectors the files in which some rows
+// match get deletion vectors instead of being copied (SQL DELETE on a
+// table with deletion vectors). Files whose rows all match, by their
+// partition values alone, are removed without being read, as Spark's
+// DELETE removes whole partitions; their rows count in Rewritten.Dropped
+// when their statistics give numRecords. opts.Require is ignored.
+func DeleteWhere(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, ropts RewriteOptions) (Rewritten, error) {
 	var r Rewritten
 	if snap.Config().AppendOnly() {
 		return r, ErrAppendOnly
 	}
+	opts := ropts.Options
 	now := time.Now().UnixMilli()
 	if opts.Now != nil {
 		now = opts.Now().UnixMilli()
+	}
+	removeWhole := func(a *actions.Add) {
+		r.Removes = append(r.Removes, removeOf(a, now, true))
+		n, ok := numRecords(a.Stats)
+		if a.DeletionVector != nil {
+			n -= a.DeletionVector.Cardinality
+			r.DVsRemoved++
+		}
+		if ok {
+			r.Dropped += n
+		}
 	}
 	if pred == nil {
 		for a, err := range snap.Files(ctx) {
 			if err != nil {
 				return r, err
 			}
-			r.Removes = append(r.Removes, removeOf(a, now, true))
+			removeWhole(a)
 		}
 		return r, nil
 	}
@@ -94,7 +119,7 @@ func Replace(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts 
 			return r, err
 		}
 		if m {
-			r.Removes = append(r.Removes, removeOf(f.Add, now, true))
+			removeWhole(f.Add)
 			r.Read = append(r.Read, f.Add.Path)
 		}
 	}
@@ -103,20 +128,35 @@ func Replace(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts 
 	}
 	// The rows pred does not match are written again, the ones it
 	// matches are dropped (delete change data).
-	opts.Require = nil
+	ropts.Require = nil
+	if ropts.DeletionVectors && ropts.ReadColumns == nil {
+		// Marking rows needs only the predicate's columns.
+		for _, c := range expr.Columns(pred) {
+			if i := fieldIndex(sch, splitColumn(c)[0]); i >= 0 && !slices.Contains(ropts.ReadColumns, sch.Fields[i].Name) {
+				ropts.ReadColumns = append(ropts.ReadColumns, sch.Fields[i].Name)
+			}
+		}
+	}
+	// One lookup for every row: it allocates nothing per row.
+	l := &rowLookup{sch: sch}
 	drop := func(_ *actions.Add, _ int64, row []schema.Value) (Verdict, []schema.Value, error) {
-		m, err := matches(pred, sch, row)
+		l.vals = row
+		m, err := l.matches(pred)
 		if m {
 			return Drop, nil, err
 		}
 		return Keep, nil, err
 	}
-	return Rewrite(ctx, snap, cands, drop, RewriteOptions{Options: opts})
+	return Rewrite(ctx, snap, cands, drop, ropts)
 }
 
 // matches reports whether pred is TRUE on a row.
 func matches(pred expr.Expr, sch *schema.StructType, row []schema.Value) (bool, error) {
-	l := &rowLookup{sch: sch, vals: row}
+	return (&rowLookup{sch: sch, vals: row}).matches(pred)
+}
+
+// matches reports whether pred is TRUE on the row of l.
+func (l *rowLookup) matches(pred expr.Expr) (bool, error) {
 	v, err := expr.EvalValue(pred, l.lookup)
 	if err != nil {
 		return false, fmt.Errorf("write: replaceWhere %s: %w", pred, err)

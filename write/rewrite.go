@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
@@ -49,6 +50,25 @@ type RewriteOptions struct {
 	// Copy rewrites every file given, even one whose rows the RowFunc
 	// all keeps (compaction); without it such a file is left as it is.
 	Copy bool
+	// DeletionVectors deletes rows by position instead of rewriting
+	// files (merge-on-read; see the package doc): a file in which the
+	// RowFunc drops or updates rows keeps its path and gets a new deletion
+	// vector, the union of its old one and those rows' positions
+	// (Rewritten.DVAdds); updated rows are written to new data files.
+	// The table's protocol must support the deletionVectors feature, and
+	// Copy and NoDataChange must be false; else ErrDVMode.
+	DeletionVectors bool
+	// InlineDVMax is, with DeletionVectors, the largest serialized
+	// deletion vector written inline in the log; larger ones go to a
+	// deletion vector file. 0 means DefaultInlineDVMax; negative, never
+	// inline.
+	InlineDVMax int
+	// ReadColumns, with DeletionVectors on a table without change data,
+	// reads only these top-level columns: the others are null in the rows
+	// the RowFunc sees, and the RowFunc may only Keep or Drop (a DELETE
+	// needs no more than its predicate's columns to mark rows). Ignored
+	// otherwise.
+	ReadColumns []string
 }
 
 // Rewritten is what a rewrite of files changes in a table, for a
@@ -69,6 +89,24 @@ type Rewritten struct {
 	// Read are the paths of the files read, for the transaction's
 	// ReadFiles.
 	Read []string
+	// DVAdds are, with DeletionVectors, the adds of files that stay in
+	// the table under a new deletion vector: same path, dataChange true,
+	// numRecords unchanged and tightBounds false in their stats. Each has
+	// its remove (the old entry) in Removes. They are not new files: a
+	// caller cleaning up after a failed commit must not delete them.
+	DVAdds []actions.Add
+
+	// Rows counted, as DML metrics report them: Dropped (deleted),
+	// Updated, and Copied (kept rows written again by a copy-on-write
+	// rewrite; always 0 with DeletionVectors).
+	Dropped, Updated, Copied int64
+	// Deletion vectors, as Spark counts them: DVsAdded, vectors put on
+	// files that had none; DVsUpdated, files whose vector was replaced by
+	// a larger one; DVsRemoved, vectors gone with their file (a file
+	// whose rows are all deleted, or one rewritten without its deleted
+	// rows). DVBytes is the size of the deletion vector file written, if
+	// any.
+	DVsAdded, DVsUpdated, DVsRemoved, DVBytes int64
 }
 
 // errChanges ends the read of a file at its first changed row.
@@ -106,7 +144,13 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 		return out, err
 	}
 	ropts := scan.Options{TableURI: opts.TableURI}
-	if data.tracked {
+	// A DV-mode DELETE reads only the columns it needs: it writes no row
+	// again, so it needs neither the others nor the rows' identities.
+	project := opts.DeletionVectors && len(opts.ReadColumns) > 0 && (opts.NoDataChange || !snap.Config().ChangeDataFeed())
+	switch {
+	case project:
+		ropts.Columns = opts.ReadColumns
+	case data.tracked:
 		// Each row's stable row id and row commit version, to copy.
 		for _, f := range snap.Schema().Fields {
 			ropts.Columns = append(ropts.Columns, f.Name)
@@ -123,14 +167,28 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 			return out, err
 		}
 	}
-	rw := rewriter{fr: fr, fn: fn, data: data, cdc: cdc, row: make([]schema.Value, len(snap.Schema().Fields)), tracked: data.tracked}
-	if err := rw.run(ctx, files, opts, &out); err != nil {
-		data.cleanup()
-		if cdc != nil {
-			cdc.cleanup()
+	rw := rewriter{fr: fr, fn: fn, data: data, cdc: cdc, row: make([]schema.Value, len(snap.Schema().Fields)), store: snap.Store(), tracked: data.tracked && !project}
+	if project {
+		// Where each column read goes in the row.
+		for _, f := range fr.Schema().Fields {
+			rw.slots = append(rw.slots, fieldIndex(snap.Schema(), f.Name))
 		}
+	}
+	run := rw.run
+	if opts.DeletionVectors {
+		if opts.Copy || opts.NoDataChange {
+			return out, fmt.Errorf("%w: Copy or NoDataChange", ErrDVMode)
+		}
+		if !snap.Config().IsFeatureSupported(actions.FeatureDeletionVectors) {
+			return out, fmt.Errorf("%w: the table's protocol does not support %s", ErrDVMode, actions.FeatureDeletionVectors)
+		}
+		run = rw.runDV
+	}
+	if err := run(ctx, files, opts, &out); err != nil {
+		rw.cleanup()
 		return Rewritten{}, err
 	}
+	out.Dropped, out.Updated, out.Copied, out.DVBytes = rw.dropped, rw.updated, rw.copied, rw.dvBytes
 	out.Adds = data.adds
 	if opts.NoDataChange {
 		for i := range out.Adds {
@@ -155,6 +213,29 @@ type rewriter struct {
 	// id and version hold those of the row being visited.
 	tracked     bool
 	id, version schema.Value
+
+	// slots, when reading only some columns (ReadColumns), is the
+	// schema index of each column read; the others stay null in row.
+	slots []int
+
+	store   logstore.Store
+	dvFiles []string // deletion vector files put, for cleanup
+	dvBytes int64
+	// rows dropped, updated, and kept and written again
+	dropped, updated, copied int64
+}
+
+// cleanup deletes, best effort, what a failed rewrite wrote.
+func (rw *rewriter) cleanup() {
+	rw.data.cleanup()
+	if rw.cdc != nil {
+		rw.cdc.cleanup()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, key := range rw.dvFiles {
+		_ = rw.store.Delete(ctx, key)
+	}
 }
 
 func (rw *rewriter) run(ctx context.Context, files []*actions.Add, opts RewriteOptions, out *Rewritten) error {
@@ -174,6 +255,9 @@ func (rw *rewriter) run(ctx context.Context, files []*actions.Add, opts RewriteO
 			}
 		}
 		out.Removes = append(out.Removes, removeOf(a, now, !opts.NoDataChange))
+		if a.DeletionVector != nil {
+			out.DVsRemoved++
+		}
 		if err := rw.rewrite(ctx, a); err != nil {
 			return err
 		}
@@ -186,8 +270,14 @@ func (rw *rewriter) run(ctx context.Context, files []*actions.Add, opts RewriteO
 func (rw *rewriter) each(ctx context.Context, a *actions.Add, do func(pos int64, row []schema.Value) error, after func() error) error {
 	return rw.fr.ReadFile(ctx, a, func(b *scan.FileBatch) error {
 		for i := range b.Len {
-			for j := range rw.row {
-				rw.row[j] = b.Columns[j][i]
+			if rw.slots != nil {
+				for k, j := range rw.slots {
+					rw.row[j] = b.Columns[k][i]
+				}
+			} else {
+				for j := range rw.row {
+					rw.row[j] = b.Columns[j][i]
+				}
 			}
 			if rw.tracked {
 				rw.id, rw.version = b.Columns[len(rw.row)][i], b.Columns[len(rw.row)+1][i]
@@ -230,34 +320,51 @@ func (rw *rewriter) rewrite(ctx context.Context, a *actions.Add) error {
 		if err != nil {
 			return err
 		}
-		switch v {
-		case Keep:
+		return rw.apply(a, pos, v, row, vals, true)
+	}, func() error { return rw.flush(ctx, false) })
+}
+
+// apply does what verdict v says with one row: a kept row is written
+// again when copy is set (copy-on-write), a dropped one goes to delete
+// change data, an updated one is written as vals, with its pre- and
+// post-images in change data.
+func (rw *rewriter) apply(a *actions.Add, pos int64, v Verdict, row, vals []schema.Value, copy bool) error {
+	var err error
+	switch v {
+	case Keep:
+		if copy {
+			rw.copied++
 			// A copied row keeps its stable row id and row commit version.
 			err = rw.data.addTracked(row, rw.id, rw.version)
-		case Drop:
-			if rw.cdc != nil {
-				err = rw.cdc.addAs(row, ChangeDelete)
-			}
-		case Update:
-			if len(vals) != len(row) {
-				return fmt.Errorf("%w: an update of row %d of %s gives %d values for %d columns", ErrBatch, pos, a.Path, len(vals), len(row))
-			}
-			if rw.cdc != nil {
-				if err = rw.cdc.addAs(row, ChangeUpdatePre); err != nil {
-					return err
-				}
-			}
-			// The data writer completes vals (generated columns): the
-			// post-image is the row as written. An updated row keeps its
-			// stable row id; its row commit version is the new file's.
-			if err = rw.data.addTracked(vals, rw.id, schema.Value{}); err == nil && rw.cdc != nil {
-				err = rw.cdc.addAs(vals, ChangeUpdatePost)
-			}
-		default:
-			return fmt.Errorf("write: row %d of %s: unknown verdict %d", pos, a.Path, v)
 		}
-		return err
-	}, func() error { return rw.flush(ctx, false) })
+	case Drop:
+		rw.dropped++
+		if rw.cdc != nil {
+			err = rw.cdc.addAs(row, ChangeDelete)
+		}
+	case Update:
+		if rw.slots != nil {
+			return fmt.Errorf("write: row %d of %s: an update needs every column, and ReadColumns read only some: %w", pos, a.Path, ErrDVMode)
+		}
+		rw.updated++
+		if len(vals) != len(row) {
+			return fmt.Errorf("%w: an update of row %d of %s gives %d values for %d columns", ErrBatch, pos, a.Path, len(vals), len(row))
+		}
+		if rw.cdc != nil {
+			if err = rw.cdc.addAs(row, ChangeUpdatePre); err != nil {
+				return err
+			}
+		}
+		// The data writer completes vals (generated columns): the
+		// post-image is the row as written. An updated row keeps its
+		// stable row id; its row commit version is the new file's.
+		if err = rw.data.addTracked(vals, rw.id, schema.Value{}); err == nil && rw.cdc != nil {
+			err = rw.cdc.addAs(vals, ChangeUpdatePost)
+		}
+	default:
+		return fmt.Errorf("write: row %d of %s: unknown verdict %d", pos, a.Path, v)
+	}
+	return err
 }
 
 // flush writes out the rows staged from the batch read (all, and closes

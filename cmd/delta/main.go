@@ -8,6 +8,13 @@
 //	               [--limit N] [--format table|csv|jsonl] [--stats]
 //	delta changes  TABLE (--from V | --since T) [--to W] [--columns a,b]
 //	               [--limit N] [--format table|csv|jsonl]
+//	delta delete   TABLE --where EXPR [--strategy S] [--json]
+//	delta update   TABLE --set 'c = expr[, d = expr]' [--where EXPR] [--strategy S] [--json]
+//	delta merge    TABLE --source FILE_OR_TABLE[@VERSION] --on COND [--delete-if COND]
+//	               [--update-all | --update-set 'c = expr, ...'] [--update-if COND]
+//	               [--insert-all | --insert-values 'c = expr, ...'] [--insert-if COND]
+//	               [--by-source-delete-if COND] [--by-source-update-set 'c = expr, ...']
+//	               [--by-source-update-if COND] [--strategy S] [--target-file-size B] [--json]
 //
 // TABLE is a local path or a URI (file:///abs/path, memory://name,
 // s3://bucket/prefix, gs://bucket/prefix, az://container/prefix,
@@ -95,6 +102,37 @@
 //	  "operationMetrics": {…},            // object, as in the log
 //	  "txnId": "…"                        // string
 //	}
+//
+// delete and update change rows in one commit (SQL DELETE and UPDATE) and
+// print what they did: rows deleted or updated, files added and removed,
+// deletion vectors written. --strategy is auto (the table's: deletion
+// vectors when delta.enableDeletionVectors is true), copy-on-write or
+// deletion-vectors. delete --where 'true' deletes every row. With --json
+// they print an object:
+//
+//	{
+//	  "operation": "DELETE",              // or "UPDATE"
+//	  "committed": true,                  // false when no row matched
+//	  "version": 4,                       // int, absent when nothing was committed
+//	  "strategy": "merge-on-read",        // or "copy-on-write"
+//	  "operationMetrics": {…}             // as commitInfo records them: Spark's
+//	                                      // names, decimal strings
+//	}
+//
+// merge joins a source with the table on --on (the table is t, the source
+// s: --on 't.id = s.id') and applies WHEN clauses in one commit (SQL
+// MERGE INTO). The source is a .csv, .jsonl or .parquet file (its columns
+// typed as the table's of the same name, others string, or as JSON gives
+// them) or a table, TABLE@VERSION for a version. WHEN MATCHED clauses:
+// --delete-if COND, then --update-all or --update-set, under --update-if;
+// WHEN NOT MATCHED: --insert-all or --insert-values 'c = expr, ...' under
+// --insert-if; WHEN NOT MATCHED BY SOURCE: --by-source-delete-if COND,
+// then --by-source-update-set under --by-source-update-if. COND 'true' is
+// unconditional. It prints the rows inserted, updated and deleted, the
+// files read, added and removed, and the deletion vectors written; --json
+// prints the object above with "operation": "MERGE" and Spark's MERGE
+// metrics (numSourceRows, numTargetRowsInserted, numTargetRowsUpdated,
+// numTargetRowsDeleted, numTargetFilesAdded, ...).
 //
 // # Rows
 //
@@ -266,6 +304,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		return usageErrorf(cmd, "%v", err)
 	})
 	root.AddCommand(newDescribeCmd(), newHistoryCmd(), newFilesCmd(), newScanCmd(), newChangesCmd(), newCheckpointCmd(), newCreateCmd(), newAppendCmd(), newDemoCmd())
+	root.AddCommand(newDeleteCmd(), newUpdateCmd())
+	root.AddCommand(newMergeCmd())
 	return root
 }
 

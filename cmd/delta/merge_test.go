@@ -1,0 +1,82 @@
+package main
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestMerge(t *testing.T) {
+	for _, dvs := range []bool{false, true} {
+		t.Run(map[bool]string{true: "deletion-vectors", false: "copy-on-write"}[dvs], func(t *testing.T) {
+			dir := t.TempDir()
+			root := filepath.Join(dir, "t")
+			mustRun(t, "create", root, "--schema", "id BIGINT NOT NULL, name STRING, n INT", "--property",
+				"delta.enableDeletionVectors="+map[bool]string{true: "true", false: "false"}[dvs])
+			csv := "id,name,n\n"
+			for i := range 10 {
+				csv += itoa(i) + ",x" + itoa(i) + "," + itoa(i) + "\n"
+			}
+			mustRun(t, "append", root, writeFile(t, filepath.Join(dir, "a.csv"), csv))
+
+			// A CSV source with a column the table lacks (op): ids 8, 9
+			// matched (9 deleted), 10, 11 new.
+			src := writeFile(t, filepath.Join(dir, "s.csv"), "id,name,n,op\n8,new8,80,u\n9,new9,90,d\n10,new10,100,u\n11,new11,110,u\n")
+			r := mustRun(t, "merge", root, "--source", src, "--on", "t.id = s.id",
+				"--delete-if", "s.op = 'd'", "--update-all", "--insert-all")
+			if !strings.Contains(r.stdout, "2 rows inserted, 1 updated, 1 deleted (of 4 source rows) at version 2") {
+				t.Fatalf("merge: %q", r.stdout)
+			}
+			if dvs != strings.Contains(r.stdout, "deletion vectors: 1 added") {
+				t.Errorf("merge output %q", r.stdout)
+			}
+			// A JSON lines source, explicit SET and VALUES, by-source
+			// clauses, --json.
+			js := writeFile(t, filepath.Join(dir, "s.jsonl"), `{"id": 0, "k": 5}`+"\n"+`{"id": 20, "k": 7}`+"\n")
+			var doc struct {
+				Operation        string            `json:"operation"`
+				Committed        bool              `json:"committed"`
+				Version          int64             `json:"version"`
+				OperationMetrics map[string]string `json:"operationMetrics"`
+			}
+			r = mustRun(t, "merge", root, "--source", js, "--on", "t.id = s.id",
+				"--update-set", "n = t.n + s.k", "--insert-values", "id = s.id, n = s.k",
+				"--by-source-delete-if", "t.id < 3", "--by-source-update-set", "name = upper(name)", "--by-source-update-if", "t.n >= 100",
+				"--json")
+			decodeOne(t, r.stdout, &doc)
+			m := doc.OperationMetrics
+			if doc.Operation != "MERGE" || !doc.Committed || doc.Version != 3 || m["numSourceRows"] != "2" ||
+				m["numTargetRowsInserted"] != "1" || m["numTargetRowsMatchedUpdated"] != "1" ||
+				m["numTargetRowsNotMatchedBySourceDeleted"] != "2" || m["numTargetRowsNotMatchedBySourceUpdated"] != "2" {
+				t.Errorf("merge --json: %+v", doc)
+			}
+			got := strings.Split(strings.TrimSpace(mustRun(t, "scan", root, "--format", "csv").stdout), "\n")[1:]
+			slices.Sort(got)
+			want := []string{"0,x0,5", "10,NEW10,100", "11,NEW11,110", "20,,7", "3,x3,3", "4,x4,4", "5,x5,5", "6,x6,6", "7,x7,7", "8,new8,80"}
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("rows:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			// Another table at a version as the source: version 1 has
+			// ids 0..9; deleting matches removes them all.
+			r = mustRun(t, "merge", root, "--source", root+"@1", "--on", "t.id = s.id", "--delete-if", "true")
+			if !strings.Contains(r.stdout, "0 rows inserted, 0 updated, 7 deleted (of 10 source rows)") {
+				t.Errorf("merge from a table version: %q", r.stdout)
+			}
+			for _, bad := range [][]string{
+				{"merge", root, "--on", "t.id = s.id", "--update-all"},
+				{"merge", root, "--source", src, "--on", "t.id = s.id"},
+				{"merge", root, "--source", src, "--on", "t.id = s.id", "--update-all", "--update-set", "n = 1"},
+				{"merge", root, "--source", src, "--on", "t.id = s.id", "--insert-if", "s.n > 1"},
+			} {
+				if r := runDelta(bad...); r.code != exitUsage {
+					t.Errorf("%q: exit %d, want usage", bad, r.code)
+				}
+			}
+			if r := runDelta("merge", root, "--source", src, "--on", "t.nope = s.id", "--update-all"); r.code != exitFailure {
+				t.Errorf("unknown column: exit %d", r.code)
+			}
+		})
+	}
+}

@@ -1,0 +1,64 @@
+// Package dml changes rows already in a Delta table: DELETE and UPDATE
+// (MERGE lives here too), as a Spark user runs them, committed beside
+// other writers with Delta's optimistic concurrency.
+//
+// # Design
+//
+// Every operation runs the same pipeline, once per attempt:
+//
+//  1. The predicate picks the candidate files through partition pruning
+//     and statistics skipping (package scan), so an operation reads only
+//     the files it may touch. A DELETE whose predicate names only
+//     partition columns removes the files it matches whole, without
+//     reading them, as Spark does.
+//  2. The rewrite core, write.Rewrite, reads each candidate through the
+//     one per-file reader (deletion vectors, column mapping, partition
+//     values), asks a row function what becomes of each row (keep, drop,
+//     update), and writes what changes through the row writer, which
+//     checks NOT NULL, CHECK constraints and invariants and computes
+//     generated columns for every row it writes. The strategy is the
+//     table's, as Spark chooses it (Strategy): with
+//     delta.enableDeletionVectors, merge-on-read (deleted and updated rows
+//     are marked in deletion vectors, the file stays); otherwise
+//     copy-on-write (the file is rewritten without them). Change data
+//     (delete, update_preimage, update_postimage) is written either way
+//     when the table has the change data feed on.
+//  3. One transaction stages the removes, the adds (new files, and files
+//     re-added under a new deletion vector), and the cdc files, records
+//     what was read (the predicate, the files read or rewritten; the
+//     whole table when there is no predicate), and commits with Spark's
+//     operation name, operationParameters and operationMetrics.
+//
+// Recording the read set is what makes concurrent writers safe: package
+// txn raises Spark's conflicts from it: a concurrent append into a
+// partition the predicate may match (unless it is a blind append and the
+// isolation level is WriteSerializable), a concurrent remove of a file
+// this operation read (a DELETE, an UPDATE, a compaction, a deletion
+// vector update), and a concurrent remove of a file it removes. A
+// concurrent commit that breaks none of these is rebased over (txn.Commit
+// retries at the next version). A conflict ends the operation with a
+// *txn.ConflictError (errors.Is txn.ErrConflict), as Spark's DML ends with
+// a ConcurrentModificationException; Options.ConflictRetries plans the
+// operation again on the new version instead. Files an attempt wrote are
+// deleted when it fails, unless the commit's outcome is unknown
+// (txn.ErrCommitUnknown).
+//
+// Run is that pipeline for any operation given as an Operation (its name,
+// parameters, and a Plan function run on each attempt's snapshot); Delete
+// and Update are built on it, and so is MERGE.
+//
+// # Errors
+//
+// An append-only table refuses DML with write.ErrAppendOnly. A predicate
+// or assignment that names no column of the table, that does not parse,
+// or whose value cannot be cast to its column's type is ErrInvalid
+// (deltaerr.ErrInvalidArgument); a predicate that can never be TRUE by its
+// form (not boolean) is expr.ErrNotPredicate; a row that breaks a constraint is a
+// *write.ConstraintError. Nothing is committed on any error.
+//
+// # Concurrency
+//
+// The functions of this package may run at once, in one process or many,
+// on one table: the log's put-if-absent is the only coordination they
+// need. Options and the snapshots given are not modified.
+package dml

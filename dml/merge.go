@@ -1,0 +1,226 @@
+package dml
+
+import (
+	"fmt"
+	"iter"
+	"strconv"
+
+	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/schema"
+)
+
+// Action is what a merge clause does.
+type Action uint8
+
+// The merge actions.
+const (
+	// ActionUpdate changes the target row: Set, or every column with All.
+	ActionUpdate Action = iota + 1
+	// ActionDelete deletes the target row.
+	ActionDelete
+	// ActionInsert inserts a row built from the source row: Set, or every
+	// column with All.
+	ActionInsert
+)
+
+func (a Action) String() string {
+	switch a {
+	case ActionUpdate:
+		return "update"
+	case ActionDelete:
+		return "delete"
+	case ActionInsert:
+		return "insert"
+	}
+	return fmt.Sprintf("Action(%d)", int(a))
+}
+
+// Clause is one WHEN clause of a merge.
+type Clause struct {
+	// Condition, when not nil, must be TRUE for the clause to apply.
+	Condition expr.Expr
+	// Action is ActionUpdate, ActionDelete or ActionInsert.
+	Action Action
+	// Set are the assignments of an update or an insert: Column a
+	// top-level target column, optionally qualified (t.col); Value an
+	// expression over the columns the clause sees. An insert leaves the
+	// columns it does not set null (generated columns computed).
+	Set []Assignment
+	// All is UPDATE SET * or INSERT *: every target column from the source
+	// column of the same name. Set must then be empty.
+	All bool
+}
+
+// MergeSpec is a merge statement: the join condition On and the WHEN
+// clauses, each list applied in order. Merge joins a source (rows held in memory) with a target table on a
+// condition and, for each pair, applies the first clause of the right kind
+// whose condition holds, as Spark's MERGE INTO does:
+//
+//   - WHEN MATCHED [AND c] THEN UPDATE SET ... | UPDATE SET * | DELETE,
+//     for a target row the condition pairs with a source row;
+//   - WHEN NOT MATCHED [AND c] THEN INSERT (cols) VALUES (...) | INSERT *,
+//     for a source row no target row pairs with;
+//   - WHEN NOT MATCHED BY SOURCE [AND c] THEN UPDATE SET ... | DELETE, for
+//     a target row no source row pairs with.
+//
+// Names: the target is t and the source s (MergeSpec's aliases), so the
+// condition reads t.id = s.id; an unqualified name is the column of
+// whichever side has it, and one both sides have is ambiguous
+// (ErrMergeColumn). MATCHED clauses may use both sides, NOT MATCHED
+// clauses the source only, NOT MATCHED BY SOURCE clauses the target only.
+// Assignments name target columns. Values are computed with SQL null
+// semantics (expr.EvalValue) and cast to the column's type; a clause
+// condition holds only where it is TRUE; a NULL join key never matches.
+// UPDATE SET * and INSERT * take every target column from the source
+// column of the same name (case-insensitive); a target column the source
+// lacks is ErrMergeColumn (there is no schema evolution), except a
+// generated column, which is computed. Updated rows get their generated
+// columns computed again; every row written (updated or inserted) goes
+// through the row writer's checks: NOT NULL, invariants, CHECK constraints
+// and generated columns.
+//
+// A target row that two source rows match is ErrMultipleMatch, as Spark's
+// DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE, counted on the
+// join condition alone, whatever the clause conditions say. Spark's
+// exception is kept: a merge whose only MATCHED clause is an unconditional
+// DELETE deletes the row once. A merge without MATCHED clauses modifies no
+// matched row, so many matches are not an error there.
+//
+// The source is read whole into memory: that is the memory a merge needs,
+// beyond the row writer's buffers (about 40 bytes per source value, plus
+// the hash index), as in Spark's broadcast hash join; memory does not grow
+// with the target, which is streamed file by file. When
+// the condition has equality terms between a target and a source column
+// (t.a = s.b, ANDed with anything), the source rows are hashed on them
+// and each target row looks up its candidates (a hash join: time linear
+// in both sides); otherwise each target row is tested against every source
+// row (a nested loop: time proportional to target rows read times source
+// rows, so keep such sources small).
+//
+// Only the target files that can hold a matched row are read: the
+// conditions on target columns alone, the range (min, max) of the source's
+// join keys on each equality term, and the source's values of a key that
+// is a partition column (up to a thousand distinct values) make a
+// predicate that partition values and file statistics skip files with.
+// A NOT MATCHED BY SOURCE clause needs the unmatched target rows too, so
+// every file is read unless each such clause has a condition, which is
+// then ORed into the predicate. The files read are rewritten through
+// write.Rewrite, by copy-on-write, or with deletion vectors where the
+// table has them on (delta.enableDeletionVectors); inserted rows are
+// written through the row writer, with insert change data when the table
+// has the change data feed on.
+//
+// The whole merge is one commit (operation MERGE) that records what it
+// read: the predicate above and the files read (the whole table when every
+// file is read). So a concurrent delete of a file it read fails it with a
+// *txn.ConflictError (errors.Is txn.ErrConflict), and so does a concurrent
+// append to a partition the merge read, unless that append is blind and
+// the isolation level WriteSerializable (the default), as in Spark;
+// concurrent changes elsewhere are rebased over. After a conflict the
+// merge is planned again on the new version only when
+// Options.ConflictRetries asks for it.
+type MergeSpec struct {
+	// On pairs target rows with source rows.
+	On                 expr.Expr
+	Matched            []Clause
+	NotMatched         []Clause
+	NotMatchedBySource []Clause
+	// TargetAlias and SourceAlias qualify names in the expressions; empty
+	// means "t" and "s".
+	TargetAlias, SourceAlias string
+}
+
+// Source is the data a merge reads: rows of Schema, in batches holding a
+// column per field of Schema, in order. Merge reads Batches once, whole,
+// into memory, so a batch's slices may be reused once it has been yielded.
+type Source struct {
+	Schema  *schema.StructType
+	Batches iter.Seq2[schema.Batch, error]
+}
+
+// MergeMetrics are a merge's counts, named in commitInfo.operationMetrics
+// as Spark names them (the field's name with a lower-case first letter).
+type MergeMetrics struct {
+	NumSourceRows                          int64
+	NumTargetRowsInserted                  int64
+	NumTargetRowsUpdated                   int64
+	NumTargetRowsMatchedUpdated            int64
+	NumTargetRowsNotMatchedBySourceUpdated int64
+	NumTargetRowsDeleted                   int64
+	NumTargetRowsMatchedDeleted            int64
+	NumTargetRowsNotMatchedBySourceDeleted int64
+	NumTargetRowsCopied                    int64
+	NumOutputRows                          int64
+	NumTargetFilesAdded                    int64
+	NumTargetFilesRemoved                  int64
+	NumTargetChangeFilesAdded              int64
+	NumTargetBytesAdded                    int64
+	NumTargetBytesRemoved                  int64
+	NumTargetDeletionVectorsAdded          int64
+	NumTargetDeletionVectorsRemoved        int64
+	NumTargetDeletionVectorsUpdated        int64
+	// Files considered, before and after skipping.
+	NumTargetFilesBeforeSkipping int64
+	NumTargetFilesAfterSkipping  int64
+	ExecutionTimeMs              int64
+	MaterializeSourceTimeMs      int64
+	ScanTimeMs                   int64
+	RewriteTimeMs                int64
+}
+
+// Map returns the metrics as commitInfo.operationMetrics holds them:
+// Spark's names, values as decimal strings.
+func (m MergeMetrics) Map() map[string]any {
+	d := func(n int64) string { return strconv.FormatInt(n, 10) }
+	return map[string]any{
+		"numSourceRows":                          d(m.NumSourceRows),
+		"numTargetRowsInserted":                  d(m.NumTargetRowsInserted),
+		"numTargetRowsUpdated":                   d(m.NumTargetRowsUpdated),
+		"numTargetRowsMatchedUpdated":            d(m.NumTargetRowsMatchedUpdated),
+		"numTargetRowsNotMatchedBySourceUpdated": d(m.NumTargetRowsNotMatchedBySourceUpdated),
+		"numTargetRowsDeleted":                   d(m.NumTargetRowsDeleted),
+		"numTargetRowsMatchedDeleted":            d(m.NumTargetRowsMatchedDeleted),
+		"numTargetRowsNotMatchedBySourceDeleted": d(m.NumTargetRowsNotMatchedBySourceDeleted),
+		"numTargetRowsCopied":                    d(m.NumTargetRowsCopied),
+		"numOutputRows":                          d(m.NumOutputRows),
+		"numTargetFilesAdded":                    d(m.NumTargetFilesAdded),
+		"numTargetFilesRemoved":                  d(m.NumTargetFilesRemoved),
+		"numTargetChangeFilesAdded":              d(m.NumTargetChangeFilesAdded),
+		"numTargetBytesAdded":                    d(m.NumTargetBytesAdded),
+		"numTargetBytesRemoved":                  d(m.NumTargetBytesRemoved),
+		"numTargetDeletionVectorsAdded":          d(m.NumTargetDeletionVectorsAdded),
+		"numTargetDeletionVectorsRemoved":        d(m.NumTargetDeletionVectorsRemoved),
+		"numTargetDeletionVectorsUpdated":        d(m.NumTargetDeletionVectorsUpdated),
+		"numTargetFilesBeforeSkipping":           d(m.NumTargetFilesBeforeSkipping),
+		"numTargetFilesAfterSkipping":            d(m.NumTargetFilesAfterSkipping),
+		"executionTimeMs":                        d(m.ExecutionTimeMs),
+		"materializeSourceTimeMs":                d(m.MaterializeSourceTimeMs),
+		"scanTimeMs":                             d(m.ScanTimeMs),
+		"rewriteTimeMs":                          d(m.RewriteTimeMs),
+	}
+}
+
+// MergeResult is what a merge did: Result (Committed false when the
+// merge changed nothing and so committed nothing; the commit; the
+// strategy), with the merge's own metrics.
+type MergeResult struct {
+	Result
+	Merge MergeMetrics
+}
+
+// Errors of Merge. Each matches ErrInvalid and so
+// deltaerr.ErrInvalidArgument.
+var (
+	// ErrMultipleMatch: a target row that a MATCHED clause could modify
+	// is matched by more than one source row (Spark's
+	// DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE). Nothing is
+	// committed.
+	ErrMultipleMatch = fmt.Errorf("merge: a target row matches more than one source row; make the source unique on the join keys: %w", ErrInvalid)
+	// ErrMergeColumn: a name that is in neither side, in both sides
+	// unqualified, on a side the clause cannot see, or a target column
+	// that UPDATE SET * / INSERT * cannot find in the source.
+	ErrMergeColumn = fmt.Errorf("merge: column: %w", ErrInvalid)
+	// ErrMergeClause: a malformed merge: no condition, an action of the
+	// wrong kind for its clause list, a clause with both Set and All.
+	ErrMergeClause = fmt.Errorf("merge: clause: %w", ErrInvalid)
+)

@@ -1,0 +1,673 @@
+package dml
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/scan"
+	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/txn"
+	"github.com/godelta/delta/write"
+)
+
+// insertBatchRows is how many inserted rows go to the writer at once.
+const insertBatchRows = 8192
+
+// Merge merges src into the table snap shows, as spec says, and commits
+// it through Run, the package's DML pipeline (operation MERGE, Spark's
+// operationParameters and metrics); see MergeSpec for the semantics, the
+// cost and the conflicts. A merge that changes nothing
+// (no row inserted, updated or deleted) commits nothing. On any error
+// nothing is committed and the files written are deleted, unless the
+// commit's outcome is unknown (txn.ErrCommitUnknown).
+//
+// The source is read once, before the first attempt; with
+// opts.ConflictRetries the merge is planned again on the table's new
+// version after a conflict, against the same source rows.
+func Merge(ctx context.Context, snap *snapshot.Snapshot, src Source, spec MergeSpec, opts Options) (MergeResult, error) {
+	var res MergeResult
+	if src.Schema == nil || src.Batches == nil {
+		return res, fmt.Errorf("%w: no source", ErrMergeClause)
+	}
+	p, err := newPlan(spec, snap.Schema(), src.Schema, snap.Metadata().PartitionColumns)
+	if err != nil {
+		return res, err
+	}
+	m := &merger{plan: p}
+	t0 := time.Now()
+	if err := m.loadSource(src); err != nil {
+		return res, err
+	}
+	sourceTime := time.Since(t0)
+	var mm MergeMetrics
+	op := Operation{
+		Name:       OpMerge,
+		Parameters: m.parameters(),
+		InsertOnly: len(p.matched)+len(p.bySrc) == 0,
+		Plan: func(ctx context.Context, snap *snapshot.Snapshot, s Strategy) (*Plan, error) {
+			if !sameSchema(p.tsch, snap.Schema()) {
+				return nil, fmt.Errorf("merge: the table's schema changed at version %d: %w", snap.Version(), txn.ErrConflict)
+			}
+			var err error
+			mm, err = m.plan1(ctx, snap, s, opts)
+			if err != nil {
+				// What the attempt wrote before failing (a rewrite,
+				// before inserts that broke a constraint): no commit
+				// names it.
+				dropWritten(snap, nil, m.staged)
+				return nil, err
+			}
+			mm.NumSourceRows = int64(len(m.rows))
+			mm.MaterializeSourceTimeMs = sourceTime.Milliseconds()
+			return m.staged, nil
+		},
+		Metrics: func(g *Metrics) map[string]any {
+			mm.fromRun(g)
+			return mm.Map()
+		},
+	}
+	r, err := Run(ctx, snap, op, opts)
+	if err != nil {
+		return res, err
+	}
+	mm.fromRun(&r.Metrics)
+	return MergeResult{Result: r, Merge: mm}, nil
+}
+
+// OpMerge is commitInfo.operation of a merge.
+const OpMerge = "MERGE"
+
+// fromRun takes from the pipeline's metrics the figures it computes from
+// the actions staged: files, bytes, deletion vectors, times.
+func (mm *MergeMetrics) fromRun(g *Metrics) {
+	mm.NumTargetFilesAdded = g.NumAddedFiles
+	mm.NumTargetFilesRemoved = g.NumRemovedFiles
+	mm.NumTargetBytesAdded = g.NumAddedBytes
+	mm.NumTargetBytesRemoved = g.NumRemovedBytes
+	mm.NumTargetChangeFilesAdded = g.NumAddedChangeFiles
+	mm.NumTargetDeletionVectorsAdded = g.NumDeletionVectorsAdded
+	mm.NumTargetDeletionVectorsUpdated = g.NumDeletionVectorsUpdated
+	mm.NumTargetDeletionVectorsRemoved = g.NumDeletionVectorsRemoved
+	mm.ExecutionTimeMs = g.ExecutionTimeMs
+	mm.ScanTimeMs = g.ScanTimeMs
+	mm.RewriteTimeMs = g.RewriteTimeMs
+}
+
+func sameSchema(a, b *schema.StructType) bool { return a.String() == b.String() }
+
+// plan1 is one attempt of the merge on snap: find the candidate files,
+// rewrite the matched and not-matched-by-source rows, write the inserts.
+// What it wrote is in m.staged, also on error, for the caller to delete.
+func (m *merger) plan1(ctx context.Context, snap *snapshot.Snapshot, s Strategy, opts Options) (MergeMetrics, error) {
+	var mm MergeMetrics
+	m.snap = snap
+	m.staged = &Plan{}
+	clear(m.srcMatched)
+	clear(m.counts)
+	t1 := time.Now()
+	readPred := m.filePredicate()
+	files, before, err := m.candidates(ctx, readPred, opts.TableURI)
+	if err != nil {
+		return mm, err
+	}
+	mm.NumTargetFilesBeforeSkipping = before
+	mm.NumTargetFilesAfterSkipping = int64(len(files))
+	m.staged.ScanTime = time.Since(t1)
+	m.staged.ReadPredicate = readPred
+	m.staged.ReadWholeTable = readPred == nil
+
+	// Matched and not-matched-by-source rows: one rewrite of the files.
+	// An insert-only merge reads the files only to find the matches.
+	useDV := s == MergeOnRead
+	if len(m.matched)+len(m.bySrc) > 0 {
+		r, err := write.Rewrite(ctx, snap, files, m.rowFunc, write.RewriteOptions{
+			Options: opts.Options, DeletionVectors: useDV, InlineDVMax: opts.InlineDVMax})
+		if err != nil {
+			return mm, err
+		}
+		m.staged.Rewritten = r
+	} else {
+		if err := m.findMatches(ctx, files, opts.TableURI); err != nil {
+			return mm, err
+		}
+		for _, f := range files {
+			m.staged.Read = append(m.staged.Read, f.Path)
+		}
+	}
+
+	// Not-matched source rows: inserts, through the row writer.
+	nIns, batches := m.insertBatches()
+	if nIns > 0 {
+		if snap.Config().ChangeDataFeed() {
+			m.staged.Adds, m.staged.CDC, err = write.RowsWithChanges(ctx, snap, batches, opts.Options)
+		} else {
+			m.staged.Adds, err = write.Rows(ctx, snap, batches, opts.Options)
+		}
+		if err != nil {
+			return mm, err
+		}
+	}
+	m.fillMetrics(&mm, m.staged.Rewritten, useDV)
+	mm.NumTargetRowsInserted = nIns
+	mm.NumOutputRows = mm.NumTargetRowsInserted + mm.NumTargetRowsUpdated + mm.NumTargetRowsCopied
+	return mm, nil
+}
+
+// merger is the state of one merge: the source in memory, its hash index,
+// which source rows matched, and the per-file counts of what happened.
+type merger struct {
+	*plan
+	snap   *snapshot.Snapshot // the attempt's
+	staged *Plan              // what the attempt wrote
+
+	rows  [][]schema.Value   // the source rows
+	index map[string][]int32 // join key -> source rows, with keys
+	// intIndex replaces index for one key on an integer column (the
+	// common id = id): no key encoding, a cheaper map.
+	intIndex map[int64][]int32
+	// keyMin and keyMax are the source's smallest and largest key value
+	// per join key (cast to the target column's type); keyVals its
+	// distinct values of keys on partition columns.
+	keyMin, keyMax []schema.Value
+	keyVals        []map[string]schema.Value
+	noKeys         bool // the source has no row whose keys are all non-null
+
+	mu         sync.Mutex
+	srcMatched []bool // per source row: some target row matched it
+	counts     map[string]*fileCounts
+}
+
+// fileCounts are the rows of one file by fate, in the latest pass over
+// the file (Rewrite may read a file twice; a pass starts again at a
+// position not after the last one seen).
+type fileCounts struct {
+	last                                         int64
+	matchedUpd, matchedDel, srcUpd, srcDel, kept int64
+}
+
+// loadSource reads the source into memory and indexes it on the join
+// keys.
+func (m *merger) loadSource(src Source) error {
+	n := len(m.ssch.Fields)
+	for b, err := range src.Batches {
+		if err != nil {
+			return err
+		}
+		if len(b.Columns) != n {
+			return fmt.Errorf("%w: a source batch has %d columns for %d fields", write.ErrBatch, len(b.Columns), n)
+		}
+		for j := range b.Columns {
+			if len(b.Columns[j]) < b.Len {
+				return fmt.Errorf("%w: source column %q has %d values for %d rows", write.ErrBatch, m.ssch.Fields[j].Name, len(b.Columns[j]), b.Len)
+			}
+		}
+		for i := range b.Len {
+			row := make([]schema.Value, n)
+			for j := range n {
+				row[j] = b.Columns[j][i]
+			}
+			m.rows = append(m.rows, row)
+		}
+	}
+	m.srcMatched = make([]bool, len(m.rows))
+	m.counts = map[string]*fileCounts{}
+	if len(m.keys) == 0 {
+		return nil
+	}
+	intKey := len(m.keys) == 1 && isIntegral(m.tsch.Fields[m.keys[0].tcol].Type)
+	if intKey {
+		m.intIndex = make(map[int64][]int32)
+	} else {
+		m.index = make(map[string][]int32)
+	}
+	m.keyMin = make([]schema.Value, len(m.keys))
+	m.keyMax = make([]schema.Value, len(m.keys))
+	m.keyVals = make([]map[string]schema.Value, len(m.keys))
+	m.noKeys = true
+	var kb keyBuilder
+	vals := make([]schema.Value, len(m.keys))
+	for i, row := range m.rows {
+		kb.buf = kb.buf[:0]
+		ok := true
+		for k, key := range m.keys {
+			v, err := expr.EvalValue(key.sval, m.lookup(nil, row))
+			if err != nil || !kb.add(v, &m.tsch.Fields[key.tcol]) {
+				ok = false
+				break
+			}
+			vals[k], _ = castTo(v, &m.tsch.Fields[key.tcol])
+		}
+		if !ok {
+			continue // a null key matches nothing
+		}
+		m.noKeys = false
+		if intKey {
+			m.intIndex[vals[0].Int64()] = append(m.intIndex[vals[0].Int64()], int32(i))
+		} else {
+			m.index[string(kb.buf)] = append(m.index[string(kb.buf)], int32(i))
+		}
+		for k, v := range vals {
+			if c, ok := expr.Order(v, m.keyMin[k]); m.keyMin[k].IsNull() || ok && c < 0 {
+				m.keyMin[k] = v
+			}
+			if c, ok := expr.Order(v, m.keyMax[k]); m.keyMax[k].IsNull() || ok && c > 0 {
+				m.keyMax[k] = v
+			}
+			if m.partitionCol[m.keys[k].tcol] {
+				if m.keyVals[k] == nil {
+					m.keyVals[k] = map[string]schema.Value{}
+				}
+				if len(m.keyVals[k]) <= m.maxPartitionValuesInPruning {
+					m.keyVals[k][v.String()] = v
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// lookup resolves the names of resolved expressions against a target row
+// and a source row; a nil row has no columns.
+func (m *merger) lookup(trow, srow []schema.Value) expr.Lookup {
+	tl := write.RowLookup(m.tsch, trow)
+	sl := write.RowLookup(m.ssch, srow)
+	return func(name string) (schema.DataType, schema.Value, bool) {
+		if rest, ok := strings.CutPrefix(name, targetPrefix); ok {
+			if trow == nil {
+				return nil, schema.Value{}, false
+			}
+			return tl(rest)
+		}
+		if rest, ok := strings.CutPrefix(name, sourcePrefix); ok {
+			if srow == nil {
+				return nil, schema.Value{}, false
+			}
+			return sl(rest)
+		}
+		return nil, schema.Value{}, false
+	}
+}
+
+// filePredicate is the predicate over target columns that every target
+// row the merge may touch satisfies (nil: any row): the target-only
+// conjuncts of the condition and the ranges of the source's keys, ORed
+// with the NOT MATCHED BY SOURCE conditions.
+func (m *merger) filePredicate() expr.Expr {
+	if m.needsAllFiles {
+		return nil
+	}
+	var terms []expr.Expr
+	if m.targetOnly != nil {
+		terms = append(terms, m.targetOnly)
+	}
+	if len(m.keys) > 0 && m.noKeys {
+		// No source row has a whole key: no target row matches.
+		terms = []expr.Expr{expr.Literal{Value: schema.BooleanValue(false)}}
+	}
+	if len(m.keys) > 0 && !m.noKeys {
+		for k, key := range m.keys {
+			col := expr.Column{Name: key.tname}
+			if vals := m.keyVals[k]; vals != nil && len(vals) <= m.maxPartitionValuesInPruning {
+				list := make([]expr.Expr, 0, len(vals))
+				for _, s := range slices.Sorted(mapsKeys(vals)) {
+					list = append(list, literal(vals[s]))
+				}
+				terms = append(terms, expr.In{Value: col, List: list})
+				continue
+			}
+			if m.keyMin[k].IsNull() {
+				continue
+			}
+			if _, ok := expr.Order(m.keyMin[k], m.keyMax[k]); !ok {
+				continue // a type without an order: no range
+			}
+			terms = append(terms,
+				expr.Compare{Op: expr.Ge, Left: col, Right: literal(m.keyMin[k])},
+				expr.Compare{Op: expr.Le, Left: col, Right: literal(m.keyMax[k])})
+		}
+	}
+	var matched expr.Expr
+	if len(terms) > 0 {
+		matched = and(terms)
+	}
+	if m.bySourceConds == nil {
+		return matched
+	}
+	if matched == nil {
+		return nil // every file may hold a matched row
+	}
+	return expr.Or{Terms: []expr.Expr{matched, m.bySourceConds}}
+}
+
+func mapsKeys[V any](m map[string]V) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// candidates lists the live files that pred (nil: all) may match, after
+// partition and statistics skipping, and how many files the table has.
+func (m *merger) candidates(ctx context.Context, pred expr.Expr, tableURI string) ([]*actions.Add, int64, error) {
+	total, err := m.snap.NumFiles(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	if l, ok := pred.(expr.Literal); ok && l.Value.Kind() == schema.KindBoolean && !l.Value.Bool() {
+		return nil, total, nil // no row can match
+	}
+	s, err := scan.New(m.snap, scan.Options{Predicate: pred, TableURI: tableURI})
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []*actions.Add
+	for f, err := range s.Files(ctx) {
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, f.Add)
+	}
+	return out, total, nil
+}
+
+// match returns the source rows the target row trow matches.
+func (m *merger) match(trow []schema.Value, buf []int32) ([]int32, error) {
+	buf = buf[:0]
+	try := func(i int32) {
+		if expr.Eval(m.on, m.lookup(trow, m.rows[i])) == expr.True {
+			buf = append(buf, i)
+		}
+	}
+	if m.intIndex != nil {
+		v := trow[m.keys[0].tcol]
+		if v.IsNull() {
+			return buf, nil
+		}
+		for _, i := range m.intIndex[v.Int64()] {
+			try(i)
+		}
+		return buf, nil
+	}
+	if m.index == nil {
+		if len(m.keys) > 0 {
+			return buf, nil // the source has no non-null keys
+		}
+		for i := range m.rows {
+			try(int32(i))
+		}
+		return buf, nil
+	}
+	var kb keyBuilder
+	for _, key := range m.keys {
+		if !kb.add(trow[key.tcol], &m.tsch.Fields[key.tcol]) {
+			return buf, nil
+		}
+	}
+	for _, i := range m.index[string(kb.buf)] {
+		try(i)
+	}
+	return buf, nil
+}
+
+// isIntegral reports whether values of t are integers read with Int64.
+func isIntegral(t schema.DataType) bool {
+	switch t {
+	case schema.Byte, schema.Short, schema.Integer, schema.Long, schema.Date, schema.Timestamp, schema.TimestampNTZ:
+		return true
+	}
+	return false
+}
+
+// decision is the fate of a target row.
+type decision uint8
+
+const (
+	keep decision = iota
+	matchedUpdate
+	matchedDelete
+	sourceUpdate
+	sourceDelete
+)
+
+// decide finds the fate of the target row trow, and its new values for an
+// update.
+func (m *merger) decide(trow []schema.Value) (decision, []schema.Value, error) {
+	var buf [4]int32
+	hits, err := m.match(trow, buf[:0])
+	if err != nil {
+		return keep, nil, err
+	}
+	if len(hits) > 0 {
+		m.mu.Lock()
+		for _, i := range hits {
+			m.srcMatched[i] = true
+		}
+		m.mu.Unlock()
+		if len(hits) > 1 && !m.multiMatchOK {
+			return keep, nil, ErrMultipleMatch
+		}
+		srow := m.rows[hits[0]]
+		for _, c := range m.matched {
+			if c.cond != nil && expr.Eval(c.cond, m.lookup(trow, srow)) != expr.True {
+				continue
+			}
+			if c.action == ActionDelete {
+				return matchedDelete, nil, nil
+			}
+			vals, err := m.values(c, trow, srow)
+			return matchedUpdate, vals, err
+		}
+		return keep, nil, nil
+	}
+	for _, c := range m.bySrc {
+		if c.cond != nil && expr.Eval(c.cond, m.lookup(trow, nil)) != expr.True {
+			continue
+		}
+		if c.action == ActionDelete {
+			return sourceDelete, nil, nil
+		}
+		vals, err := m.values(c, trow, nil)
+		return sourceUpdate, vals, err
+	}
+	return keep, nil, nil
+}
+
+// values computes the row a clause writes: an update starts from trow
+// (generated columns left null, to be computed again), an insert from
+// nulls; assigned columns are computed and cast to their types.
+func (m *merger) values(c plannedClause, trow, srow []schema.Value) ([]schema.Value, error) {
+	out := make([]schema.Value, len(m.tsch.Fields))
+	if trow != nil {
+		copy(out, trow)
+	}
+	l := m.lookup(trow, srow)
+	for i, e := range c.values {
+		if e == nil {
+			if m.generated[i] {
+				out[i] = schema.Value{}
+			}
+			continue
+		}
+		v, err := expr.EvalValue(e, l)
+		if err != nil {
+			return nil, fmt.Errorf("merge: the value of %q: %w", m.tsch.Fields[i].Name, err)
+		}
+		cv, err := castTo(v, &m.tsch.Fields[i])
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		out[i] = cv
+	}
+	return out, nil
+}
+
+// rowFunc is the write.RowFunc of the merge's rewrite.
+func (m *merger) rowFunc(add *actions.Add, pos int64, row []schema.Value) (write.Verdict, []schema.Value, error) {
+	d, vals, err := m.decide(row)
+	if err != nil {
+		return write.Keep, nil, err
+	}
+	m.mu.Lock()
+	fc := m.counts[add.Path]
+	if fc == nil {
+		fc = &fileCounts{last: -1}
+		m.counts[add.Path] = fc
+	}
+	if pos <= fc.last { // a new pass over the file
+		*fc = fileCounts{last: -1}
+	}
+	fc.last = pos
+	switch d {
+	case keep:
+		fc.kept++
+	case matchedUpdate:
+		fc.matchedUpd++
+	case matchedDelete:
+		fc.matchedDel++
+	case sourceUpdate:
+		fc.srcUpd++
+	case sourceDelete:
+		fc.srcDel++
+	}
+	m.mu.Unlock()
+	switch d {
+	case matchedUpdate, sourceUpdate:
+		return write.Update, vals, nil
+	case matchedDelete, sourceDelete:
+		return write.Drop, nil, nil
+	}
+	return write.Keep, nil, nil
+}
+
+// findMatches reads the candidate files of an insert-only merge to mark
+// the source rows some target row matches.
+func (m *merger) findMatches(ctx context.Context, files []*actions.Add, tableURI string) error {
+	if len(files) == 0 || len(m.rows) == 0 {
+		return nil
+	}
+	fr, err := scan.NewFileReader(m.snap, scan.Options{TableURI: tableURI})
+	if err != nil {
+		return err
+	}
+	row := make([]schema.Value, len(m.tsch.Fields))
+	var buf []int32
+	for _, a := range files {
+		err := fr.ReadFile(ctx, a, func(b *scan.FileBatch) error {
+			for i := range b.Len {
+				for j := range row {
+					row[j] = b.Columns[j][i]
+				}
+				hits, err := m.match(row, buf)
+				if err != nil {
+					return err
+				}
+				buf = hits
+				for _, h := range hits {
+					m.srcMatched[h] = true
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertBatches counts the rows the NOT MATCHED clauses insert and yields
+// them in batches of table rows. An error computing a row is yielded.
+func (m *merger) insertBatches() (int64, iter.Seq2[schema.Batch, error]) {
+	if len(m.notMatched) == 0 {
+		return 0, nil
+	}
+	type ins struct {
+		row    int
+		clause int
+	}
+	var todo []ins
+	for i, srow := range m.rows {
+		if m.srcMatched[i] {
+			continue
+		}
+		for k, c := range m.notMatched {
+			if c.cond != nil && expr.Eval(c.cond, m.lookup(nil, srow)) != expr.True {
+				continue
+			}
+			todo = append(todo, ins{i, k})
+			break
+		}
+	}
+	n := len(m.tsch.Fields)
+	return int64(len(todo)), func(yield func(schema.Batch, error) bool) {
+		for start := 0; start < len(todo); start += insertBatchRows {
+			end := min(start+insertBatchRows, len(todo))
+			b := schema.Batch{Len: end - start, Columns: make([][]schema.Value, n)}
+			for j := range b.Columns {
+				b.Columns[j] = make([]schema.Value, b.Len)
+			}
+			for r, t := range todo[start:end] {
+				vals, err := m.values(m.notMatched[t.clause], nil, m.rows[t.row])
+				if err != nil {
+					yield(schema.Batch{}, err)
+					return
+				}
+				for j, v := range vals {
+					b.Columns[j][r] = v
+				}
+			}
+			if !yield(b, nil) {
+				return
+			}
+		}
+	}
+}
+
+// fillMetrics adds up the per-file row counts of the files rewritten
+// (the files removed: those whose rows all stay were left alone).
+func (m *merger) fillMetrics(met *MergeMetrics, rw write.Rewritten, useDV bool) {
+	removed := map[string]bool{}
+	for _, r := range rw.Removes {
+		removed[r.Path] = true
+	}
+	for path, fc := range m.counts {
+		if !removed[path] {
+			continue
+		}
+		met.NumTargetRowsMatchedUpdated += fc.matchedUpd
+		met.NumTargetRowsMatchedDeleted += fc.matchedDel
+		met.NumTargetRowsNotMatchedBySourceUpdated += fc.srcUpd
+		met.NumTargetRowsNotMatchedBySourceDeleted += fc.srcDel
+		if !useDV {
+			met.NumTargetRowsCopied += fc.kept
+		}
+	}
+	met.NumTargetRowsUpdated = met.NumTargetRowsMatchedUpdated + met.NumTargetRowsNotMatchedBySourceUpdated
+	met.NumTargetRowsDeleted = met.NumTargetRowsMatchedDeleted + met.NumTargetRowsNotMatchedBySourceDeleted
+}
+
+// parameters are the commit's operationParameters, as Spark writes them
+// for MERGE.
+func (m *merger) parameters() map[string]any {
+	enc := func(v any) string {
+		b, _ := actions.EncodeJSON(v)
+		return string(b)
+	}
+	return map[string]any{
+		"predicate":                    enc([]string{m.onText}),
+		"matchedPredicates":            enc(m.matchedTxt),
+		"notMatchedPredicates":         enc(m.notMatchedTxt),
+		"notMatchedBySourcePredicates": enc(m.bySrcTxt),
+	}
+}

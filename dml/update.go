@@ -1,0 +1,288 @@
+package dml
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/write"
+)
+
+// Assignment is one "column = value" of an UPDATE's SET clause: Column a
+// top-level column of the table (matched exactly, then ignoring case),
+// Value an expression over the row's values before the update.
+type Assignment struct {
+	Column string
+	Value  expr.Expr
+}
+
+func (a Assignment) String() string { return quoteColumn(a.Column) + " = " + a.Value.String() }
+
+// ParseAssignments parses a SET clause: "c = expr[, d = expr ...]", the
+// expressions in the predicate language (arithmetic, CAST, functions).
+// Commas inside parentheses or quotes do not split; a column name may be
+// in backticks. An empty clause, a part without "=", or an expression
+// that does not parse is ErrInvalid (or expr.ErrSyntax).
+func ParseAssignments(text string) ([]Assignment, error) {
+	parts := splitTop(text, ',')
+	var out []Assignment
+	for _, part := range parts {
+		i := assignIndex(part)
+		if i < 0 {
+			return nil, fmt.Errorf("%w: %q is not column = expression", ErrInvalid, strings.TrimSpace(part))
+		}
+		col := strings.TrimSpace(part[:i])
+		if len(col) >= 2 && col[0] == '`' && col[len(col)-1] == '`' {
+			col = strings.ReplaceAll(col[1:len(col)-1], "``", "`")
+		}
+		if col == "" {
+			return nil, fmt.Errorf("%w: %q names no column", ErrInvalid, strings.TrimSpace(part))
+		}
+		v, err := expr.Parse(part[i+1:])
+		if err != nil {
+			return nil, fmt.Errorf("dml: value of %s: %w", col, err)
+		}
+		out = append(out, Assignment{Column: col, Value: v})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no assignment in %q", ErrInvalid, text)
+	}
+	return out, nil
+}
+
+// eachTop calls fn with the index and parenthesis depth of every byte of
+// s outside quotes and backticks, until fn returns false.
+func eachTop(s string, fn func(i, depth int) bool) {
+	depth := 0
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+			continue
+		case c == '\'' || c == '"' || c == '`':
+			quote = c
+			continue
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		}
+		if !fn(i, depth) {
+			return
+		}
+	}
+}
+
+// splitTop splits s at sep outside parentheses, quotes and backticks.
+func splitTop(s string, sep byte) []string {
+	var out []string
+	start := 0
+	eachTop(s, func(i, depth int) bool {
+		if s[i] == sep && depth == 0 {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+		return true
+	})
+	if strings.TrimSpace(s[start:]) != "" || len(out) > 0 {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// assignIndex returns the index of the first "=" of part that is an
+// assignment: outside parentheses, quotes and backticks, not part of <=,
+// >=, !=, == or <=>. -1 if none.
+func assignIndex(part string) int {
+	at := -1
+	eachTop(part, func(i, depth int) bool {
+		if part[i] != '=' || depth != 0 ||
+			(i > 0 && strings.IndexByte("<>!=", part[i-1]) >= 0) ||
+			(i+1 < len(part) && (part[i+1] == '=' || part[i+1] == '>')) {
+			return true
+		}
+		at = i
+		return false
+	})
+	return at
+}
+
+func quoteColumn(c string) string {
+	if c == "" || strings.ContainsAny(c, " .`,=()") {
+		return "`" + strings.ReplaceAll(c, "`", "``") + "`"
+	}
+	return c
+}
+
+// assignment is an Assignment resolved against the schema.
+type assignment struct {
+	idx   int
+	field *schema.StructField
+	value expr.Expr
+}
+
+// resolve checks the assignments against sch: each names a top-level
+// column, at most once, and its value names only columns of the table.
+func resolve(sch *schema.StructType, set []Assignment) ([]assignment, error) {
+	if len(set) == 0 {
+		return nil, fmt.Errorf("%w: UPDATE without an assignment", ErrInvalid)
+	}
+	seen := map[int]bool{}
+	out := make([]assignment, 0, len(set))
+	for _, a := range set {
+		if a.Value == nil {
+			return nil, fmt.Errorf("%w: no value for column %s", ErrInvalid, a.Column)
+		}
+		idx := fieldIndex(sch, a.Column)
+		if idx < 0 {
+			if strings.Contains(a.Column, ".") {
+				return nil, fmt.Errorf("%w: column %q: only top-level columns can be assigned", ErrInvalid, a.Column)
+			}
+			return nil, fmt.Errorf("%w: column %q is not in the table", ErrInvalid, a.Column)
+		}
+		if seen[idx] {
+			return nil, fmt.Errorf("%w: column %s assigned twice", ErrInvalid, sch.Fields[idx].Name)
+		}
+		seen[idx] = true
+		if err := CheckColumns(sch, a.Value, "value of "+a.Column); err != nil {
+			return nil, err
+		}
+		out = append(out, assignment{idx: idx, field: &sch.Fields[idx], value: a.Value})
+	}
+	return out, nil
+}
+
+func fieldIndex(sch *schema.StructType, name string) int {
+	for i := range sch.Fields {
+		if sch.Fields[i].Name == name {
+			return i
+		}
+	}
+	for i := range sch.Fields {
+		if strings.EqualFold(sch.Fields[i].Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Update sets the columns of set in the rows of the table snap shows that
+// pred matches (TRUE; nil updates every row) and commits, as SQL UPDATE t
+// SET set WHERE pred: operation UPDATE, operationParameters
+// {"predicate": "[...]"}, Spark's UPDATE metrics. Every value is computed
+// from the row before the update, with SQL null semantics
+// (expr.EvalValue), and cast to its column's type; a value that cannot be
+// is ErrInvalid naming the column and the value. Generated columns not
+// assigned are computed again from the new row; NOT NULL, CHECK
+// constraints and invariants are checked on every row written
+// (*write.ConstraintError). Candidate files come from partition and
+// statistics skipping, and are rewritten with the table's strategy (see
+// the package doc); change data carries update_preimage and
+// update_postimage rows when the table has the change data feed on.
+//
+// Nothing matched: nothing is committed (Result.Committed false).
+func Update(ctx context.Context, snap *snapshot.Snapshot, set []Assignment, pred expr.Expr, opts Options) (Result, error) {
+	sch := snap.Schema()
+	if _, err := resolve(sch, set); err != nil {
+		return Result{}, err
+	}
+	if err := CheckPredicate(sch, pred); err != nil {
+		return Result{}, err
+	}
+	op := Operation{
+		Name:       OpUpdate,
+		Parameters: map[string]any{"predicate": predicateParam(pred)},
+		Plan: func(ctx context.Context, snap *snapshot.Snapshot, s Strategy) (*Plan, error) {
+			sch := snap.Schema() // the attempt's: the table may have changed
+			if _, err := resolve(sch, set); err != nil {
+				return nil, err
+			}
+			start := time.Now()
+			files, err := Candidates(ctx, snap, pred, opts.TableURI)
+			if err != nil {
+				return nil, err
+			}
+			scanTime := time.Since(start)
+			fn := UpdateRows(sch, set, pred)
+			r, err := write.Rewrite(ctx, snap, files, fn, write.RewriteOptions{
+				Options: opts.Options, DeletionVectors: s == MergeOnRead, InlineDVMax: opts.InlineDVMax,
+			})
+			if err != nil {
+				return nil, err
+			}
+			return &Plan{Rewritten: r, ReadPredicate: pred, ReadWholeTable: pred == nil, ScanTime: scanTime}, nil
+		},
+	}
+	return Run(ctx, snap, op, opts)
+}
+
+// UpdateRows returns the write.RowFunc of an UPDATE: rows pred matches
+// (all with nil pred) are updated with set, computed on the row before
+// the update and cast to the columns' types, generated columns left null
+// for the row writer to compute; other rows are kept. set must name
+// columns of sch (see Update); MERGE's UPDATE clauses use it too.
+func UpdateRows(sch *schema.StructType, set []Assignment, pred expr.Expr) write.RowFunc {
+	as, err := resolve(sch, set)
+	gen := write.GeneratedColumns(sch)
+	assigned := map[int]bool{}
+	for _, a := range as {
+		assigned[a.idx] = true
+	}
+	var out []schema.Value
+	return func(add *actions.Add, pos int64, row []schema.Value) (write.Verdict, []schema.Value, error) {
+		if err != nil {
+			return write.Keep, nil, err
+		}
+		lookup := write.RowLookup(sch, row)
+		if pred != nil && expr.Eval(pred, lookup) != expr.True {
+			return write.Keep, nil, nil
+		}
+		out = append(out[:0], row...)
+		for _, a := range as {
+			v, err := expr.EvalValue(a.value, lookup)
+			if err != nil {
+				return write.Keep, nil, fmt.Errorf("dml: SET %s = %s: %w", a.field.Name, a.value, err)
+			}
+			if out[a.idx], err = castTo(v, a.field); err != nil {
+				return write.Keep, nil, fmt.Errorf("%w (SET %s = %s)", err, a.field.Name, a.value)
+			}
+		}
+		for _, g := range gen {
+			if !assigned[g] {
+				out[g] = schema.Value{}
+			}
+		}
+		return write.Update, out, nil
+	}
+}
+
+// castTo casts v to the type of column f, as Spark's store assignment
+// does: a value already of that type is kept, others go through CAST; a
+// non-null value that CAST makes null (a string that is not a number) or
+// cannot cast is ErrInvalid.
+func castTo(v schema.Value, f *schema.StructField) (schema.Value, error) {
+	if v.IsNull() || sameType(v.Type(), f.Type) {
+		return v, nil
+	}
+	noCols := func(string) (schema.DataType, schema.Value, bool) { return nil, schema.Value{}, false }
+	out, err := expr.EvalValue(expr.Cast{Value: expr.Literal{Value: v}, To: f.Type}, noCols)
+	if err != nil {
+		return schema.Value{}, fmt.Errorf("%w: value %s cannot be stored in column %s of type %s: %w", ErrInvalid, v, f.Name, f.Type, err)
+	}
+	if out.IsNull() {
+		return schema.Value{}, fmt.Errorf("%w: value %s cannot be cast to %s for column %s", ErrInvalid, v, f.Type, f.Name)
+	}
+	return out, nil
+}
+
+func sameType(a, b schema.DataType) bool {
+	return a != nil && b != nil && a.String() == b.String()
+}
