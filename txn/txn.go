@@ -51,6 +51,9 @@ type Options struct {
 	Operation string
 	// OperationParameters are recorded in commitInfo.operationParameters.
 	OperationParameters map[string]any
+	// OperationMetrics are recorded in commitInfo.operationMetrics, as Spark
+	// records an operation's counts there (OPTIMIZE's numFilesAdded, ...).
+	OperationMetrics map[string]any
 	// EngineInfo is recorded in commitInfo.engineInfo.
 	EngineInfo string
 	// UserMetadata is recorded in commitInfo.userMetadata.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
@@ -49,6 +50,22 @@ type RewriteOptions struct {
 	// Copy rewrites every file given, even one whose rows the RowFunc
 	// all keeps (compaction); without it such a file is left as it is.
 	Copy bool
+	// SortKey, when set, writes the rows kept and updated in the order of
+	// their keys (ties in read order) rather than in read order: the
+	// curve-ordered rewrites of OPTIMIZE (Z-order, Hilbert, clustering).
+	// The rows are sorted externally: up to SortMemory bytes of them are
+	// staged in memory, then spilled as a sorted run to a temporary file
+	// in SortDir, and the runs are merged as the files are written, so the
+	// memory held does not grow with the data, and the rows and files
+	// written are the same whatever the budget. SortKey requires
+	// NoDataChange (deltaerr.ErrInvalidArgument otherwise).
+	SortKey SortKey
+	// SortMemory bounds the rows a sorted rewrite stages in memory;
+	// 0 means DefaultSortMemory.
+	SortMemory int64
+	// SortDir is the local directory of a sorted rewrite's temporary runs;
+	// empty means os.TempDir(). The runs are removed when Rewrite returns.
+	SortDir string
 }
 
 // Rewritten is what a rewrite of files changes in a table, for a
@@ -69,6 +86,11 @@ type Rewritten struct {
 	// Read are the paths of the files read, for the transaction's
 	// ReadFiles.
 	Read []string
+	// Rows is the number of rows written to the data files (Adds).
+	Rows int64
+	// SortRuns is the number of sorted runs a sorted rewrite spilled to
+	// disk (0: it sorted in memory).
+	SortRuns int
 }
 
 // errChanges ends the read of a file at its first changed row.
@@ -104,6 +126,14 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 		}
 	}
 	rw := rewriter{fr: fr, fn: fn, data: data, cdc: cdc, row: make([]schema.Value, len(snap.Schema().Fields))}
+	if opts.SortKey != nil {
+		if !opts.NoDataChange {
+			return out, fmt.Errorf("write: a sorted rewrite (SortKey) must be a NoDataChange one: %w", deltaerr.ErrInvalidArgument)
+		}
+		rw.key = opts.SortKey
+		rw.sorter = newRowSorter(opts.SortMemory, opts.SortDir)
+		defer rw.sorter.close()
+	}
 	if err := rw.run(ctx, files, opts, &out); err != nil {
 		data.cleanup()
 		if cdc != nil {
@@ -112,6 +142,10 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 		return Rewritten{}, err
 	}
 	out.Adds = data.adds
+	out.Rows = data.row
+	if rw.sorter != nil {
+		out.SortRuns = rw.sorter.spills
+	}
 	if opts.NoDataChange {
 		for i := range out.Adds {
 			out.Adds[i].DataChange = false
@@ -130,6 +164,11 @@ type rewriter struct {
 	data *rowWriter
 	cdc  *rowWriter // nil: no change data
 	row  []schema.Value
+	// sorter, when set, takes the rows to write, which are written in
+	// the order of key when every file is read.
+	sorter *rowSorter
+	key    SortKey
+	keyBuf []byte
 }
 
 func (rw *rewriter) run(ctx context.Context, files []*actions.Add, opts RewriteOptions, out *Rewritten) error {
@@ -153,7 +192,44 @@ func (rw *rewriter) run(ctx context.Context, files []*actions.Add, opts RewriteO
 			return err
 		}
 	}
+	if rw.sorter != nil {
+		if err := rw.writeSorted(ctx); err != nil {
+			return err
+		}
+	}
 	return rw.flush(ctx, true)
+}
+
+// sortedFlushRows is how many sorted rows are staged between flushes.
+const sortedFlushRows = 4096
+
+// writeSorted writes the rows the sorter holds, in key order.
+func (rw *rewriter) writeSorted(ctx context.Context) error {
+	n := 0
+	return rw.sorter.drain(func(row []schema.Value) error {
+		if err := rw.data.add(row); err != nil {
+			return err
+		}
+		if n++; n%sortedFlushRows == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return rw.flush(ctx, false)
+		}
+		return nil
+	})
+}
+
+// write sends a row to the data files, or to the sorter.
+func (rw *rewriter) write(row []schema.Value) error {
+	if rw.sorter == nil {
+		return rw.data.add(row)
+	}
+	var err error
+	if rw.keyBuf, err = rw.key(rw.keyBuf[:0], row); err != nil {
+		return err
+	}
+	return rw.sorter.add(rw.keyBuf, row)
 }
 
 // each calls do with every live row of a, as rw.row, and its position,
@@ -204,7 +280,7 @@ func (rw *rewriter) rewrite(ctx context.Context, a *actions.Add) error {
 		}
 		switch v {
 		case Keep:
-			err = rw.data.add(row)
+			err = rw.write(row)
 		case Drop:
 			if rw.cdc != nil {
 				err = rw.cdc.addAs(row, ChangeDelete)
@@ -220,7 +296,7 @@ func (rw *rewriter) rewrite(ctx context.Context, a *actions.Add) error {
 			}
 			// The data writer completes vals (generated columns): the
 			// post-image is the row as written.
-			if err = rw.data.add(vals); err == nil && rw.cdc != nil {
+			if err = rw.write(vals); err == nil && rw.cdc != nil {
 				err = rw.cdc.addAs(vals, ChangeUpdatePost)
 			}
 		default:
