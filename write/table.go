@@ -40,6 +40,13 @@ type TableSpec struct {
 	// given; delta.feature.<name> = supported asks for a feature and is
 	// not stored.
 	Properties map[string]string
+	// ClusterBy are the clustering columns of a clustered table (liquid
+	// clustering; CLUSTER BY): logical names, dotted for nested fields.
+	// The protocol then supports the clustering and domainMetadata
+	// writer features, and the creating commit must carry the domain
+	// ClusteringDomain returns. A table cannot be both partitioned and
+	// clustered.
+	ClusterBy []string
 }
 
 // NewTable returns the protocol and metaData actions of a new table built
@@ -93,7 +100,13 @@ func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 	if err := checkColumns(sch, feats); err != nil {
 		return p, m, err
 	}
-	if feats[actions.FeatureRowTracking] {
+	if len(spec.ClusterBy) > 0 {
+		if len(parts) > 0 {
+			return p, m, specErr("a table cannot be both partitioned (by %v) and clustered", parts)
+		}
+		feats[actions.FeatureClustering] = true
+	}
+	if feats[actions.FeatureRowTracking] || feats[actions.FeatureClustering] {
 		feats[actions.FeatureDomainMetadata] = true
 	}
 	p = chooseProtocol(feats)
