@@ -201,7 +201,7 @@ func (rw *rewriter) run(ctx context.Context, files []*actions.Add, opts RewriteO
 }
 
 // sortedFlushRows is how many sorted rows are staged between flushes.
-const sortedFlushRows = 4096
+const sortedFlushRows = 512
 
 // writeSorted writes the rows the sorter holds, in key order.
 func (rw *rewriter) writeSorted(ctx context.Context) error {
