@@ -1,0 +1,189 @@
+package optimize_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	delta "github.com/godelta/delta"
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/optimize"
+	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/write"
+)
+
+func TestClusteredTable(t *testing.T) {
+	for _, mode := range []string{"none", "name"} {
+		t.Run(mode, func(t *testing.T) {
+			props := map[string]string{}
+			if mode != "none" {
+				props["delta.columnMapping.mode"] = mode
+			}
+			tbl, err := delta.Create(ctx, filepath.Join(t.TempDir(), "t"), delta.TableSpec{Schema: eventSchema(), Properties: props, ClusterBy: []string{"x", "Y"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tbl.Close()
+			snap, err := tbl.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := snap.Protocol()
+			if !slices.Contains(p.WriterFeatures, actions.FeatureClustering) || !slices.Contains(p.WriterFeatures, actions.FeatureDomainMetadata) {
+				t.Fatalf("protocol %+v", p)
+			}
+			raw, ok, err := snap.DomainMetadata(ctx, actions.DomainClustering)
+			if err != nil || !ok {
+				t.Fatalf("domain: %v %v", ok, err)
+			}
+			cc, err := actions.ParseClustering(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sch := snap.Schema()
+			mm := snap.Config().ColumnMappingMode()
+			x, _ := sch.Field("x")
+			y, _ := sch.Field("y")
+			if want := [][]string{{x.PhysicalName(mm)}, {y.PhysicalName(mm)}}; !slices.EqualFunc(cc.Columns, want, slices.Equal) {
+				t.Errorf("clustering columns %v, want physical %v", cc.Columns, want)
+			}
+			if mode == "name" && !strings.HasPrefix(cc.Columns[0][0], "col-") {
+				t.Errorf("physical name %s", cc.Columns[0][0])
+			}
+			cols, clustered, err := optimize.ClusteringColumns(ctx, snap)
+			if err != nil || !clustered || !slices.Equal(cols, []string{"x", "y"}) {
+				t.Fatalf("ClusteringColumns = %v %v %v", cols, clustered, err)
+			}
+
+			var next int64
+			want := appendFiles(t, tbl, []string{"p"}, 3, 100, &next)
+			res, err := tbl.Optimize(ctx, optimize.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Metrics.NumFilesRemoved != 3 || res.Metrics.ClusteringStats == nil {
+				t.Fatalf("metrics %+v", res.Metrics)
+			}
+			acts := commitActions(t, tbl, res.Commit.Version)
+			if got := acts[0].CommitInfo.OperationParameters["clusterBy"]; got != `["x","y"]` {
+				t.Errorf("clusterBy %v", got)
+			}
+			for _, a := range acts {
+				if a.Add != nil && a.Add.ClusteringProvider != actions.ClusteringProviderLiquid {
+					t.Errorf("add without clusteringProvider: %+v", a.Add)
+				}
+			}
+			// Clustered files are not clustered again.
+			if res, err := tbl.Optimize(ctx, optimize.Options{}); err != nil || res.Committed {
+				t.Fatalf("second OPTIMIZE: %+v %v", res, err)
+			}
+			// Incremental: only the new file is clustered.
+			want = append(want, appendFiles(t, tbl, []string{"p"}, 1, 100, &next)...)
+			res, err = tbl.Optimize(ctx, optimize.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Metrics.NumFilesRemoved != 1 {
+				t.Errorf("incremental clustering rewrote %d files, want 1", res.Metrics.NumFilesRemoved)
+			}
+			if got := tableRows(t, tbl); !slices.Equal(got, sortedCopy(want)) {
+				t.Fatal("rows changed")
+			}
+			// Z-order does not apply to a clustered table.
+			if _, err := tbl.Optimize(ctx, optimize.Options{ZOrderBy: []string{"x"}}); !errors.Is(err, optimize.ErrOptions) {
+				t.Errorf("ZORDER BY on a clustered table: %v", err)
+			}
+		})
+	}
+}
+
+func TestClusterByRefusals(t *testing.T) {
+	tests := []struct {
+		spec delta.TableSpec
+		want error
+	}{
+		{delta.TableSpec{Schema: eventSchema(), PartitionColumns: []string{"p"}, ClusterBy: []string{"x"}}, write.ErrInvalidSpec},
+		{delta.TableSpec{Schema: eventSchema(), ClusterBy: []string{"nope"}}, deltaerr.ErrInvalidArgument},
+		{delta.TableSpec{Schema: eventSchema(), ClusterBy: []string{"y"}, Properties: map[string]string{"delta.dataSkippingNumIndexedCols": "1"}}, write.ErrNoStats},
+	}
+	for _, tt := range tests {
+		dir := filepath.Join(t.TempDir(), "t")
+		_, err := delta.Create(ctx, dir, tt.spec)
+		if !errors.Is(err, tt.want) {
+			t.Errorf("%v: got %v, want %v", tt.spec.ClusterBy, err, tt.want)
+		}
+		if _, statErr := os.Stat(filepath.Join(dir, "_delta_log", "00000000000000000000.json")); statErr == nil {
+			t.Errorf("%v: a table was created", tt.spec.ClusterBy)
+		}
+	}
+}
+
+// copyCorpus copies a corpus table into a temp dir.
+func copyCorpus(t *testing.T, name string) string {
+	t.Helper()
+	src := filepath.Join("..", "..", "shared", "testdata", name)
+	if _, err := os.Stat(src); err != nil {
+		src = filepath.Join("/work/shared/testdata", name)
+		if _, err := os.Stat(src); err != nil {
+			t.Skipf("corpus table %s not found", name)
+		}
+	}
+	dst := filepath.Join(t.TempDir(), "t")
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// TestCorpusClusteredTables: Databricks-written clustered tables stay
+// readable; the one with the clustering feature is writable (append, then
+// OPTIMIZE); the preview "liquid" feature is refused for writing with a
+// FeatureError and nothing is written.
+func TestCorpusClusteredTables(t *testing.T) {
+	dir := copyCorpus(t, "kernel-rs/crc-full")
+	tbl, err := delta.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	rows := [][]schema.Value{}
+	for i := range 5 {
+		rows = append(rows, []schema.Value{schema.LongValue(int64(i))})
+	}
+	for range 2 {
+		if _, err := tbl.AppendRows(ctx, rows, delta.WriteOptions{}); err != nil {
+			t.Fatalf("append to a clustered table: %v", err)
+		}
+	}
+	res, err := tbl.Optimize(ctx, optimize.Options{})
+	if err != nil {
+		t.Fatalf("OPTIMIZE: %v", err)
+	}
+	// The log has the feature but no delta.clustering domain (the .crc
+	// alone lists one): no clustering columns, so OPTIMIZE compacts.
+	if !res.Committed || res.Metrics.NumFilesRemoved != 2 || res.Metrics.NumFilesAdded != 1 {
+		t.Errorf("metrics %+v", res.Metrics)
+	}
+	if got := len(tableRows(t, tbl)); got != 10 {
+		t.Errorf("%d rows, want 10", got)
+	}
+
+	dir = copyCorpus(t, "delta-rs/table_with_liquid_clustering")
+	lt, err := delta.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lt.Close()
+	if got := len(tableRows(t, lt)); got != 10 {
+		t.Errorf("liquid preview table: %d rows, want 10", got)
+	}
+	_, err = lt.Optimize(ctx, optimize.Options{})
+	var fe *deltaerr.FeatureError
+	if !errors.As(err, &fe) || !strings.Contains(fe.Feature, "liquid") {
+		t.Errorf("OPTIMIZE of the liquid preview: %v", err)
+	}
+}
