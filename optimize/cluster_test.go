@@ -187,3 +187,40 @@ func TestCorpusClusteredTables(t *testing.T) {
 		t.Errorf("OPTIMIZE of the liquid preview: %v", err)
 	}
 }
+
+// TestAlterClusterBy: an unclustered table becomes clustered; OPTIMIZE then
+// clusters every file; CLUSTER BY NONE leaves a clustered table that
+// OPTIMIZE only compacts.
+func TestAlterClusterBy(t *testing.T) {
+	tbl := newTable(t, nil, nil)
+	var next int64
+	want := sortedCopy(appendFiles(t, tbl, []string{"p"}, 3, 50, &next))
+	if _, err := tbl.ClusterBy(ctx, []string{"id"}); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := tbl.Snapshot(ctx)
+	if p := snap.Protocol(); p.MinWriterVersion != 7 || !slices.Contains(p.WriterFeatures, "clustering") || !slices.Contains(p.WriterFeatures, "domainMetadata") || !slices.Contains(p.WriterFeatures, "invariants") {
+		t.Fatalf("protocol %+v", p)
+	}
+	if cols, ok, err := optimize.ClusteringColumns(ctx, snap); err != nil || !ok || !slices.Equal(cols, []string{"id"}) {
+		t.Fatalf("ClusteringColumns %v %v %v", cols, ok, err)
+	}
+	res, err := tbl.Optimize(ctx, optimize.Options{})
+	if err != nil || res.Metrics.NumFilesRemoved != 3 {
+		t.Fatalf("OPTIMIZE: %+v %v", res.Metrics, err)
+	}
+	if _, err := tbl.ClusterBy(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ = tbl.Snapshot(ctx)
+	if cols, ok, err := optimize.ClusteringColumns(ctx, snap); err != nil || !ok || len(cols) != 0 {
+		t.Fatalf("after CLUSTER BY NONE: %v %v %v", cols, ok, err)
+	}
+	if got := tableRows(t, tbl); !slices.Equal(got, want) {
+		t.Fatal("rows changed")
+	}
+	part := newTable(t, []string{"p"}, nil)
+	if _, err := part.ClusterBy(ctx, []string{"id"}); !errors.Is(err, deltaerr.ErrInvalidArgument) {
+		t.Errorf("CLUSTER BY on a partitioned table: %v", err)
+	}
+}
