@@ -8,6 +8,8 @@
 //	               [--limit N] [--format table|csv|jsonl] [--stats]
 //	delta changes  TABLE (--from V | --since T) [--to W] [--columns a,b]
 //	               [--limit N] [--format table|csv|jsonl]
+//	delta optimize TABLE [--where EXPR] [--target-size SIZE]
+//	               [--zorder-by a,b | --hilbert-by a,b] [--json]
 //
 // TABLE is a local path or a URI (file:///abs/path, memory://name,
 // s3://bucket/prefix, gs://bucket/prefix, az://container/prefix,
@@ -95,6 +97,19 @@
 //	  "operationMetrics": {…},            // object, as in the log
 //	  "txnId": "…"                        // string
 //	}
+//
+// optimize --json prints an object: "committed" (bool; false when there
+// was nothing to rewrite and nothing was committed), "version" (int, only
+// when committed) and "metrics", Delta Spark's OptimizeMetrics: numFilesAdded,
+// numFilesRemoved, filesAdded and filesRemoved ({min, max, avg, totalFiles,
+// totalSize}), partitionsOptimized, zOrderStats or clusteringStats (when
+// ordered), numBins, numBatches, totalConsideredFiles, totalFilesSkipped,
+// preserveInsertionOrder, startTimeMs, endTimeMs, deletionVectorStats
+// ({numDeletionVectorsRemoved, numDeletionVectorRowsRemoved}),
+// numTableColumns, numRowsWritten, sortRuns. Without --json it prints a
+// one-line summary, and draws a progress bar on standard error when that is
+// a terminal. create --cluster-by a,b makes a clustered table (liquid
+// clustering), which optimize then clusters incrementally.
 //
 // # Rows
 //
@@ -261,7 +276,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageErrorf(cmd, "%v", err)
 	})
-	root.AddCommand(newDescribeCmd(), newHistoryCmd(), newFilesCmd(), newScanCmd(), newChangesCmd(), newCheckpointCmd(), newCreateCmd(), newAppendCmd(), newDemoCmd())
+	root.AddCommand(newDescribeCmd(), newHistoryCmd(), newFilesCmd(), newScanCmd(), newChangesCmd(), newCheckpointCmd(), newCreateCmd(), newAppendCmd(), newDemoCmd(), newOptimizeCmd())
 	return root
 }
 
