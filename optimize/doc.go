@@ -41,8 +41,11 @@
 //     FileSize, numDeletionVectorsRemoved, as strings as Spark writes them);
 //     Result.Metrics holds the full OptimizeMetrics.
 //
-// Row tracking: the rewrite core keeps row ids where it materializes them;
-// the adds get fresh baseRowId and defaultRowCommitVersion from txn.
+// Row tracking: the adds get fresh baseRowId and defaultRowCommitVersion
+// from txn like any add. Stable row ids survive the rewrite only where the
+// rewrite core materializes them in the files it writes (the row-tracking
+// materialization of write.Rewrite); OPTIMIZE writes only through that core,
+// so it inherits whatever the core preserves.
 //
 // # Errors
 //

@@ -201,7 +201,7 @@ func ClusteringColumns(ctx context.Context, snap *snapshot.Snapshot) ([]string, 
 			return nil, true, &deltaerr.CorruptError{Path: "domainMetadata " + actions.DomainClustering,
 				Reason: fmt.Sprintf("clustering column %v is not in the schema", phys)}
 		}
-		out = append(out, quotePath(logical))
+		out = append(out, write.QuoteColumn(logical))
 	}
 	return out, true, nil
 }
@@ -230,18 +230,6 @@ func logicalPath(st *schema.StructType, mode schema.ColumnMappingMode, phys []st
 		}
 	}
 	return out, true
-}
-
-// quotePath joins a path with dots, quoting parts that hold one.
-func quotePath(path []string) string {
-	parts := make([]string, len(path))
-	for i, p := range path {
-		if strings.ContainsAny(p, ".`") {
-			p = "`" + strings.ReplaceAll(p, "`", "``") + "`"
-		}
-		parts[i] = p
-	}
-	return strings.Join(parts, ".")
 }
 
 // curveKey samples the curve columns of files (one read of those columns

@@ -30,8 +30,13 @@ type LayoutColumn struct {
 	Type     schema.DataType
 }
 
-// Name is the logical path, dotted.
-func (c LayoutColumn) Name() string { return strings.Join(c.Logical, ".") }
+// Name is the logical path, dotted (QuoteColumn).
+func (c LayoutColumn) Name() string { return QuoteColumn(c.Logical) }
+
+// QuoteColumn joins a column path with dots, quoting in backticks the parts
+// that hold a dot or a backtick: the form LayoutColumns and the
+// dataSkippingStatsColumns property read back.
+func QuoteColumn(path []string) string { return joinColumn(path) }
 
 // LayoutColumns resolves names (logical, dotted for nested fields, matched
 // exactly and then ignoring case) as columns to cluster or Z-order a table
