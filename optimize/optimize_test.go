@@ -579,3 +579,34 @@ func TestZOrderNarrowsRanges(t *testing.T) {
 		t.Errorf("mean x range per file: z-order %.1f, compaction %.1f", z, plain)
 	}
 }
+
+// TestChangeDataFeedSkipsOptimize: the change data feed (what streaming
+// readers follow) reads nothing from an OPTIMIZE commit: dataChange false.
+func TestChangeDataFeedSkipsOptimize(t *testing.T) {
+	tbl := newTable(t, nil, map[string]string{"delta.enableChangeDataFeed": "true"})
+	var next int64
+	appendFiles(t, tbl, []string{"x"}, 3, 10, &next)
+	res, err := tbl.Optimize(ctx, optimize.Options{})
+	if err != nil || !res.Committed {
+		t.Fatalf("%+v %v", res, err)
+	}
+	ch, err := tbl.Changes(ctx, scan.ChangeOptions{Start: res.Commit.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, err := range ch.Rows(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 0 {
+		t.Errorf("%d change rows from the OPTIMIZE commit, want 0", n)
+	}
+	for _, a := range commitActions(t, tbl, res.Commit.Version) {
+		if a.CDC != nil {
+			t.Errorf("cdc action in an OPTIMIZE commit: %+v", a.CDC)
+		}
+	}
+}
