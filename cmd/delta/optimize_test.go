@@ -102,6 +102,9 @@ func TestCreateClusterByAndAlter(t *testing.T) {
 	if r := runDelta("create", filepath.Join(t.TempDir(), "u"), "--schema", "id BIGINT, p STRING", "--partition-by", "p", "--cluster-by", "id"); r.code != exitFailure {
 		t.Errorf("partitioned and clustered: exit %d", r.code)
 	}
+	if !strings.HasPrefix(alterClusterByUsage, "cluster-by ") {
+		t.Errorf("usage %q", alterClusterByUsage)
+	}
 	ctx := context.Background()
 	tbl, err := delta.Open(ctx, root)
 	if err != nil {
