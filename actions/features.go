@@ -31,6 +31,9 @@ const (
 	FeatureIcebergWriterCompatV1      = "icebergWriterCompatV1"
 	FeatureIcebergWriterCompatV3      = "icebergWriterCompatV3"
 	FeatureClustering                 = "clustering"
+	// FeatureLiquidPreview is the writer feature of Databricks' preview of
+	// liquid clustering (Runtime 13), with the delta.liquid domain.
+	FeatureLiquidPreview = "liquid"
 	FeatureVacuumProtocolCheck        = "vacuumProtocolCheck"
 	FeatureInCommitTimestamp          = "inCommitTimestamp"
 	FeatureTypeWidening               = "typeWidening"
@@ -96,6 +99,7 @@ func init() {
 		{Name: FeatureIcebergWriterCompatV1, Read: true},
 		{Name: FeatureIcebergWriterCompatV3, Read: true},
 		{Name: FeatureClustering, Read: true},
+		{Name: FeatureLiquidPreview, Read: true},
 		{Name: FeatureVacuumProtocolCheck, ReaderWriter: true, Read: true},
 		{Name: FeatureInCommitTimestamp, Read: true},
 		{Name: FeatureTypeWidening, ReaderWriter: true, Read: true},

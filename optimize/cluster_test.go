@@ -140,9 +140,8 @@ func copyCorpus(t *testing.T, name string) string {
 }
 
 // TestCorpusClusteredTables: Databricks-written clustered tables stay
-// readable; the one with the clustering feature is writable (append, then
-// OPTIMIZE); the preview "liquid" feature is refused for writing with a
-// FeatureError and nothing is written.
+// readable and writable (append, then OPTIMIZE), the clustering feature's
+// and the liquid preview's.
 func TestCorpusClusteredTables(t *testing.T) {
 	dir := copyCorpus(t, "kernel-rs/crc-full")
 	tbl, err := delta.Open(ctx, dir)
@@ -172,19 +171,54 @@ func TestCorpusClusteredTables(t *testing.T) {
 		t.Errorf("%d rows, want 10", got)
 	}
 
+	// The Databricks preview ("liquid", domain delta.liquid, clustered by
+	// id): readable, and appends and OPTIMIZE work; OPTIMIZE clusters the
+	// files the preview left unclustered (no clusteringProvider).
 	dir = copyCorpus(t, "delta-rs/table_with_liquid_clustering")
 	lt, err := delta.Open(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lt.Close()
-	if got := len(tableRows(t, lt)); got != 10 {
-		t.Errorf("liquid preview table: %d rows, want 10", got)
+	want := tableRows(t, lt)
+	if len(want) != 10 {
+		t.Fatalf("liquid preview table: %d rows, want 10", len(want))
 	}
-	_, err = lt.Optimize(ctx, optimize.Options{})
-	var fe *deltaerr.FeatureError
-	if !errors.As(err, &fe) || !strings.Contains(fe.Feature, "liquid") {
-		t.Errorf("OPTIMIZE of the liquid preview: %v", err)
+	snap, err := lt.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cols, ok, err := optimize.ClusteringColumns(ctx, snap); err != nil || !ok || !slices.Equal(cols, []string{"id"}) {
+		t.Fatalf("ClusteringColumns = %v %v %v", cols, ok, err)
+	}
+	var more [][]schema.Value
+	for i := range 5 {
+		r := []schema.Value{schema.LongValue(int64(100 + i))}
+		more = append(more, r)
+		want = append(want, rowString(r))
+	}
+	slices.Sort(want)
+	if _, err := lt.AppendRows(ctx, more, delta.WriteOptions{}); err != nil {
+		t.Fatalf("append to the liquid preview table: %v", err)
+	}
+	res, err = lt.Optimize(ctx, optimize.Options{})
+	if err != nil {
+		t.Fatalf("OPTIMIZE of the liquid preview table: %v", err)
+	}
+	if res.Metrics.NumFilesRemoved != 11 || res.Metrics.NumFilesAdded != 1 || res.Metrics.ClusteringStats == nil {
+		t.Errorf("metrics %+v", res.Metrics)
+	}
+	if got := tableRows(t, lt); !slices.Equal(got, want) {
+		t.Errorf("rows %v, want %v", got, want)
+	}
+	// Row tracking: the adds got fresh row ids above the high-water mark.
+	for _, a := range commitActions(t, lt, res.Commit.Version) {
+		if a.Add != nil && (a.Add.BaseRowID == nil || *a.Add.BaseRowID <= 9 || a.Add.ClusteringProvider != actions.ClusteringProviderLiquid) {
+			t.Errorf("add %+v", a.Add)
+		}
+	}
+	if _, err := lt.ClusterBy(ctx, []string{"id"}); !errors.Is(err, deltaerr.ErrUnsupportedFeature) {
+		t.Errorf("ALTER CLUSTER BY of the liquid preview: %v", err)
 	}
 }
 

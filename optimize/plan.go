@@ -176,13 +176,20 @@ func clusterBins(part string, files []*actions.Add) []bin {
 
 // ClusteringColumns returns the clustering columns of a clustered table
 // (logical names, dotted for nested fields), and whether the table is
-// clustered (its protocol supports the clustering writer feature). A
-// clustered table may have no clustering columns (CLUSTER BY NONE).
+// clustered: its protocol supports the clustering writer feature (domain
+// delta.clustering), or liquid, the Databricks preview (domain
+// delta.liquid). A clustered table may have no clustering columns
+// (CLUSTER BY NONE).
 func ClusteringColumns(ctx context.Context, snap *snapshot.Snapshot) ([]string, bool, error) {
-	if !snap.Config().IsFeatureSupported(actions.FeatureClustering) {
+	domain := actions.DomainClustering
+	switch cfg := snap.Config(); {
+	case cfg.IsFeatureSupported(actions.FeatureClustering):
+	case cfg.IsFeatureSupported(actions.FeatureLiquidPreview):
+		domain = actions.DomainLiquidPreview
+	default:
 		return nil, false, nil
 	}
-	raw, ok, err := snap.DomainMetadata(ctx, actions.DomainClustering)
+	raw, ok, err := snap.DomainMetadata(ctx, domain)
 	if err != nil {
 		return nil, true, err
 	}
@@ -198,7 +205,7 @@ func ClusteringColumns(ctx context.Context, snap *snapshot.Snapshot) ([]string, 
 	for _, phys := range cc.Columns {
 		logical, ok := logicalPath(snap.Schema(), mode, phys)
 		if !ok {
-			return nil, true, &deltaerr.CorruptError{Path: "domainMetadata " + actions.DomainClustering,
+			return nil, true, &deltaerr.CorruptError{Path: "domainMetadata " + domain,
 				Reason: fmt.Sprintf("clustering column %v is not in the schema", phys)}
 		}
 		out = append(out, write.QuoteColumn(logical))

@@ -509,7 +509,7 @@ func TestWriterFeatures(t *testing.T) {
 		{name: "clustering", spec: tableSpec{protocol: actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7,
 			WriterFeatures: []string{"domainMetadata", "clustering"}}}},
 		{name: "liquid preview", spec: tableSpec{protocol: actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7,
-			WriterFeatures: []string{"domainMetadata", "liquid"}}}, feature: "liquid"},
+			WriterFeatures: []string{"domainMetadata", "liquid"}}}},
 		{name: "unknown writer feature", spec: tableSpec{protocol: actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7,
 			WriterFeatures: []string{"someFutureFeature"}}}, feature: "someFutureFeature"},
 		{name: "writer version 8", spec: tableSpec{protocol: actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 8}}, feature: "minWriterVersion 8"},

@@ -51,7 +51,8 @@ const (
 //     clustering columns, which CLUSTER BY checks are indexed
 //     (write.LayoutColumns); files stay unclustered (no clusteringProvider)
 //     until OPTIMIZE (package optimize) clusters them, as the protocol
-//     allows.
+//     allows. liquid, its Databricks preview (domain delta.liquid), has the
+//     same rules for writers.
 //
 // Refused, because a commit built here would break them: catalogManaged and
 // catalogOwned-preview (commits go through the catalog),
@@ -78,6 +79,7 @@ var writerFeatures = map[string]writeSupport{
 	actions.FeatureVacuumProtocolCheck:     honoured,
 	actions.FeatureCheckpointProtection:    honoured,
 	actions.FeatureClustering:              honoured,
+	actions.FeatureLiquidPreview:           honoured,
 	actions.FeatureInvariants:              checkedRows,
 	actions.FeatureCheckConstraints:        checkedRows,
 	actions.FeatureGeneratedColumns:        checkedRows,
