@@ -10,30 +10,27 @@ import (
 // Table feature names as the protocol writes them in readerFeatures and
 // writerFeatures. They are part of the on-disk format: never change them.
 const (
-	FeatureAppendOnly            = "appendOnly"
-	FeatureInvariants            = "invariants"
-	FeatureCheckConstraints      = "checkConstraints"
-	FeatureChangeDataFeed        = "changeDataFeed"
-	FeatureGeneratedColumns      = "generatedColumns"
-	FeatureColumnMapping         = "columnMapping"
-	FeatureIdentityColumns       = "identityColumns"
-	FeatureAllowColumnDefaults   = "allowColumnDefaults"
-	FeatureDeletionVectors       = "deletionVectors"
-	FeatureRowTracking           = "rowTracking"
-	FeatureTimestampNtz          = "timestampNtz"
-	FeatureDomainMetadata        = "domainMetadata"
-	FeatureV2Checkpoint          = "v2Checkpoint"
-	FeatureCatalogManaged        = "catalogManaged"
-	FeatureCatalogOwnedPreview   = "catalogOwned-preview"
-	FeatureIcebergCompatV1       = "icebergCompatV1"
-	FeatureIcebergCompatV2       = "icebergCompatV2"
-	FeatureIcebergCompatV3       = "icebergCompatV3"
-	FeatureIcebergWriterCompatV1 = "icebergWriterCompatV1"
-	FeatureIcebergWriterCompatV3 = "icebergWriterCompatV3"
-	FeatureClustering            = "clustering"
-	// FeatureLiquidPreview is the writer feature of Databricks' preview of
-	// liquid clustering (Runtime 13), with the delta.liquid domain.
-	FeatureLiquidPreview              = "liquid"
+	FeatureAppendOnly                 = "appendOnly"
+	FeatureInvariants                 = "invariants"
+	FeatureCheckConstraints           = "checkConstraints"
+	FeatureChangeDataFeed             = "changeDataFeed"
+	FeatureGeneratedColumns           = "generatedColumns"
+	FeatureColumnMapping              = "columnMapping"
+	FeatureIdentityColumns            = "identityColumns"
+	FeatureAllowColumnDefaults        = "allowColumnDefaults"
+	FeatureDeletionVectors            = "deletionVectors"
+	FeatureRowTracking                = "rowTracking"
+	FeatureTimestampNtz               = "timestampNtz"
+	FeatureDomainMetadata             = "domainMetadata"
+	FeatureV2Checkpoint               = "v2Checkpoint"
+	FeatureCatalogManaged             = "catalogManaged"
+	FeatureCatalogOwnedPreview        = "catalogOwned-preview"
+	FeatureIcebergCompatV1            = "icebergCompatV1"
+	FeatureIcebergCompatV2            = "icebergCompatV2"
+	FeatureIcebergCompatV3            = "icebergCompatV3"
+	FeatureIcebergWriterCompatV1      = "icebergWriterCompatV1"
+	FeatureIcebergWriterCompatV3      = "icebergWriterCompatV3"
+	FeatureClustering                 = "clustering"
 	FeatureVacuumProtocolCheck        = "vacuumProtocolCheck"
 	FeatureInCommitTimestamp          = "inCommitTimestamp"
 	FeatureTypeWidening               = "typeWidening"
@@ -52,6 +49,11 @@ const (
 	FeatureCoordinatedCommitsPreview  = "coordinatedCommits-preview"
 	FeatureAdaptiveMetadataPreview    = "adaptiveMetadata-preview"
 )
+
+// FeatureLiquidPreview is the writer feature of Databricks' preview of
+// liquid clustering (Runtime 13), with the delta.liquid domain. Part of
+// the on-disk format: never change it.
+const FeatureLiquidPreview = "liquid"
 
 // FeatureInfo describes one table feature: whether readers must understand
 // it, the legacy protocol versions that imply it, and whether this library
