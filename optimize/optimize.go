@@ -81,8 +81,8 @@ type Options struct {
 	// TableURI is the table root as a URI, for reading data files at
 	// absolute paths (see scan.Options.TableURI).
 	TableURI string
-	// Progress, when set, is called as the rewrite goes, after each
-	// group of files written.
+	// Progress, when set, is called as the rewrite goes, after each file
+	// read (its rows written, or staged for a sorted rewrite).
 	Progress func(Progress)
 	// Txn configures the commit; Operation and parameters are set here.
 	Txn txn.Options
@@ -241,8 +241,15 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result, er
 		write.Discard(snap, err, adds)
 		return Result{}, err
 	}
+	done := func(a *actions.Add) {
+		prog.FilesDone++
+		prog.BytesDone += a.Size
+		if opts.Progress != nil {
+			opts.Progress(prog)
+		}
+	}
 	for _, b := range p.bins {
-		r, err := rewriteBin(ctx, snap, &opts, p, b)
+		r, err := rewriteBin(ctx, snap, &opts, p, b, done)
 		if err != nil {
 			return fail(err)
 		}
@@ -256,11 +263,6 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result, er
 		read = append(read, r.Read...)
 		m.NumRowsWritten += r.Rows
 		m.SortRuns += int64(r.SortRuns)
-		prog.FilesDone += int64(len(b.files))
-		prog.BytesDone += b.size
-		if opts.Progress != nil {
-			opts.Progress(prog)
-		}
 		log.Debug("optimize: bin rewritten", "partition", b.part, "files", len(b.files), "added", len(r.Adds))
 	}
 	for _, r := range removes {
@@ -318,8 +320,9 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result, er
 
 // rewriteBin rewrites the files of one bin with the rewrite core: every
 // row kept, dataChange false, in curve order when the plan has a curve.
-func rewriteBin(ctx context.Context, snap *snapshot.Snapshot, opts *Options, p *plan, b bin) (write.Rewritten, error) {
+func rewriteBin(ctx context.Context, snap *snapshot.Snapshot, opts *Options, p *plan, b bin, done func(*actions.Add)) (write.Rewritten, error) {
 	ropts := write.RewriteOptions{
+		FileDone:     done,
 		Options:      write.Options{TargetFileSize: opts.TargetSize, TableURI: opts.TableURI},
 		NoDataChange: true,
 		Copy:         true,

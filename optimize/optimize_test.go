@@ -610,3 +610,29 @@ func TestChangeDataFeedSkipsOptimize(t *testing.T) {
 		}
 	}
 }
+
+func TestProgress(t *testing.T) {
+	tbl := newTable(t, []string{"p"}, nil)
+	var next int64
+	appendFiles(t, tbl, []string{"a", "b"}, 3, 10, &next)
+	var total int64
+	for _, a := range liveFiles(t, tbl) {
+		total += a.Size
+	}
+	var seen []optimize.Progress
+	if _, err := tbl.Optimize(ctx, optimize.Options{Progress: func(p optimize.Progress) { seen = append(seen, p) }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 6 {
+		t.Fatalf("%d progress calls, want one per file (6)", len(seen))
+	}
+	last := seen[len(seen)-1]
+	if last.FilesDone != 6 || last.FilesTotal != 6 || last.BytesDone != total || last.BytesTotal != total {
+		t.Errorf("last progress %+v, total %d bytes", last, total)
+	}
+	for i := 1; i < len(seen); i++ {
+		if seen[i].BytesDone <= seen[i-1].BytesDone {
+			t.Errorf("progress went back: %+v", seen)
+		}
+	}
+}

@@ -66,6 +66,10 @@ type RewriteOptions struct {
 	// SortDir is the local directory of a sorted rewrite's temporary runs;
 	// empty means os.TempDir(). The runs are removed when Rewrite returns.
 	SortDir string
+	// FileDone, when set, is called after each file given has been read
+	// and its rows written (or, sorted, staged), with the file: for
+	// progress reports.
+	FileDone func(a *actions.Add)
 }
 
 // Rewritten is what a rewrite of files changes in a table, for a
@@ -190,6 +194,9 @@ func (rw *rewriter) run(ctx context.Context, files []*actions.Add, opts RewriteO
 		out.Removes = append(out.Removes, removeOf(a, now, !opts.NoDataChange))
 		if err := rw.rewrite(ctx, a); err != nil {
 			return err
+		}
+		if opts.FileDone != nil {
+			opts.FileDone(a)
 		}
 	}
 	if rw.sorter != nil {
