@@ -59,9 +59,19 @@ type rowSorter struct {
 	seq    uint64
 	runs   []string // temporary files, each a sorted run
 	buf    []byte
+	// vslab and kslab are the free tails of the blocks staged rows and
+	// keys are copied into: one allocation per block, not per row.
+	vslab []schema.Value
+	kslab []byte
 	// Spills counts the runs written, for tests and metrics.
 	spills int
 }
+
+// Sizes of the blocks staged rows are copied into.
+const (
+	slabValues = 8192
+	slabBytes  = 64 << 10
+)
 
 func newRowSorter(budget int64, dir string) *rowSorter {
 	if budget <= 0 {
@@ -72,7 +82,19 @@ func newRowSorter(budget int64, dir string) *rowSorter {
 
 // add stages a copy of row under key.
 func (s *rowSorter) add(key []byte, row []schema.Value) error {
-	r := sortedRow{key: slices.Clone(key), seq: s.seq, row: slices.Clone(row)}
+	if len(s.vslab) < len(row) {
+		s.vslab = make([]schema.Value, max(len(row), slabValues))
+	}
+	vals := s.vslab[:len(row):len(row)]
+	s.vslab = s.vslab[len(row):]
+	copy(vals, row)
+	if len(s.kslab) < len(key) {
+		s.kslab = make([]byte, max(len(key), slabBytes))
+	}
+	k := s.kslab[:len(key):len(key)]
+	s.kslab = s.kslab[len(key):]
+	copy(k, key)
+	r := sortedRow{key: k, seq: s.seq, row: vals}
 	s.seq++
 	s.mem = append(s.mem, r)
 	s.bytes += int64(len(key)) + 64
@@ -139,6 +161,7 @@ func (s *rowSorter) spill() error {
 	}
 	clear(s.mem)
 	s.mem = s.mem[:0]
+	s.vslab, s.kslab = nil, nil // the blocks go with the rows spilled
 	s.bytes = 0
 	s.spills++
 	return nil
