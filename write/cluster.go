@@ -2,6 +2,7 @@ package write
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -167,6 +168,32 @@ func indexed(so datafile.StatsOptions, phys []string, leaf int) bool {
 		n = datafile.DefaultNumIndexedCols
 	}
 	return n < 0 || leaf < n
+}
+
+// clusteringFeatures asks, in a copy of spec's properties, for the
+// features a clustered table needs: clustering, and domainMetadata, which
+// the protocol requires with it (also when clustering is asked for by its
+// delta.feature property alone).
+func clusteringFeatures(spec TableSpec) (TableSpec, error) {
+	feature := func(name string) string { return tableconfig.KeyFeaturePrefix + name }
+	_, asked := spec.Properties[feature(actions.FeatureClustering)]
+	if len(spec.ClusterBy) == 0 && !asked {
+		return spec, nil
+	}
+	if len(spec.ClusterBy) > 0 && len(spec.PartitionColumns) > 0 {
+		return spec, specErr("a table cannot be both partitioned (by %v) and clustered", spec.PartitionColumns)
+	}
+	props := maps.Clone(spec.Properties)
+	if props == nil {
+		props = map[string]string{}
+	}
+	for _, name := range []string{actions.FeatureClustering, actions.FeatureDomainMetadata} {
+		if _, ok := props[feature(name)]; !ok {
+			props[feature(name)] = "supported"
+		}
+	}
+	spec.Properties = props
+	return spec, nil
 }
 
 // ClusteringDomain returns the delta.clustering domainMetadata action of a

@@ -60,6 +60,10 @@ type TableSpec struct {
 func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 	var p actions.Protocol
 	var m actions.Metadata
+	spec, err := clusteringFeatures(spec)
+	if err != nil {
+		return p, m, err
+	}
 	if spec.Schema == nil || len(spec.Schema.Fields) == 0 {
 		return p, m, specErr("a table needs at least one column")
 	}
@@ -100,13 +104,7 @@ func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 	if err := checkColumns(sch, feats); err != nil {
 		return p, m, err
 	}
-	if len(spec.ClusterBy) > 0 {
-		if len(parts) > 0 {
-			return p, m, specErr("a table cannot be both partitioned (by %v) and clustered", parts)
-		}
-		feats[actions.FeatureClustering] = true
-	}
-	if feats[actions.FeatureRowTracking] || feats[actions.FeatureClustering] {
+	if feats[actions.FeatureRowTracking] {
 		feats[actions.FeatureDomainMetadata] = true
 	}
 	p = chooseProtocol(feats)
