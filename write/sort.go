@@ -3,6 +3,7 @@ package write
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"container/heap"
 	"encoding/binary"
 	"errors"
@@ -34,16 +35,7 @@ type sortedRow struct {
 }
 
 func lessRow(a, b *sortedRow) int {
-	if c := bytes.Compare(a.key, b.key); c != 0 {
-		return c
-	}
-	switch {
-	case a.seq < b.seq:
-		return -1
-	case a.seq > b.seq:
-		return 1
-	}
-	return 0
+	return cmp.Or(bytes.Compare(a.key, b.key), cmp.Compare(a.seq, b.seq))
 }
 
 // rowSorter is an external sort of rows by key: rows are staged in memory

@@ -2,6 +2,7 @@ package zorder
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"math/big"
@@ -192,39 +193,19 @@ func cmpValues(a, b schema.Value) int {
 	case schema.KindString:
 		return bytes.Compare(a.Bytes(), b.Bytes())
 	case schema.KindDouble:
-		return cmpF(a.Float64(), b.Float64())
+		return cmp.Compare(a.Float64(), b.Float64())
 	case schema.KindDecimal:
 		x, _, _ := a.Decimal()
 		y, _, _ := b.Decimal()
 		return x.Cmp(y)
 	case schema.KindBoolean:
-		return cmpI(btoi(a.Bool()), btoi(b.Bool()))
+		return cmp.Compare(btoi(a.Bool()), btoi(b.Bool()))
 	}
-	return cmpI(a.Int64(), b.Int64())
+	return cmp.Compare(a.Int64(), b.Int64())
 }
 
 func btoi(b bool) int64 {
 	if b {
-		return 1
-	}
-	return 0
-}
-
-func cmpI(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
 		return 1
 	}
 	return 0
