@@ -55,18 +55,29 @@ func CreateStore(ctx context.Context, name string, store logstore.Store, spec Ta
 	// The operation parameters Spark writes for CREATE TABLE.
 	partitionBy, _ := actions.EncodeJSON(m.PartitionColumns)
 	props, _ := actions.EncodeJSON(m.Configuration)
+	clusterBy, domain, err := clustering(p, m, spec.ClusterBy)
+	if err != nil {
+		return nil, err
+	}
+	params := map[string]any{
+		"isManaged":   "false",
+		"description": spec.Description,
+		"partitionBy": string(partitionBy),
+		"properties":  string(props),
+	}
+	if domain != nil {
+		params["clusterBy"] = clusterBy
+	}
 	tx := txn.BeginCreate(store, txn.Options{
-		Operation: "CREATE TABLE",
-		OperationParameters: map[string]any{
-			"isManaged":   "false",
-			"description": spec.Description,
-			"partitionBy": string(partitionBy),
-			"properties":  string(props),
-		},
-		EngineInfo: EngineInfo,
+		Operation:           "CREATE TABLE",
+		OperationParameters: params,
+		EngineInfo:          EngineInfo,
 	})
 	tx.SetProtocol(p)
 	tx.SetMetadata(m)
+	if domain != nil {
+		tx.SetDomainMetadata(*domain)
+	}
 	if _, err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", logstore.RedactURI(name), err)
 	}

@@ -50,6 +50,11 @@ const (
 	FeatureAdaptiveMetadataPreview    = "adaptiveMetadata-preview"
 )
 
+// FeatureLiquidPreview is the writer feature of Databricks' preview of
+// liquid clustering (Runtime 13), with the delta.liquid domain. Part of
+// the on-disk format: never change it.
+const FeatureLiquidPreview = "liquid"
+
 // FeatureInfo describes one table feature: whether readers must understand
 // it, the legacy protocol versions that imply it, and whether this library
 // can read tables that use it.
@@ -96,6 +101,7 @@ func init() {
 		{Name: FeatureIcebergWriterCompatV1, Read: true},
 		{Name: FeatureIcebergWriterCompatV3, Read: true},
 		{Name: FeatureClustering, Read: true},
+		{Name: FeatureLiquidPreview, Read: true},
 		{Name: FeatureVacuumProtocolCheck, ReaderWriter: true, Read: true},
 		{Name: FeatureInCommitTimestamp, Read: true},
 		{Name: FeatureTypeWidening, ReaderWriter: true, Read: true},
@@ -173,4 +179,34 @@ func (p *Protocol) HasWriterFeature(name string) bool {
 	}
 	f, ok := features[name]
 	return ok && f.LegacyWriter > 0 && p.MinWriterVersion >= f.LegacyWriter
+}
+
+// WithWriterFeatures returns p upgraded to support the writer-only
+// features names: a table-features protocol (writer version 7) listing
+// them besides every feature p supported. A legacy protocol's implied
+// features are listed explicitly, as the protocol requires when moving to
+// writer version 7; a legacy reader version 2 (column mapping) becomes
+// reader version 3 listing columnMapping. p is not modified.
+func (p Protocol) WithWriterFeatures(names ...string) Protocol {
+	out := Protocol{MinReaderVersion: p.MinReaderVersion, MinWriterVersion: MaxWriterVersion,
+		ReaderFeatures: slices.Clone(p.ReaderFeatures), WriterFeatures: slices.Clone(p.WriterFeatures)}
+	if p.MinWriterVersion < 7 {
+		for _, f := range features {
+			if f.LegacyWriter > 0 && p.MinWriterVersion >= f.LegacyWriter {
+				out.WriterFeatures = append(out.WriterFeatures, f.Name)
+				if f.ReaderWriter && p.MinReaderVersion >= f.LegacyReader && p.MinReaderVersion < 3 {
+					out.MinReaderVersion = MaxReaderVersion
+					out.ReaderFeatures = append(out.ReaderFeatures, f.Name)
+				}
+			}
+		}
+	}
+	out.WriterFeatures = append(out.WriterFeatures, names...)
+	slices.Sort(out.WriterFeatures)
+	out.WriterFeatures = slices.Compact(out.WriterFeatures)
+	if out.ReaderFeatures != nil {
+		slices.Sort(out.ReaderFeatures)
+		out.ReaderFeatures = slices.Compact(out.ReaderFeatures)
+	}
+	return out
 }

@@ -504,8 +504,12 @@ func TestWriterFeatures(t *testing.T) {
 		{name: "table features, all honoured", spec: tableSpec{protocol: actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
 			ReaderFeatures: []string{"deletionVectors", "v2Checkpoint"},
 			WriterFeatures: []string{"deletionVectors", "v2Checkpoint", "appendOnly", "domainMetadata", "changeDataFeed"}}}},
+		// Clustering is honoured (issue 15): appends write stats and stay
+		// unclustered until OPTIMIZE clusters them.
 		{name: "clustering", spec: tableSpec{protocol: actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7,
-			WriterFeatures: []string{"domainMetadata", "clustering"}}}, feature: "clustering"},
+			WriterFeatures: []string{"domainMetadata", "clustering"}}}},
+		{name: "liquid preview", spec: tableSpec{protocol: actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7,
+			WriterFeatures: []string{"domainMetadata", "liquid"}}}},
 		{name: "unknown writer feature", spec: tableSpec{protocol: actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7,
 			WriterFeatures: []string{"someFutureFeature"}}}, feature: "someFutureFeature"},
 		{name: "writer version 8", spec: tableSpec{protocol: actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 8}}, feature: "minWriterVersion 8"},

@@ -47,11 +47,16 @@ const (
 //   - invariants, checkConstraints, generatedColumns: writable when active
 //     only with rows checked by the writer (see checkedRows).
 //   - identityColumns, allowColumnDefaults: refused when active.
+//   - clustering: the writer (package write) collects statistics on the
+//     clustering columns, which CLUSTER BY checks are indexed
+//     (write.LayoutColumns); files stay unclustered (no clusteringProvider)
+//     until OPTIMIZE (package optimize) clusters them, as the protocol
+//     allows. liquid, its Databricks preview (domain delta.liquid), has the
+//     same rules for writers.
 //
 // Refused, because a commit built here would break them: catalogManaged and
 // catalogOwned-preview (commits go through the catalog),
-// coordinatedCommits-preview, clustering (stats required on clustering
-// columns, clusteringProvider), icebergCompat* and icebergWriterCompat*
+// coordinatedCommits-preview, icebergCompat* and icebergWriterCompat*
 // (rules on schema and files), materializePartitionColumns, collations,
 // timestampNanos, geospatial, columnMappingUsageTracking,
 // adaptiveMetadata-preview, and every feature this list does not name.
@@ -73,6 +78,8 @@ var writerFeatures = map[string]writeSupport{
 	actions.FeatureV2Checkpoint:            honoured,
 	actions.FeatureVacuumProtocolCheck:     honoured,
 	actions.FeatureCheckpointProtection:    honoured,
+	actions.FeatureClustering:              honoured,
+	actions.FeatureLiquidPreview:           honoured,
 	actions.FeatureInvariants:              checkedRows,
 	actions.FeatureCheckConstraints:        checkedRows,
 	actions.FeatureGeneratedColumns:        checkedRows,

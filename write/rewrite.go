@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/schema"
@@ -69,6 +70,26 @@ type RewriteOptions struct {
 	// needs no more than its predicate's columns to mark rows). Ignored
 	// otherwise.
 	ReadColumns []string
+	// SortKey, when set, writes the rows kept and updated in the order of
+	// their keys (ties in read order) rather than in read order: the
+	// curve-ordered rewrites of OPTIMIZE (Z-order, Hilbert, clustering).
+	// The rows are sorted externally: up to SortMemory bytes of them are
+	// staged in memory, then spilled as a sorted run to a temporary file
+	// in SortDir, and the runs are merged as the files are written, so the
+	// memory held does not grow with the data, and the rows and files
+	// written are the same whatever the budget. SortKey requires
+	// NoDataChange (deltaerr.ErrInvalidArgument otherwise).
+	SortKey SortKey
+	// SortMemory bounds the rows a sorted rewrite stages in memory;
+	// 0 means DefaultSortMemory.
+	SortMemory int64
+	// SortDir is the local directory of a sorted rewrite's temporary runs;
+	// empty means os.TempDir(). The runs are removed when Rewrite returns.
+	SortDir string
+	// FileDone, when set, is called after each file given has been read
+	// and its rows written (or, sorted, staged), with the file: for
+	// progress reports.
+	FileDone func(a *actions.Add)
 }
 
 // Rewritten is what a rewrite of files changes in a table, for a
@@ -107,6 +128,11 @@ type Rewritten struct {
 	// rows). DVBytes is the size of the deletion vector file written, if
 	// any.
 	DVsAdded, DVsUpdated, DVsRemoved, DVBytes int64
+	// Rows is the number of rows written to the data files (Adds).
+	Rows int64
+	// SortRuns is the number of sorted runs a sorted rewrite spilled to
+	// disk (0: it sorted in memory).
+	SortRuns int
 }
 
 // errChanges ends the read of a file at its first changed row.
@@ -174,6 +200,14 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 			rw.slots = append(rw.slots, fieldIndex(snap.Schema(), f.Name))
 		}
 	}
+	if opts.SortKey != nil {
+		if !opts.NoDataChange {
+			return out, fmt.Errorf("write: a sorted rewrite (SortKey) must be a NoDataChange one: %w", deltaerr.ErrInvalidArgument)
+		}
+		rw.key = opts.SortKey
+		rw.sorter = newRowSorter(opts.SortMemory, opts.SortDir)
+		defer rw.sorter.close()
+	}
 	run := rw.run
 	if opts.DeletionVectors {
 		if opts.Copy || opts.NoDataChange {
@@ -190,6 +224,10 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 	}
 	out.Dropped, out.Updated, out.Copied, out.DVBytes = rw.dropped, rw.updated, rw.copied, rw.dvBytes
 	out.Adds = data.adds
+	out.Rows = data.row
+	if rw.sorter != nil {
+		out.SortRuns = rw.sorter.spills
+	}
 	if opts.NoDataChange {
 		for i := range out.Adds {
 			out.Adds[i].DataChange = false
@@ -223,6 +261,13 @@ type rewriter struct {
 	dvBytes int64
 	// rows dropped, updated, and kept and written again
 	dropped, updated, copied int64
+
+	// sorter, when set, takes the rows to write, which are written in
+	// the order of key when every file is read.
+	sorter *rowSorter
+	key    SortKey
+	keyBuf []byte
+	staged []schema.Value // a row and its identities, for the sorter
 }
 
 // cleanup deletes, best effort, what a failed rewrite wrote.
@@ -261,8 +306,61 @@ func (rw *rewriter) run(ctx context.Context, files []*actions.Add, opts RewriteO
 		if err := rw.rewrite(ctx, a); err != nil {
 			return err
 		}
+		if opts.FileDone != nil {
+			opts.FileDone(a)
+		}
+	}
+	if rw.sorter != nil {
+		if err := rw.writeSorted(ctx); err != nil {
+			return err
+		}
 	}
 	return rw.flush(ctx, true)
+}
+
+// sortedFlushRows is how many sorted rows are staged between flushes.
+const sortedFlushRows = 512
+
+// writeSorted writes the rows the sorter holds, in key order.
+func (rw *rewriter) writeSorted(ctx context.Context) error {
+	n := 0
+	width := len(rw.row)
+	return rw.sorter.drain(func(row []schema.Value) error {
+		var err error
+		if rw.tracked {
+			err = rw.data.addTracked(row[:width], row[width], row[width+1])
+		} else {
+			err = rw.data.add(row)
+		}
+		if err != nil {
+			return err
+		}
+		if n++; n%sortedFlushRows == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return rw.flush(ctx, false)
+		}
+		return nil
+	})
+}
+
+// write sends a row, with its stable row id and row commit version when
+// the table tracks rows, to the data files, or to the sorter (which then
+// stages the identities after the row's values).
+func (rw *rewriter) write(row []schema.Value, id, version schema.Value) error {
+	if rw.sorter == nil {
+		return rw.data.addTracked(row, id, version)
+	}
+	var err error
+	if rw.keyBuf, err = rw.key(rw.keyBuf[:0], row); err != nil {
+		return err
+	}
+	if rw.tracked {
+		rw.staged = append(append(rw.staged[:0], row...), id, version)
+		row = rw.staged
+	}
+	return rw.sorter.add(rw.keyBuf, row)
 }
 
 // each calls do with every live row of a, as rw.row, and its position,
@@ -335,7 +433,7 @@ func (rw *rewriter) apply(a *actions.Add, pos int64, v Verdict, row, vals []sche
 		if copy {
 			rw.copied++
 			// A copied row keeps its stable row id and row commit version.
-			err = rw.data.addTracked(row, rw.id, rw.version)
+			err = rw.write(row, rw.id, rw.version)
 		}
 	case Drop:
 		rw.dropped++
@@ -358,7 +456,7 @@ func (rw *rewriter) apply(a *actions.Add, pos int64, v Verdict, row, vals []sche
 		// The data writer completes vals (generated columns): the
 		// post-image is the row as written. An updated row keeps its
 		// stable row id; its row commit version is the new file's.
-		if err = rw.data.addTracked(vals, rw.id, schema.Value{}); err == nil && rw.cdc != nil {
+		if err = rw.write(vals, rw.id, schema.Value{}); err == nil && rw.cdc != nil {
 			err = rw.cdc.addAs(vals, ChangeUpdatePost)
 		}
 	default:

@@ -40,6 +40,13 @@ type TableSpec struct {
 	// given; delta.feature.<name> = supported asks for a feature and is
 	// not stored.
 	Properties map[string]string
+	// ClusterBy are the clustering columns of a clustered table (liquid
+	// clustering; CLUSTER BY): logical names, dotted for nested fields.
+	// The protocol then supports the clustering and domainMetadata
+	// writer features, and the creating commit must carry the domain
+	// ClusteringDomain returns. A table cannot be both partitioned and
+	// clustered.
+	ClusterBy []string
 }
 
 // NewTable returns the protocol and metaData actions of a new table built
@@ -53,6 +60,10 @@ type TableSpec struct {
 func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 	var p actions.Protocol
 	var m actions.Metadata
+	spec, err := clusteringFeatures(spec)
+	if err != nil {
+		return p, m, err
+	}
 	if spec.Schema == nil || len(spec.Schema.Fields) == 0 {
 		return p, m, specErr("a table needs at least one column")
 	}

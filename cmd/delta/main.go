@@ -15,6 +15,8 @@
 //	               [--insert-all | --insert-values 'c = expr, ...'] [--insert-if COND]
 //	               [--by-source-delete-if COND] [--by-source-update-set 'c = expr, ...']
 //	               [--by-source-update-if COND] [--strategy S] [--target-file-size B] [--json]
+//	delta optimize TABLE [--where EXPR] [--target-size SIZE]
+//	               [--zorder-by a,b | --hilbert-by a,b] [--json]
 //
 // TABLE is a local path or a URI (file:///abs/path, memory://name,
 // s3://bucket/prefix, gs://bucket/prefix, az://container/prefix,
@@ -133,6 +135,18 @@
 // prints the object above with "operation": "MERGE" and Spark's MERGE
 // metrics (numSourceRows, numTargetRowsInserted, numTargetRowsUpdated,
 // numTargetRowsDeleted, numTargetFilesAdded, ...).
+// optimize --json prints an object: "committed" (bool; false when there
+// was nothing to rewrite and nothing was committed), "version" (int, only
+// when committed) and "metrics", Delta Spark's OptimizeMetrics: numFilesAdded,
+// numFilesRemoved, filesAdded and filesRemoved ({min, max, avg, totalFiles,
+// totalSize}), partitionsOptimized, zOrderStats or clusteringStats (when
+// ordered), numBins, numBatches, totalConsideredFiles, totalFilesSkipped,
+// preserveInsertionOrder, startTimeMs, endTimeMs, deletionVectorStats
+// ({numDeletionVectorsRemoved, numDeletionVectorRowsRemoved}),
+// numTableColumns, numRowsWritten, sortRuns. Without --json it prints a
+// one-line summary, and draws a progress bar on standard error when that is
+// a terminal. create --cluster-by a,b makes a clustered table (liquid
+// clustering), which optimize then clusters incrementally.
 //
 // # Rows
 //
@@ -306,6 +320,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newDescribeCmd(), newHistoryCmd(), newFilesCmd(), newScanCmd(), newChangesCmd(), newCheckpointCmd(), newCreateCmd(), newAppendCmd(), newDemoCmd())
 	root.AddCommand(newDeleteCmd(), newUpdateCmd())
 	root.AddCommand(newMergeCmd())
+	root.AddCommand(newOptimizeCmd())
 	return root
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 func newCreateCmd() *cobra.Command {
-	var schemaArg, partitionBy, name, description string
+	var schemaArg, partitionBy, clusterBy, name, description string
 	var props []string
 	cmd := &cobra.Command{
 		Use:   "create TABLE --schema SCHEMA",
@@ -39,6 +39,7 @@ func newCreateCmd() *cobra.Command {
 					spec.PartitionColumns = append(spec.PartitionColumns, strings.TrimSpace(c))
 				}
 			}
+			spec.ClusterBy = splitList(clusterBy)
 			for _, p := range props {
 				k, v, ok := strings.Cut(p, "=")
 				if !ok || k == "" {
@@ -68,6 +69,7 @@ func newCreateCmd() *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&schemaArg, "schema", "", "column definitions, or a Delta schema JSON file (`SCHEMA`)")
 	fs.StringVar(&partitionBy, "partition-by", "", "partition `COLUMNS`, comma-separated")
+	fs.StringVar(&clusterBy, "cluster-by", "", "clustering `COLUMNS`, comma-separated (liquid clustering; not with --partition-by)")
 	fs.StringArrayVar(&props, "property", nil, "table property `KEY=VALUE` (repeatable)")
 	fs.StringVar(&name, "name", "", "table name")
 	fs.StringVar(&description, "description", "", "table description")

@@ -1,0 +1,64 @@
+// Package optimize rewrites the layout of a Delta table without changing
+// its rows: OPTIMIZE compaction (bin-packing small files), ZORDER BY and
+// HILBERT BY (files sorted along a space-filling curve of some columns, so
+// that min/max statistics skip more files), and the incremental clustering
+// of liquid-clustered tables. It is Delta Spark's OptimizeTableCommand, on
+// this library's one rewrite core (write.Rewrite).
+//
+// # What Run does
+//
+//  1. Plan. The live files (those Where may match, by partition pruning)
+//     are grouped by partition. Compaction takes as candidates the files
+//     smaller than MinFileSize (default: the target size) and the files
+//     whose deletion vector removes more than MaxDeletedRowsRatio of their
+//     rows (default 0.05, Spark's optimize.maxDeletedRowsRatio), packs them,
+//     smallest first, into bins of at most the target size, and keeps the
+//     bins that reduce the file count or purge a deletion vector: a lone
+//     file without a deletion vector stays, which is what makes a second
+//     OPTIMIZE a no-op. A curve rewrite takes every file of each partition
+//     as one bin (as Spark's ZORDER BY does). On a clustered table OPTIMIZE
+//     clusters: the files without clusteringProvider, Hilbert-ordered over
+//     the clustering columns (the delta.clustering domain), so that
+//     clustered files are never rewritten again.
+//  2. Rewrite. Each bin is one write.Rewrite with Copy and NoDataChange:
+//     rows are read through scan.FileReader (deletion vectors applied, so the
+//     files written carry none; the removes carry the old descriptors) and
+//     written through the row writer into files of the target size. A curve
+//     rewrite first samples the curve columns of the bin to cut each into
+//     ranges of equal frequency (package zorder), then hands Rewrite the
+//     curve key: Rewrite sorts externally, spilling sorted runs past
+//     SortMemory, so memory stays bounded whatever the partition's size.
+//  3. Commit. One transaction removes the files rewritten and adds the new
+//     ones, all dataChange=false: the change data feed and streaming readers
+//     skip the commit, and txn runs it at SnapshotIsolation, so it commutes
+//     with concurrent appends. It records the files it read (ReadFiles), so a
+//     concurrent DELETE or UPDATE that removed one is a conflict
+//     (*txn.ConflictError, errors.Is txn.ErrConflict), and so is a concurrent
+//     OPTIMIZE of the same files (both remove them). commitInfo records
+//     Spark's operation parameters (predicate, zOrderBy, clusterBy, auto;
+//     hilbertBy for a Hilbert rewrite) and operationMetrics (numAddedFiles,
+//     numRemovedFiles, numAddedBytes, numRemovedBytes, min/p25/p50/p75/max
+//     FileSize, numDeletionVectorsRemoved, as strings as Spark writes them);
+//     Result.Metrics holds the full OptimizeMetrics.
+//
+// Row tracking: the adds get fresh baseRowId and defaultRowCommitVersion
+// from txn like any add. Stable row ids survive the rewrite only where the
+// rewrite core materializes them in the files it writes (the row-tracking
+// materialization of write.Rewrite); OPTIMIZE writes only through that core,
+// so it inherits whatever the core preserves.
+//
+// # Errors
+//
+// A Where naming a non-partition column is ErrPredicate; a ZORDER/HILBERT
+// BY column that is a partition column is ErrPartitionColumn, one without
+// min/max statistics ErrNoStats; both curves at once, or a curve on a
+// clustered table, ErrOptions. All match deltaerr.ErrInvalidArgument. On
+// any error after files were written they are deleted, unless the commit's
+// outcome is unknown (txn.ErrCommitUnknown): nothing is left behind.
+//
+// # Concurrency
+//
+// Run holds nothing between calls. Any number of Runs, in one process or
+// many, may work on one table: on disjoint partitions they all commit; on
+// overlapping files all but one fail with a conflict and delete their files.
+package optimize

@@ -1,0 +1,328 @@
+package optimize
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/scan"
+	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/write"
+	"github.com/godelta/delta/zorder"
+)
+
+// makePlan chooses the files to rewrite and groups them into bins, and
+// resolves the defaults of opts.
+func makePlan(ctx context.Context, snap *snapshot.Snapshot, opts *Options) (*plan, error) {
+	cfg := snap.Config()
+	if opts.TargetSize <= 0 {
+		if n, ok := cfg.TargetFileSize(); ok {
+			opts.TargetSize = n
+		} else {
+			opts.TargetSize = DefaultTargetSize
+		}
+	}
+	if opts.TargetSize <= 0 {
+		return nil, errNoTarget
+	}
+	if opts.MinFileSize <= 0 {
+		opts.MinFileSize = opts.TargetSize
+	}
+	if opts.MaxDeletedRowsRatio <= 0 {
+		opts.MaxDeletedRowsRatio = DefaultMaxDeletedRowsRatio
+	}
+	p := &plan{parts: map[string]bool{}}
+	if len(opts.ZOrderBy) > 0 && len(opts.HilbertBy) > 0 {
+		return nil, fmt.Errorf("%w: ZORDER BY and HILBERT BY together", ErrOptions)
+	}
+	var names []string
+	switch {
+	case len(opts.ZOrderBy) > 0:
+		p.curve, names = new(zorder.Morton), opts.ZOrderBy
+	case len(opts.HilbertBy) > 0:
+		p.curve, names = new(zorder.Hilbert), opts.HilbertBy
+	}
+	clusterCols, clustered, err := ClusteringColumns(ctx, snap)
+	if err != nil {
+		return nil, err
+	}
+	if clustered && p.curve != nil {
+		return nil, fmt.Errorf("%w: the table is clustered (by %v): OPTIMIZE clusters it; ZORDER BY and HILBERT BY do not apply", ErrOptions, clusterCols)
+	}
+	if clustered && len(clusterCols) > 0 {
+		p.cluster = true
+		p.curve, names = new(zorder.Hilbert), clusterCols
+	}
+	if p.curve != nil {
+		if p.cols, err = write.LayoutColumns(snap.Schema(), snap.Metadata().PartitionColumns, cfg, names); err != nil {
+			return nil, err
+		}
+	}
+
+	files := snap.Files(ctx)
+	if opts.Where != nil {
+		if files, err = snap.FilesWhere(ctx, opts.Where); err != nil {
+			return nil, err
+		}
+	}
+	byPart := map[string][]*actions.Add{}
+	var order []string
+	for a, err := range files {
+		if err != nil {
+			return nil, err
+		}
+		k := partKey(a.PartitionValues)
+		if _, ok := byPart[k]; !ok {
+			order = append(order, k)
+		}
+		byPart[k] = append(byPart[k], a)
+		p.considered++
+	}
+	chosen := int64(0)
+	for _, k := range order {
+		fs := byPart[k]
+		var bins []bin
+		switch {
+		case p.cluster:
+			bins = clusterBins(k, fs)
+		case p.curve != nil:
+			bins = []bin{newBin(k, fs)}
+		default:
+			bins = compactionBins(k, fs, opts)
+		}
+		for _, b := range bins {
+			p.bins = append(p.bins, b)
+			p.parts[k] = true
+			chosen += int64(len(b.files))
+		}
+	}
+	p.skipped = p.considered - chosen
+	return p, nil
+}
+
+func newBin(part string, files []*actions.Add) bin {
+	b := bin{part: part, files: files}
+	for _, f := range files {
+		b.size += f.Size
+	}
+	return b
+}
+
+// compactionBins bin-packs the files of one partition, as Spark's
+// OPTIMIZE does: the candidates are the files smaller than MinFileSize and
+// those whose deletion vector removes more than MaxDeletedRowsRatio of
+// their rows; sorted by size, they fill bins of at most TargetSize bytes
+// (a candidate larger than that is a bin of its own). A bin is kept when
+// rewriting it reduces the file count (two files or more) or purges a
+// deletion vector (one file with one).
+func compactionBins(part string, files []*actions.Add, opts *Options) []bin {
+	var cand []*actions.Add
+	for _, f := range files {
+		if f.Size < opts.MinFileSize || deletedRatio(f) > opts.MaxDeletedRowsRatio {
+			cand = append(cand, f)
+		}
+	}
+	slices.SortStableFunc(cand, func(a, b *actions.Add) int {
+		if c := a.Size - b.Size; c != 0 {
+			if c < 0 {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	var bins []bin
+	var cur bin
+	for _, f := range cand {
+		if len(cur.files) > 0 && cur.size+f.Size > opts.TargetSize {
+			bins = append(bins, cur)
+			cur = bin{}
+		}
+		cur.part = part
+		cur.files = append(cur.files, f)
+		cur.size += f.Size
+	}
+	if len(cur.files) > 0 {
+		bins = append(bins, cur)
+	}
+	out := bins[:0]
+	for _, b := range bins {
+		if len(b.files) > 1 || b.files[0].DeletionVector != nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// clusterBins picks the files of a clustered table's partition that
+// clustering has not clustered yet (no clusteringProvider), as one bin:
+// incremental clustering leaves clustered files alone.
+func clusterBins(part string, files []*actions.Add) []bin {
+	var un []*actions.Add
+	for _, f := range files {
+		if f.ClusteringProvider == "" {
+			un = append(un, f)
+		}
+	}
+	if len(un) == 0 {
+		return nil
+	}
+	return []bin{newBin(part, un)}
+}
+
+// ClusteringColumns returns the clustering columns of a clustered table
+// (logical names, dotted for nested fields), and whether the table is
+// clustered: its protocol supports the clustering writer feature (domain
+// delta.clustering), or liquid, the Databricks preview (domain
+// delta.liquid). A clustered table may have no clustering columns
+// (CLUSTER BY NONE).
+func ClusteringColumns(ctx context.Context, snap *snapshot.Snapshot) ([]string, bool, error) {
+	domain := actions.DomainClustering
+	switch cfg := snap.Config(); {
+	case cfg.IsFeatureSupported(actions.FeatureClustering):
+	case cfg.IsFeatureSupported(actions.FeatureLiquidPreview):
+		domain = actions.DomainLiquidPreview
+	default:
+		return nil, false, nil
+	}
+	raw, ok, err := snap.DomainMetadata(ctx, domain)
+	if err != nil {
+		return nil, true, err
+	}
+	if !ok {
+		return nil, true, nil
+	}
+	cc, err := actions.ParseClustering(raw)
+	if err != nil {
+		return nil, true, err
+	}
+	mode := snap.Config().ColumnMappingMode()
+	var out []string
+	for _, phys := range cc.Columns {
+		logical, ok := logicalPath(snap.Schema(), mode, phys)
+		if !ok {
+			return nil, true, &deltaerr.CorruptError{Path: "domainMetadata " + domain,
+				Reason: fmt.Sprintf("clustering column %v is not in the schema", phys)}
+		}
+		out = append(out, write.QuoteColumn(logical))
+	}
+	return out, true, nil
+}
+
+// logicalPath maps a physical path to the logical one.
+func logicalPath(st *schema.StructType, mode schema.ColumnMappingMode, phys []string) ([]string, bool) {
+	var out []string
+	for i, p := range phys {
+		var found *schema.StructField
+		for j := range st.Fields {
+			if st.Fields[j].PhysicalName(mode) == p {
+				found = &st.Fields[j]
+				break
+			}
+		}
+		if found == nil {
+			return nil, false
+		}
+		out = append(out, found.Name)
+		if i < len(phys)-1 {
+			next, ok := found.Type.(*schema.StructType)
+			if !ok {
+				return nil, false
+			}
+			st = next
+		}
+	}
+	return out, true
+}
+
+// curveKey samples the curve columns of files (one read of those columns
+// through scan.FileReader) to cut each into ranges, and returns the sort key
+// of a row along the curve.
+func curveKey(ctx context.Context, snap *snapshot.Snapshot, opts *Options, curve zorder.Curve, cols []write.LayoutColumn, files []*actions.Add) (write.SortKey, error) {
+	sch := snap.Schema()
+	// Where each column sits in a row in table schema order: the
+	// top-level index, then field indexes inside structs.
+	idx := make([][]int, len(cols))
+	var tops []string
+	for i, c := range cols {
+		st := sch
+		for _, name := range c.Logical {
+			j := slices.IndexFunc(st.Fields, func(f schema.StructField) bool { return f.Name == name })
+			idx[i] = append(idx[i], j)
+			if next, ok := st.Fields[j].Type.(*schema.StructType); ok {
+				st = next
+			}
+		}
+		if !slices.Contains(tops, c.Logical[0]) {
+			tops = append(tops, c.Logical[0])
+		}
+	}
+	fr, err := scan.NewFileReader(snap, scan.Options{Columns: tops, TableURI: opts.TableURI})
+	if err != nil {
+		return nil, err
+	}
+	// In the sample read, the top-level column is at its place in tops.
+	sampleIdx := make([][]int, len(cols))
+	for i, c := range cols {
+		sampleIdx[i] = append([]int{slices.Index(tops, c.Logical[0])}, idx[i][1:]...)
+	}
+	samplers := make([]*zorder.Sampler, len(cols))
+	for i := range samplers {
+		samplers[i] = zorder.NewSampler(0, uint64(i)+1)
+	}
+	row := make([]schema.Value, len(tops))
+	for _, a := range files {
+		err := fr.ReadFile(ctx, a, func(b *scan.FileBatch) error {
+			for r := range b.Len {
+				for j := range tops {
+					row[j] = b.Columns[j][r]
+				}
+				for i := range cols {
+					samplers[i].Add(pick(row, sampleIdx[i]))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	ranges := make([]*zorder.Ranges, len(cols))
+	for i, s := range samplers {
+		if ranges[i], err = zorder.NewRanges(s.Values(), opts.Ranges); err != nil {
+			return nil, fmt.Errorf("optimize: column %s: %w", cols[i].Name(), err)
+		}
+	}
+	keyer, err := zorder.NewKeyer(curve, ranges)
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]schema.Value, len(cols))
+	return func(dst []byte, row []schema.Value) ([]byte, error) {
+		for i := range cols {
+			vals[i] = pick(row, idx[i])
+		}
+		return keyer.Key(dst, vals)
+	}, nil
+}
+
+// pick returns the value at the index path idx of row: a top-level
+// column, then fields of structs (null when a struct on the way is null).
+func pick(row []schema.Value, idx []int) schema.Value {
+	v := row[idx[0]]
+	for _, j := range idx[1:] {
+		if v.IsNull() {
+			return v
+		}
+		fs := v.Fields()
+		if j >= len(fs) {
+			return schema.Value{}
+		}
+		v = fs[j]
+	}
+	return v
+}

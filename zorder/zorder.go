@@ -1,0 +1,323 @@
+// Package zorder computes space-filling-curve keys over columns of any
+// orderable Delta type: the sort keys of OPTIMIZE ZORDER BY, HILBERT BY
+// and liquid clustering (package optimize).
+//
+// A curve needs small unsigned integers per dimension, while columns hold
+// strings, skewed numbers, dates, decimals and nulls. So each column is
+// first mapped to a rank-preserving fixed-width id, as Spark's
+// range_partition_id does: a Ranges holds boundaries taken at the
+// quantiles of a sample of the column's values (Sampler), and a value's id
+// is the number of boundaries at or below it, plus one; null is id 0, below
+// every value. Equal values get equal ids and a smaller value never gets a
+// larger id (order preservation, per column); a column with few distinct
+// values gets one id per value; a skewed or string column gets ranges of
+// equal frequency, so every bit of its id carries information.
+//
+// The ids of the chosen columns, Bits bits each, are then combined:
+//
+//   - Morton (Z-order): the bits are interleaved, most significant first,
+//     column 0 first: for two columns of 2 bits a=a1a0 and b=b1b0 the key
+//     is a1 b1 a0 b0.
+//   - Hilbert: the ids are taken as the axes of a point and mapped to its
+//     index along the Hilbert curve of that many dimensions and bits
+//     (Skilling's transpose algorithm, "Programming the Hilbert curve",
+//     2004), whose consecutive indexes are neighbouring cells: a file of
+//     consecutive keys spans a compact box in every column, which is what
+//     min/max skipping needs.
+//
+// A Key is Bits*len(columns) bits, packed big-endian into bytes and padded
+// with zero bits: keys compare as bytes (bytes.Compare).
+//
+// Values and types: everything expr.Order compares (numbers of every width,
+// decimals, strings, binaries, booleans, dates, timestamps) may be a column;
+// NaN sorts above every number, as in Spark. Nested values are refused with
+// ErrNotOrderable.
+//
+// A Keyer and a Ranges are immutable once built and safe for concurrent
+// use; a Sampler is not.
+package zorder
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/schema"
+)
+
+// DefaultRanges is the number of ranges a column is cut into when
+// Options.Ranges is 0: 1000, Spark's spark.databricks.io.skipping.mdc.rangeId.max.
+const DefaultRanges = 1000
+
+// DefaultSampleSize is the reservoir size of a Sampler built with size 0.
+const DefaultSampleSize = 100 * DefaultRanges
+
+// ErrNotOrderable is a value of a kind that has no order (struct, array,
+// map), or of a kind other than the column's.
+var ErrNotOrderable = fmt.Errorf("zorder: value is not orderable: %w", deltaerr.ErrInvalidArgument)
+
+// Curve is a space-filling curve.
+type Curve uint8
+
+// The curves.
+const (
+	// Morton interleaves the bits of the column ids (Z-order).
+	Morton Curve = iota
+	// Hilbert takes the index along the Hilbert curve.
+	Hilbert
+)
+
+func (c Curve) String() string {
+	switch c {
+	case Morton:
+		return "zorder"
+	case Hilbert:
+		return "hilbert"
+	}
+	return fmt.Sprintf("Curve(%d)", uint8(c))
+}
+
+// Sampler keeps a uniform random sample (reservoir) of the non-null values
+// of a column. Its randomness is seeded, so that a sample of the same
+// values in the same order is the same.
+type Sampler struct {
+	size int
+	seen int64
+	vals []schema.Value
+	rng  *rand.Rand
+}
+
+// NewSampler returns a sampler keeping up to size values (0 means
+// DefaultSampleSize), seeded with seed.
+func NewSampler(size int, seed uint64) *Sampler {
+	if size <= 0 {
+		size = DefaultSampleSize
+	}
+	return &Sampler{size: size, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+}
+
+// Add offers v to the sample; nulls are not kept.
+func (s *Sampler) Add(v schema.Value) {
+	if v.IsNull() {
+		return
+	}
+	s.seen++
+	if len(s.vals) < s.size {
+		s.vals = append(s.vals, v)
+		return
+	}
+	if j := s.rng.Int64N(s.seen); j < int64(s.size) {
+		s.vals[j] = v
+	}
+}
+
+// Values returns the values sampled.
+func (s *Sampler) Values() []schema.Value { return s.vals }
+
+// Ranges maps a column's values to range ids: see the package doc.
+type Ranges struct {
+	bounds []schema.Value // ascending, distinct
+}
+
+// NewRanges returns the ranges of a column from a sample of its non-null
+// values: at most n ranges of about equal frequency (n 0 means
+// DefaultRanges), fewer when the sample has fewer distinct values (one
+// range per distinct value then). It returns ErrNotOrderable for values
+// that do not compare.
+func NewRanges(sample []schema.Value, n int) (*Ranges, error) {
+	if n <= 0 {
+		n = DefaultRanges
+	}
+	vals := make([]schema.Value, 0, len(sample))
+	for _, v := range sample {
+		if !v.IsNull() {
+			vals = append(vals, v)
+		}
+	}
+	var bad error
+	cmpv := func(a, b schema.Value) int {
+		c, ok := expr.Order(a, b)
+		if !ok && bad == nil {
+			bad = fmt.Errorf("%w: %s and %s", ErrNotOrderable, a.Kind(), b.Kind())
+		}
+		return c
+	}
+	slices.SortFunc(vals, cmpv)
+	if bad != nil {
+		return nil, bad
+	}
+	vals = slices.CompactFunc(vals, func(a, b schema.Value) bool { return cmpv(a, b) == 0 })
+	r := &Ranges{}
+	if len(vals) == 0 {
+		return r, nil
+	}
+	if len(vals) <= n {
+		// One range per distinct value: the first value starts range 1.
+		r.bounds = vals
+		return r, nil
+	}
+	// n ranges: n boundaries at the quantiles i/n, i = 0..n-1, the first
+	// being the smallest value.
+	for i := range n {
+		b := vals[i*len(vals)/n]
+		if len(r.bounds) == 0 || cmpv(r.bounds[len(r.bounds)-1], b) != 0 {
+			r.bounds = append(r.bounds, b)
+		}
+	}
+	return r, nil
+}
+
+// Len is the number of ids, null's included: ids are 0 to Len()-1.
+func (r *Ranges) Len() int { return len(r.bounds) + 1 }
+
+// ID returns the range id of v: 0 for null, else the number of boundaries
+// at or below v (values below the smallest boundary share id 1 with it).
+// A value that does not compare with the boundaries is ErrNotOrderable.
+func (r *Ranges) ID(v schema.Value) (uint32, error) {
+	if v.IsNull() {
+		return 0, nil
+	}
+	if len(r.bounds) == 0 {
+		return 1, nil
+	}
+	if _, ok := expr.Order(v, r.bounds[0]); !ok {
+		return 0, fmt.Errorf("%w: %s", ErrNotOrderable, v.Kind())
+	}
+	// The first boundary above v.
+	i, _ := slices.BinarySearchFunc(r.bounds, v, func(b, x schema.Value) int {
+		c, _ := expr.Order(b, x)
+		if c <= 0 {
+			return -1
+		}
+		return 1
+	})
+	return uint32(max(i, 1)), nil
+}
+
+// Keyer computes the curve keys of rows over a list of columns.
+type Keyer struct {
+	curve  Curve
+	ranges []*Ranges
+	bits   int
+}
+
+// NewKeyer returns a keyer of the curve over columns whose ranges are
+// given, in order. Each column's id takes the bits its largest id needs
+// (the same for all columns: the widest), at least 1.
+func NewKeyer(curve Curve, ranges []*Ranges) (*Keyer, error) {
+	if len(ranges) == 0 {
+		return nil, errors.New("zorder: no columns")
+	}
+	if curve != Morton && curve != Hilbert {
+		return nil, fmt.Errorf("zorder: unknown curve %d", curve)
+	}
+	b := 1
+	for _, r := range ranges {
+		b = max(b, bits.Len(uint(r.Len()-1)))
+	}
+	return &Keyer{curve: curve, ranges: ranges, bits: b}, nil
+}
+
+// Bits is the width of each column's id in a key.
+func (k *Keyer) Bits() int { return k.bits }
+
+// Key appends to dst the key of the row whose chosen column values are
+// vals, in the keyer's column order.
+func (k *Keyer) Key(dst []byte, vals []schema.Value) ([]byte, error) {
+	if len(vals) != len(k.ranges) {
+		return dst, fmt.Errorf("zorder: %d values for %d columns", len(vals), len(k.ranges))
+	}
+	var buf [8]uint32
+	ids := buf[:0]
+	for i, v := range vals {
+		id, err := k.ranges[i].ID(v)
+		if err != nil {
+			return dst, err
+		}
+		ids = append(ids, id)
+	}
+	switch k.curve {
+	case Hilbert:
+		return HilbertKey(dst, ids, k.bits), nil
+	default:
+		return MortonKey(dst, ids, k.bits), nil
+	}
+}
+
+// MortonKey appends to dst the interleave of the low width bits of each id,
+// most significant bit first, ids[0] first at each bit, packed big-endian
+// into ceil(width*len(ids)/8) bytes (zero bits at the end).
+func MortonKey(dst []byte, ids []uint32, width int) []byte {
+	var acc byte
+	n := 0
+	for b := width - 1; b >= 0; b-- {
+		for _, id := range ids {
+			acc = acc<<1 | byte(id>>uint(b)&1)
+			if n++; n == 8 {
+				dst = append(dst, acc)
+				acc, n = 0, 0
+			}
+		}
+	}
+	if n > 0 {
+		dst = append(dst, acc<<uint(8-n))
+	}
+	return dst
+}
+
+// HilbertKey appends to dst the index along the Hilbert curve of the point
+// whose coordinates are the low width bits of ids, packed as MortonKey
+// packs: the index is the interleave of the point's transposed form.
+func HilbertKey(dst []byte, ids []uint32, width int) []byte {
+	var buf [8]uint32
+	x := append(buf[:0], ids...)
+	mask := uint32(1)<<uint(width) - 1
+	if width >= 32 {
+		mask = ^uint32(0)
+	}
+	for i := range x {
+		x[i] &= mask
+	}
+	axesToTranspose(x, width)
+	return MortonKey(dst, x, width)
+}
+
+// axesToTranspose turns the coordinates x (width bits each) into the
+// transposed form of their Hilbert index, in place, after Skilling
+// (2004): undo the excess rotations and reflections from the top bit
+// down, then Gray-encode.
+func axesToTranspose(x []uint32, width int) {
+	n := len(x)
+	if n == 0 || width == 0 {
+		return
+	}
+	m := uint32(1) << uint(width-1)
+	for q := m; q > 1; q >>= 1 {
+		p := q - 1
+		for i := range n {
+			if x[i]&q != 0 {
+				x[0] ^= p // invert the low bits of x[0]
+			} else {
+				t := (x[0] ^ x[i]) & p // swap the low bits of x[0] and x[i]
+				x[0] ^= t
+				x[i] ^= t
+			}
+		}
+	}
+	for i := 1; i < n; i++ {
+		x[i] ^= x[i-1]
+	}
+	var t uint32
+	for q := m; q > 1; q >>= 1 {
+		if x[n-1]&q != 0 {
+			t ^= q - 1
+		}
+	}
+	for i := range n {
+		x[i] ^= t
+	}
+}

@@ -1,0 +1,271 @@
+package zorder
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/godelta/delta/schema"
+)
+
+func TestMortonKeyHandComputed(t *testing.T) {
+	tests := []struct {
+		ids   []uint32
+		width int
+		want  []byte
+	}{
+		// a=10, b=01: a1 b1 a0 b0 = 1 0 0 1, padded: 1001 0000.
+		{[]uint32{2, 1}, 2, []byte{0b1001_0000}},
+		// a=11, b=00 -> 1010.
+		{[]uint32{3, 0}, 2, []byte{0b1010_0000}},
+		// three columns of 3 bits: a=101 b=010 c=111 ->
+		// a2 b2 c2 a1 b1 c1 a0 b0 c0 = 1 0 1 0 1 1 1 0 1.
+		{[]uint32{5, 2, 7}, 3, []byte{0b1010_1110, 0b1000_0000}},
+		// one column: the id itself.
+		{[]uint32{0xAB}, 8, []byte{0xAB}},
+		// high bits beyond width are ignored.
+		{[]uint32{0xFF, 0}, 1, []byte{0b1000_0000}},
+	}
+	for _, tt := range tests {
+		if got := MortonKey(nil, tt.ids, tt.width); !bytes.Equal(got, tt.want) {
+			t.Errorf("MortonKey(%v, %d) = %08b, want %08b", tt.ids, tt.width, got, tt.want)
+		}
+	}
+}
+
+// keyInt reads a key of n bits as an integer.
+func keyInt(k []byte, n int) uint64 {
+	var v uint64
+	for i := range n {
+		v = v<<1 | uint64(k[i/8]>>(7-uint(i%8))&1)
+	}
+	return v
+}
+
+func TestHilbertKeyHandComputed(t *testing.T) {
+	// The 2-D curve of order 1 visits (0,0), (0,1), (1,1), (1,0).
+	for want, p := range [][2]uint32{{0, 0}, {0, 1}, {1, 1}, {1, 0}} {
+		k := HilbertKey(nil, p[:], 1)
+		if got := keyInt(k, 2); got != uint64(want) {
+			t.Errorf("HilbertKey(%v, 1) = %d, want %d", p, got, want)
+		}
+	}
+	// Order 2 (4x4), the first four cells stay in the lower-left quadrant
+	// and the curve ends at the lower-right corner (3,0).
+	order := [][2]uint32{{0, 0}, {1, 0}, {1, 1}, {0, 1}, {0, 2}, {0, 3}, {1, 3}, {1, 2},
+		{2, 2}, {2, 3}, {3, 3}, {3, 2}, {3, 1}, {2, 1}, {2, 0}, {3, 0}}
+	for want, p := range order {
+		if got := keyInt(HilbertKey(nil, p[:], 2), 4); got != uint64(want) {
+			t.Errorf("HilbertKey(%v, 2) = %d, want %d", p, got, want)
+		}
+	}
+}
+
+// TestHilbertAdjacent checks the defining property of the curve: its
+// indexes are a bijection onto 0..2^(dims*width)-1 and consecutive indexes
+// are cells at distance 1.
+func TestHilbertAdjacent(t *testing.T) {
+	for _, c := range []struct{ dims, width int }{{2, 1}, {2, 3}, {2, 5}, {3, 2}, {3, 3}, {4, 2}} {
+		t.Run(fmt.Sprintf("%dx%d", c.dims, c.width), func(t *testing.T) {
+			n := 1 << uint(c.dims*c.width)
+			cells := make([][]uint32, n)
+			for idx := range n {
+				p := make([]uint32, c.dims)
+				v := idx
+				for d := range c.dims {
+					p[d] = uint32(v & (1<<uint(c.width) - 1))
+					v >>= uint(c.width)
+				}
+				h := keyInt(HilbertKey(nil, p, c.width), c.dims*c.width)
+				if cells[h] != nil {
+					t.Fatalf("index %d for %v and %v", h, cells[h], p)
+				}
+				cells[h] = p
+			}
+			for i := 1; i < n; i++ {
+				dist := 0
+				for d := range c.dims {
+					dist += abs(int(cells[i][d]) - int(cells[i-1][d]))
+				}
+				if dist != 1 {
+					t.Fatalf("indexes %d and %d are %v and %v: distance %d", i-1, i, cells[i-1], cells[i], dist)
+				}
+			}
+		})
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func TestRangesOrderPreserving(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	dec := func(i int64) schema.Value {
+		v, _ := schema.DecimalValue(big.NewInt(i), 20, 2)
+		return v
+	}
+	gens := map[string]func() schema.Value{
+		"long":    func() schema.Value { return schema.LongValue(rng.Int64N(1 << 40)) },
+		"skewed":  func() schema.Value { return schema.LongValue(int64(rng.ExpFloat64() * 10)) },
+		"string":  func() schema.Value { return schema.StringValue(fmt.Sprintf("k%x", rng.Uint32())) },
+		"double":  func() schema.Value { return schema.DoubleValue(rng.NormFloat64()) },
+		"date":    func() schema.Value { return schema.DateValue(rng.Int32N(20000)) },
+		"decimal": func() schema.Value { return dec(rng.Int64N(1e6) - 5e5) },
+		"bool":    func() schema.Value { return schema.BooleanValue(rng.IntN(2) == 1) },
+	}
+	for name, gen := range gens {
+		t.Run(name, func(t *testing.T) {
+			s := NewSampler(500, 7)
+			var all []schema.Value
+			for range 5000 {
+				v := gen()
+				all = append(all, v)
+				s.Add(v)
+			}
+			s.Add(schema.Value{}) // nulls are not sampled
+			r, err := NewRanges(s.Values(), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Len() > 65 {
+				t.Fatalf("Len() = %d, want at most 65", r.Len())
+			}
+			all = append(all, schema.Value{})
+			ids := map[int]uint32{}
+			for i, v := range all {
+				id, err := r.ID(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if int(id) >= r.Len() || (id == 0) != v.IsNull() {
+					t.Fatalf("ID(%v) = %d (Len %d)", v, id, r.Len())
+				}
+				ids[i] = id
+			}
+			// Order preservation: a < b implies id(a) <= id(b), equal
+			// values equal ids, null below everything.
+			for range 20000 {
+				i, j := rng.IntN(len(all)), rng.IntN(len(all))
+				a, b := all[i], all[j]
+				var c int
+				switch {
+				case a.IsNull() && b.IsNull():
+					c = 0
+				case a.IsNull():
+					c = -1
+				case b.IsNull():
+					c = 1
+				default:
+					c = cmpValues(a, b)
+				}
+				if c < 0 && ids[i] > ids[j] || c == 0 && ids[i] != ids[j] || c > 0 && ids[i] < ids[j] {
+					t.Fatalf("%v (id %d) vs %v (id %d): compare %d", a, ids[i], b, ids[j], c)
+				}
+			}
+			// Ranges of about equal frequency: no range holds more than
+			// three times its share (generous: the sample is small),
+			// unless it is a single value repeated.
+			if name == "long" || name == "string" {
+				count := map[uint32]int{}
+				for _, id := range ids {
+					count[id]++
+				}
+				for id, c := range count {
+					if c > 3*len(all)/(r.Len()-1) {
+						t.Errorf("range %d holds %d of %d values", id, c, len(all))
+					}
+				}
+			}
+		})
+	}
+}
+
+func cmpValues(a, b schema.Value) int {
+	switch a.Kind() {
+	case schema.KindString:
+		return bytes.Compare(a.Bytes(), b.Bytes())
+	case schema.KindDouble:
+		return cmp.Compare(a.Float64(), b.Float64())
+	case schema.KindDecimal:
+		x, _, _ := a.Decimal()
+		y, _, _ := b.Decimal()
+		return x.Cmp(y)
+	case schema.KindBoolean:
+		return cmp.Compare(btoi(a.Bool()), btoi(b.Bool()))
+	}
+	return cmp.Compare(a.Int64(), b.Int64())
+}
+
+func btoi(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestRangesFewDistinct(t *testing.T) {
+	var sample []schema.Value
+	for _, x := range []int64{30, 10, 20, 10, 30} {
+		sample = append(sample, schema.LongValue(x))
+	}
+	r, err := NewRanges(sample, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		v    schema.Value
+		want uint32
+	}{{schema.Value{}, 0}, {schema.LongValue(5), 1}, {schema.LongValue(10), 1}, {schema.LongValue(15), 1},
+		{schema.LongValue(20), 2}, {schema.LongValue(30), 3}, {schema.LongValue(99), 3}} {
+		if got, _ := r.ID(c.v); got != c.want {
+			t.Errorf("ID(%v) = %d, want %d", c.v, got, c.want)
+		}
+	}
+}
+
+func TestKeyer(t *testing.T) {
+	mk := func(xs ...int64) *Ranges {
+		var s []schema.Value
+		for _, x := range xs {
+			s = append(s, schema.LongValue(x))
+		}
+		r, err := NewRanges(s, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	// Ids: a in {1,2,3} (null 0), b in {1} -> width 2 bits.
+	k, err := NewKeyer(Morton, []*Ranges{mk(10, 20, 30), mk(5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Bits() != 2 {
+		t.Fatalf("Bits() = %d", k.Bits())
+	}
+	got, err := k.Key(nil, []schema.Value{schema.LongValue(20), schema.LongValue(5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a=2=10, b=1=01 -> 1001.
+	if !bytes.Equal(got, []byte{0b1001_0000}) {
+		t.Errorf("Key = %08b", got)
+	}
+	if _, err := k.Key(nil, []schema.Value{schema.StringValue("x"), schema.LongValue(5)}); !errors.Is(err, ErrNotOrderable) {
+		t.Errorf("string against long ranges: %v", err)
+	}
+	if _, err := NewRanges([]schema.Value{schema.StructValue(nil), schema.StructValue(nil)}, 0); !errors.Is(err, ErrNotOrderable) {
+		t.Errorf("structs: %v", err)
+	}
+	if _, err := NewKeyer(Curve(9), []*Ranges{mk(1)}); err == nil {
+		t.Error("unknown curve accepted")
+	}
+}
