@@ -485,6 +485,7 @@ func (t *Transaction) encode(st *attemptState, version int64) ([]byte, int64, er
 		Timestamp:           &ts,
 		Operation:           op,
 		OperationParameters: copyMap(t.opts.OperationParameters),
+		OperationMetrics:    copyMap(t.opts.OperationMetrics),
 		ReadVersion:         readVersion,
 		IsolationLevel:      string(st.level),
 		IsBlindAppend:       &blind,

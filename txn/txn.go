@@ -51,6 +51,9 @@ type Options struct {
 	Operation string
 	// OperationParameters are recorded in commitInfo.operationParameters.
 	OperationParameters map[string]any
+	// OperationMetrics are recorded in commitInfo.operationMetrics; Spark
+	// writes every value as a decimal string ("numFiles": "3").
+	OperationMetrics map[string]any
 	// EngineInfo is recorded in commitInfo.engineInfo.
 	EngineInfo string
 	// UserMetadata is recorded in commitInfo.userMetadata.
