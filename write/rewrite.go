@@ -245,11 +245,5 @@ func (rw *rewriter) flush(ctx context.Context, final bool) error {
 // removeOf is the remove action of the file a, at now, with the file's
 // metadata.
 func removeOf(a *actions.Add, now int64, dataChange bool) actions.Remove {
-	size := a.Size
-	ext := true
-	return actions.Remove{
-		Path: a.Path, DeletionTimestamp: &now, DataChange: dataChange, ExtendedFileMetadata: &ext,
-		PartitionValues: a.PartitionValues, Size: &size, Stats: a.Stats, Tags: a.Tags,
-		DeletionVector: a.DeletionVector, BaseRowID: a.BaseRowID, DefaultRowCommitVersion: a.DefaultRowCommitVersion,
-	}
+	return actions.RemoveOf(a, now, dataChange)
 }
