@@ -113,7 +113,8 @@ type Commit = snapshot.Commit
 type Table struct {
 	uri   string
 	store logstore.Store
-	owned bool // store was opened by Open or Create: Close closes it
+	owned bool         // store was opened by Open or Create: Close closes it
+	clone cloneSources // the source roots of a shallow clone, read once
 }
 
 // Open returns the table at uri: a local path, or a URI whose scheme names

@@ -71,10 +71,11 @@ type ChangeOptions struct {
 	// Columns are the table columns to return, before the three change
 	// columns; nil returns them all.
 	Columns []string
-	// TableURI, Concurrency and BatchSize are as in Options.
-	TableURI    string
-	Concurrency int
-	BatchSize   int
+	// TableURI, ExternalRoots, Concurrency and BatchSize are as in Options.
+	TableURI      string
+	ExternalRoots []string
+	Concurrency   int
+	BatchSize     int
 }
 
 // Changes is the change data feed of a range of commits: the rows each
@@ -133,7 +134,7 @@ func NewChanges(ctx context.Context, latest *snapshot.Snapshot, opts ChangeOptio
 	if !startSnap.Config().ChangeDataFeed() {
 		return nil, fmt.Errorf("version %d: %w", start, ErrChangeDataFeedDisabled)
 	}
-	s, err := New(endSnap, Options{Columns: opts.Columns, TableURI: opts.TableURI, Concurrency: opts.Concurrency, BatchSize: opts.BatchSize})
+	s, err := New(endSnap, Options{Columns: opts.Columns, TableURI: opts.TableURI, ExternalRoots: opts.ExternalRoots, Concurrency: opts.Concurrency, BatchSize: opts.BatchSize})
 	if err != nil {
 		return nil, err
 	}
@@ -322,13 +323,13 @@ func (s *Scan) dvDiff(in, out *actions.DeletionVector) func(ctx context.Context)
 		if in == nil {
 			return func(int64) bool { return false }, nil
 		}
-		a, err := dv.Load(ctx, s.store, in, s.resolveAbs)
+		a, err := s.loadDV(ctx, in)
 		if err != nil {
 			return nil, err
 		}
 		var b *dv.Bitmap
 		if out != nil {
-			if b, err = dv.Load(ctx, s.store, out, s.resolveAbs); err != nil {
+			if b, err = s.loadDV(ctx, out); err != nil {
 				return nil, err
 			}
 		}

@@ -88,6 +88,7 @@ type reader struct {
 	pred     expr.Expr
 	statsC   []string // predicate columns that have statistics (not partitions)
 	m        counters
+	ext      *externalStores // stores of Options.ExternalRoots, opened as needed
 }
 
 // FileReader reads single data files of a snapshot as logical rows: the
@@ -189,13 +190,13 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 	if t.add != nil && t.path == "" {
 		t.path, t.size = t.add.Path, t.add.Size
 	}
-	key, err := s.dataKey(t.path)
+	store, key, err := s.locate(ctx, t.path)
 	if err != nil {
 		return err
 	}
 	size := t.size
 	if size <= 0 {
-		info, err := s.store.Stat(ctx, key)
+		info, err := store.Stat(ctx, key)
 		if err != nil {
 			return fmt.Errorf("data file %s: %w", t.path, missing(err))
 		}
@@ -203,7 +204,7 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 	}
 	var deleted *dv.Bitmap
 	if t.dv != nil {
-		deleted, err = dv.Load(ctx, s.store, t.dv, s.resolveAbs)
+		deleted, err = s.loadDV(ctx, t.dv)
 		if err != nil {
 			return fmt.Errorf("deletion vector of %s: %w", t.path, err)
 		}
@@ -214,7 +215,7 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 			return fmt.Errorf("deletion vectors of %s: %w", t.path, err)
 		}
 	}
-	f, err := datafile.OpenObject(ctx, s.store, key, size)
+	f, err := datafile.OpenObject(ctx, store, key, size)
 	if err != nil {
 		return fmt.Errorf("data file %s: %w", t.path, missing(err))
 	}
