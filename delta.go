@@ -113,8 +113,10 @@ type Commit = snapshot.Commit
 type Table struct {
 	uri   string
 	store logstore.Store
-	owned bool         // store was opened by Open or Create: Close closes it
-	clone cloneSources // the source roots of a shallow clone, read once
+	owned bool // store was opened by Open or Create: Close closes it
+
+	// clone holds the source roots of a shallow clone, read once.
+	clone cloneSources
 }
 
 // Open returns the table at uri: a local path, or a URI whose scheme names
