@@ -71,11 +71,13 @@ type ChangeOptions struct {
 	// Columns are the table columns to return, before the three change
 	// columns; nil returns them all.
 	Columns []string
-	// TableURI, ExternalRoots, Concurrency and BatchSize are as in Options.
-	TableURI      string
+	// TableURI, Concurrency and BatchSize are as in Options.
+	TableURI    string
+	Concurrency int
+	BatchSize   int
+
+	// ExternalRoots is as in Options.
 	ExternalRoots []string
-	Concurrency   int
-	BatchSize     int
 }
 
 // Changes is the change data feed of a range of commits: the rows each
