@@ -72,3 +72,38 @@ func (p *Portable) ListDirs(ctx context.Context, dir string) iter.Seq2[string, e
 		}
 	}
 }
+
+// Walk yields every object under dir (a directory prefix, "" for the
+// root) and, recursively, under each sub-directory sub for which enter
+// returns true (nil enters all), through List and ListDirs. Objects of
+// one directory come in List's order; directories are walked depth first.
+// A store without DirLister yields the objects of dir itself, then one
+// error matching errors.ErrUnsupported. Iteration stops at the first
+// error.
+func Walk(ctx context.Context, s Store, dir string, enter func(sub string) bool) iter.Seq2[ObjectInfo, error] {
+	return func(yield func(ObjectInfo, error) bool) {
+		stack := []string{dir}
+		for len(stack) > 0 {
+			d := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for info, err := range s.List(ctx, d, "") {
+				if !yield(info, err) || err != nil {
+					return
+				}
+			}
+			var subs []string
+			for sub, err := range ListDirs(ctx, s, d) {
+				if err != nil {
+					yield(ObjectInfo{}, err)
+					return
+				}
+				if enter == nil || enter(sub) {
+					subs = append(subs, sub)
+				}
+			}
+			for i := len(subs) - 1; i >= 0; i-- {
+				stack = append(stack, subs[i])
+			}
+		}
+	}
+}

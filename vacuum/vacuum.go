@@ -326,27 +326,22 @@ func hidden(name string, part []string) bool {
 // calls fn for each that is not hidden. It returns the number of
 // directories walked, the root included.
 func walk(ctx context.Context, store logstore.Store, part []string, fn func(logstore.ObjectInfo)) (int64, error) {
-	dirs := []string{""}
-	var n int64
-	for len(dirs) > 0 {
-		dir := dirs[len(dirs)-1]
-		dirs = dirs[:len(dirs)-1]
-		n++
-		for info, err := range store.List(ctx, dir, "") {
-			if err != nil {
-				return n, err
-			}
-			if !hidden(info.Key[len(dir):], part) {
-				fn(info)
-			}
+	n := int64(1)
+	enter := func(sub string) bool {
+		name := strings.TrimSuffix(sub, "/")
+		name = name[strings.LastIndexByte(name, '/')+1:]
+		if hidden(name, part) {
+			return false
 		}
-		for sub, err := range logstore.ListDirs(ctx, store, dir) {
-			if err != nil {
-				return n, err
-			}
-			if !hidden(strings.TrimSuffix(sub[len(dir):], "/"), part) {
-				dirs = append(dirs, sub)
-			}
+		n++
+		return true
+	}
+	for info, err := range logstore.Walk(ctx, store, "", enter) {
+		if err != nil {
+			return n, err
+		}
+		if !hidden(info.Key[strings.LastIndexByte(info.Key, '/')+1:], part) {
+			fn(info)
 		}
 	}
 	return n, nil
