@@ -13,9 +13,11 @@ import (
 
 	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/dv"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/testutil"
 	"github.com/godelta/delta/vacuum"
 )
 
@@ -405,5 +407,73 @@ func TestVacuumRefusesUnsupportedWriter(t *testing.T) {
 	}
 	if _, err := store.Stat(ctx, "part-orphan.parquet"); err != nil {
 		t.Fatalf("a refused vacuum deleted a file: %v", err)
+	}
+}
+
+// A Spark-written table whose one data file had three deletion vectors in
+// turn: VACUUM keeps the data file (live) and the live vector's file, and
+// deletes the files of the two vectors only tombstones name, in both
+// modes; the latest version reads as before.
+func TestVacuumSparkDeletionVectors(t *testing.T) {
+	for _, lite := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lite=%v", lite), func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			src := filepath.Join(testutil.CorpusDir(t), "golden", "log-replay-dv-key-cases", "delta")
+			if err := testutil.CopyTree(src, dir); err != nil {
+				t.Fatal(err)
+			}
+			tbl, err := delta.Open(ctx, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tbl.Close()
+			snap, err := tbl.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var live string
+			for a, err := range snap.Files(ctx) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if live, err = dv.RelativePath(a.DeletionVector); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, err := readIDs(ctx, tbl, snap.Version())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var dvFiles []string
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				if strings.HasPrefix(e.Name(), "deletion_vector_") && e.Name() != live {
+					dvFiles = append(dvFiles, e.Name())
+				}
+			}
+			if len(dvFiles) != 2 {
+				t.Fatalf("corpus table has %d unreferenced DV files, want 2", len(dvFiles))
+			}
+			now := time.Now().Add(30 * day)
+			res, err := vacuum.Vacuum(ctx, snap, vacuum.Options{Lite: lite, Now: func() time.Time { return now }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range res.Files {
+				got = append(got, f.Key)
+			}
+			if !slices.Equal(got, dvFiles) {
+				t.Fatalf("deleted %q, want %q", got, dvFiles)
+			}
+			if _, err := os.Stat(filepath.Join(dir, live)); err != nil {
+				t.Fatalf("the live DV file went: %v", err)
+			}
+			after, err := readIDs(ctx, tbl, snap.Version())
+			if err != nil || !slices.Equal(after, before) {
+				t.Fatalf("latest reads %v (%v), was %v", after, err, before)
+			}
+		})
 	}
 }
