@@ -14,6 +14,7 @@ import (
 	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/internal/dv"
+	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
@@ -396,7 +397,7 @@ func TestVacuumRefusesUnsupportedWriter(t *testing.T) {
 	if err := store.Put(ctx, "part-orphan.parquet", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := snapshot.Load(ctx, store, -1)
+	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
 	if err != nil {
 		t.Skipf("the table does not load: %v", err)
 	}
