@@ -13,8 +13,8 @@ import (
 
 	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/deltaerr"
-	"github.com/godelta/delta/internal/dv"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/internal/dv"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
