@@ -95,13 +95,12 @@ func Restore(ctx context.Context, latest, target *snapshot.Snapshot, opts Restor
 		return res, fmt.Errorf("fileset: restore to version %d: %w", target.Version(), err)
 	}
 
-	now, then := map[string]*actions.Add{}, map[string]*actions.Add{}
-	var thenOrder, nowOrder []string
-	var err error
-	if then, thenOrder, err = liveFiles(ctx, target); err != nil {
+	then, thenOrder, err := liveFiles(ctx, target)
+	if err != nil {
 		return res, fmt.Errorf("fileset: files of version %d: %w", target.Version(), err)
 	}
-	if now, nowOrder, err = liveFiles(ctx, latest); err != nil {
+	now, nowOrder, err := liveFiles(ctx, latest)
+	if err != nil {
 		return res, fmt.Errorf("fileset: files of version %d: %w", latest.Version(), err)
 	}
 	var adds []*actions.Add

@@ -491,23 +491,7 @@ func relativeKey(dec, orig string) (string, error) {
 // isAbsolute reports whether a log path is an absolute path or a URI with
 // a scheme (RFC 3986: a letter, then letters, digits, '+', '-' or '.',
 // then ':'). "time=10:00/part-0.parquet" is relative.
-func isAbsolute(p string) bool {
-	if strings.HasPrefix(p, "/") {
-		return true
-	}
-	i := strings.IndexByte(p, ':')
-	if i <= 0 {
-		return false
-	}
-	for k := range i {
-		c := p[k]
-		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-		if !letter && (k == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
-			return false
-		}
-	}
-	return true
-}
+func isAbsolute(p string) bool { return snapshot.IsAbsolutePath(p) }
 
 // resolveAbs turns an absolute path from the log into a store key, if it
 // lies under the table root.
