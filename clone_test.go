@@ -202,18 +202,31 @@ func TestCloneAppendAndVacuum(t *testing.T) {
 	if got, want := sortedRows(t, clone, -1), []string{"[1 a]", "[2 b]", "[3 a]"}; !slices.Equal(got, want) {
 		t.Fatalf("clone after append: %v, want %v", got, want)
 	}
+	// An overwrite with a condition on a data column reads the source's
+	// files through the clone, and rewrites the rows it keeps.
+	where, err := delta.ParsePredicate("id = 2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clone.OverwriteRows(ctx, [][]schema.Value{row(2, "b")}, delta.OverwriteOptions{ReplaceWhere: where}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sortedRows(t, clone, -1), []string{"[1 a]", "[2 b]", "[3 a]"}; !slices.Equal(got, want) {
+		t.Fatalf("clone after a conditional overwrite: %v, want %v", got, want)
+	}
 	if _, err := clone.OverwriteRows(ctx, [][]schema.Value{row(9, "z")}, delta.OverwriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// VACUUM of the clone with nothing retained: its own removed file
-	// goes, the source's files stay.
+	// VACUUM of the clone with nothing retained: its own removed files
+	// (of the append and of the conditional overwrite) go, the source's
+	// files stay.
 	now := time.Now().Add(time.Hour)
 	res, err := clone.Vacuum(ctx, delta.VacuumOptions{RetentionSet: true, Force: true, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Deleted != 1 {
-		t.Fatalf("clone vacuum deleted %d files (%v), want 1", res.Deleted, res.Files)
+	if res.Deleted != 2 {
+		t.Fatalf("clone vacuum deleted %d files (%v), want 2", res.Deleted, res.Files)
 	}
 	lite, err := clone.Vacuum(ctx, delta.VacuumOptions{RetentionSet: true, Force: true, Lite: true, DryRun: true, Now: func() time.Time { return now }})
 	// Lite mode finds the clone's own tombstone again (its file is gone

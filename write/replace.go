@@ -72,7 +72,7 @@ func Replace(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts 
 	if err != nil {
 		return r, err
 	}
-	s, err := scan.New(snap, scan.Options{Predicate: pred, TableURI: opts.TableURI})
+	s, err := scan.New(snap, scan.Options{Predicate: pred, TableURI: opts.TableURI, ExternalRoots: opts.ExternalRoots})
 	if err != nil {
 		return r, err
 	}

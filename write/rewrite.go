@@ -89,7 +89,7 @@ var errChanges = errors.New("write: file changes")
 // returns no actions.
 func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add, fn RowFunc, opts RewriteOptions) (Rewritten, error) {
 	var out Rewritten
-	fr, err := scan.NewFileReader(snap, scan.Options{TableURI: opts.TableURI})
+	fr, err := scan.NewFileReader(snap, scan.Options{TableURI: opts.TableURI, ExternalRoots: opts.ExternalRoots})
 	if err != nil {
 		return out, err
 	}
