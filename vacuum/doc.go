@@ -67,5 +67,11 @@
 // is not an error). Vacuum may run while others write to the table: files
 // newer than the cut-off are never deleted, and a commit between the
 // snapshot Vacuum reads and its deletes can only add files (newer than the
-// cut-off) or tombstone them (they were live, so kept).
+// cut-off) or tombstone them (they were live, so kept). The one exception,
+// as in Spark, is a concurrent RESTORE to a version older than the
+// retention window, which may re-add a file this run is deleting: restore
+// only to versions inside the window while a VACUUM may run.
+//
+// Directories left empty are not deleted (the Store has no directories to
+// delete); Spark's VACUUM deletes them.
 package vacuum
