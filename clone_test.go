@@ -95,6 +95,26 @@ func TestCloneSparkDVTable(t *testing.T) {
 	if got := sortedRows(t, clone, -1); !slices.Equal(got, want) {
 		t.Fatalf("clone reads %v, want %v", got, want)
 	}
+	// The change data feed of the clone's version 0 inserts those rows,
+	// read from the source's file through its deletion vector.
+	ch, err := clone.Changes(ctx, delta.ChangeOptions{Columns: []string{"value"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inserted []string
+	for row, err := range ch.Rows(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.Values()[1].String() != "insert" {
+			t.Fatalf("change %v", row.Values())
+		}
+		inserted = append(inserted, fmt.Sprint(row.Values()[:1]))
+	}
+	slices.Sort(inserted)
+	if !slices.Equal(inserted, want) {
+		t.Fatalf("clone CDF inserts %v, want %v", inserted, want)
+	}
 	// Reopened, the clone still reads (the source root comes from its log).
 	re, err := delta.Open(ctx, dst)
 	if err != nil {
