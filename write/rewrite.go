@@ -87,13 +87,33 @@ var errChanges = errors.New("write: file changes")
 // that will rather delete rows by position (deletion vectors) reads pos in
 // fn. Rewrite commits nothing; on error it deletes the files it wrote and
 // returns no actions.
+//
+// On a table with row tracking enabled, rows keep their identity across
+// the rewrite (PROTOCOL.md "Row Tracking"): each kept row's stable row id
+// and row commit version, as scan.MetadataRowID and
+// scan.MetadataRowCommitVersion read them, are written to the table's
+// hidden materialized columns; an updated row keeps its row id and gets a
+// null row commit version, so that it takes the version of the commit
+// that adds its new file. The new files' adds carry no baseRowId: the
+// transaction assigns fresh ones at commit.
 func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add, fn RowFunc, opts RewriteOptions) (Rewritten, error) {
 	var out Rewritten
-	fr, err := scan.NewFileReader(snap, scan.Options{TableURI: opts.TableURI, ExternalRoots: opts.ExternalRoots})
+	data, err := newRowWriter(snap, opts.Options, "")
 	if err != nil {
 		return out, err
 	}
-	data, err := newRowWriter(snap, opts.Options, "")
+	if err := data.materialize(snap.Config()); err != nil {
+		return out, err
+	}
+	ropts := scan.Options{TableURI: opts.TableURI, ExternalRoots: opts.ExternalRoots}
+	if data.tracked {
+		// Each row's stable row id and row commit version, to copy.
+		for _, f := range snap.Schema().Fields {
+			ropts.Columns = append(ropts.Columns, f.Name)
+		}
+		ropts.Columns = append(ropts.Columns, scan.MetadataRowID, scan.MetadataRowCommitVersion)
+	}
+	fr, err := scan.NewFileReader(snap, ropts)
 	if err != nil {
 		return out, err
 	}
@@ -103,7 +123,7 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 			return out, err
 		}
 	}
-	rw := rewriter{fr: fr, fn: fn, data: data, cdc: cdc, row: make([]schema.Value, len(snap.Schema().Fields))}
+	rw := rewriter{fr: fr, fn: fn, data: data, cdc: cdc, row: make([]schema.Value, len(snap.Schema().Fields)), tracked: data.tracked}
 	if err := rw.run(ctx, files, opts, &out); err != nil {
 		data.cleanup()
 		if cdc != nil {
@@ -130,6 +150,11 @@ type rewriter struct {
 	data *rowWriter
 	cdc  *rowWriter // nil: no change data
 	row  []schema.Value
+	// tracked: the table materializes row tracking; the reader's last two
+	// columns are each row's stable row id and row commit version, and
+	// id and version hold those of the row being visited.
+	tracked     bool
+	id, version schema.Value
 }
 
 func (rw *rewriter) run(ctx context.Context, files []*actions.Add, opts RewriteOptions, out *Rewritten) error {
@@ -163,6 +188,9 @@ func (rw *rewriter) each(ctx context.Context, a *actions.Add, do func(pos int64,
 		for i := range b.Len {
 			for j := range rw.row {
 				rw.row[j] = b.Columns[j][i]
+			}
+			if rw.tracked {
+				rw.id, rw.version = b.Columns[len(rw.row)][i], b.Columns[len(rw.row)+1][i]
 			}
 			if err := do(b.Positions[i], rw.row); err != nil {
 				return err
@@ -204,7 +232,8 @@ func (rw *rewriter) rewrite(ctx context.Context, a *actions.Add) error {
 		}
 		switch v {
 		case Keep:
-			err = rw.data.add(row)
+			// A copied row keeps its stable row id and row commit version.
+			err = rw.data.addTracked(row, rw.id, rw.version)
 		case Drop:
 			if rw.cdc != nil {
 				err = rw.cdc.addAs(row, ChangeDelete)
@@ -219,8 +248,9 @@ func (rw *rewriter) rewrite(ctx context.Context, a *actions.Add) error {
 				}
 			}
 			// The data writer completes vals (generated columns): the
-			// post-image is the row as written.
-			if err = rw.data.add(vals); err == nil && rw.cdc != nil {
+			// post-image is the row as written. An updated row keeps its
+			// stable row id; its row commit version is the new file's.
+			if err = rw.data.addTracked(vals, rw.id, schema.Value{}); err == nil && rw.cdc != nil {
 				err = rw.cdc.addAs(vals, ChangeUpdatePost)
 			}
 		default:
