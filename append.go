@@ -177,7 +177,7 @@ func (t *Table) commitOptions(opts WriteOptions, replaceWhere expr.Expr) write.C
 	}
 	return write.CommitOptions{
 		Options: write.Options{TargetFileSize: opts.TargetFileSize, Compression: opts.Compression,
-			Now: opts.Txn.Clock, TableURI: t.rootURI()},
+			Now: opts.Txn.Clock, TableURI: t.rootURI(), ExternalRoots: t.clone.roots(context.Background(), t.store)},
 		Txn:          o,
 		ReplaceWhere: replaceWhere,
 	}

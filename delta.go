@@ -114,6 +114,9 @@ type Table struct {
 	uri   string
 	store logstore.Store
 	owned bool // store was opened by Open or Create: Close closes it
+
+	// clone holds the source roots of a shallow clone, read once.
+	clone cloneSources
 }
 
 // Open returns the table at uri: a local path, or a URI whose scheme names

@@ -50,6 +50,9 @@ func (t *Table) Scan(snap *Snapshot, opts ScanOptions) (*Scan, error) {
 	if opts.TableURI == "" {
 		opts.TableURI = t.rootURI()
 	}
+	if opts.ExternalRoots == nil {
+		opts.ExternalRoots = t.clone.roots(context.Background(), t.store)
+	}
 	return scan.New(snap, opts)
 }
 
@@ -63,6 +66,9 @@ func (t *Table) Changes(ctx context.Context, opts ChangeOptions) (*Changes, erro
 	}
 	if opts.TableURI == "" {
 		opts.TableURI = t.rootURI()
+	}
+	if opts.ExternalRoots == nil {
+		opts.ExternalRoots = t.clone.roots(ctx, t.store)
 	}
 	return scan.NewChanges(ctx, latest, opts)
 }
@@ -96,6 +102,9 @@ func (t *Table) ChangesSince(ctx context.Context, ts time.Time, opts ChangeOptio
 	}
 	if opts.TableURI == "" {
 		opts.TableURI = t.rootURI()
+	}
+	if opts.ExternalRoots == nil {
+		opts.ExternalRoots = t.clone.roots(ctx, t.store)
 	}
 	opts.Since = ts
 	return scan.NewChanges(ctx, latest, opts)

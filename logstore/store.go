@@ -92,6 +92,11 @@
 // Programs link only the backends they import: the root package delta
 // imports local and memory only.
 //
+// A driver may also implement DirLister (ListDirs: the sub-directories
+// under a directory), which VACUUM needs to walk a table's tree (Walk);
+// every backend here does. Without it ListDirs and Walk report
+// errors.ErrUnsupported, and the storetest case for it is skipped.
+//
 // # Errors and concurrency
 //
 // Every error of a Store is an *OpError (the operation, the key, the kind,

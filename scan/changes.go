@@ -75,6 +75,9 @@ type ChangeOptions struct {
 	TableURI    string
 	Concurrency int
 	BatchSize   int
+
+	// ExternalRoots is as in Options.
+	ExternalRoots []string
 }
 
 // Changes is the change data feed of a range of commits: the rows each
@@ -140,7 +143,7 @@ func NewChanges(ctx context.Context, latest *snapshot.Snapshot, opts ChangeOptio
 			}
 		}
 	}
-	s, err := New(endSnap, Options{Columns: opts.Columns, TableURI: opts.TableURI, Concurrency: opts.Concurrency, BatchSize: opts.BatchSize})
+	s, err := New(endSnap, Options{Columns: opts.Columns, TableURI: opts.TableURI, ExternalRoots: opts.ExternalRoots, Concurrency: opts.Concurrency, BatchSize: opts.BatchSize})
 	if err != nil {
 		return nil, err
 	}
@@ -329,13 +332,13 @@ func (s *Scan) dvDiff(in, out *actions.DeletionVector) func(ctx context.Context)
 		if in == nil {
 			return func(int64) bool { return false }, nil
 		}
-		a, err := dv.Load(ctx, s.store, in, s.resolveAbs)
+		a, err := s.loadDV(ctx, in)
 		if err != nil {
 			return nil, err
 		}
 		var b *dv.Bitmap
 		if out != nil {
-			if b, err = dv.Load(ctx, s.store, out, s.resolveAbs); err != nil {
+			if b, err = s.loadDV(ctx, out); err != nil {
 				return nil, err
 			}
 		}

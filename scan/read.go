@@ -130,6 +130,7 @@ type reader struct {
 	pred     expr.Expr
 	statsC   []string // predicate columns that have statistics (not partitions)
 	m        counters
+	ext      *externalStores // stores of Options.ExternalRoots, opened as needed
 }
 
 // FileReader reads single data files of a snapshot as logical rows: the
@@ -231,13 +232,13 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 	if t.add != nil && t.path == "" {
 		t.path, t.size = t.add.Path, t.add.Size
 	}
-	key, err := s.dataKey(t.path)
+	store, key, err := s.locate(ctx, t.path)
 	if err != nil {
 		return err
 	}
 	size := t.size
 	if size <= 0 {
-		info, err := s.store.Stat(ctx, key)
+		info, err := store.Stat(ctx, key)
 		if err != nil {
 			return fmt.Errorf("data file %s: %w", t.path, missing(err))
 		}
@@ -245,7 +246,7 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 	}
 	var deleted *dv.Bitmap
 	if t.dv != nil {
-		deleted, err = dv.Load(ctx, s.store, t.dv, s.resolveAbs)
+		deleted, err = s.loadDV(ctx, t.dv)
 		if err != nil {
 			return fmt.Errorf("deletion vector of %s: %w", t.path, err)
 		}
@@ -256,7 +257,7 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 			return fmt.Errorf("deletion vectors of %s: %w", t.path, err)
 		}
 	}
-	f, err := datafile.OpenObject(ctx, s.store, key, size)
+	f, err := datafile.OpenObject(ctx, store, key, size)
 	if err != nil {
 		return fmt.Errorf("data file %s: %w", t.path, missing(err))
 	}
@@ -566,23 +567,7 @@ func relativeKey(dec, orig string) (string, error) {
 // isAbsolute reports whether a log path is an absolute path or a URI with
 // a scheme (RFC 3986: a letter, then letters, digits, '+', '-' or '.',
 // then ':'). "time=10:00/part-0.parquet" is relative.
-func isAbsolute(p string) bool {
-	if strings.HasPrefix(p, "/") {
-		return true
-	}
-	i := strings.IndexByte(p, ':')
-	if i <= 0 {
-		return false
-	}
-	for k := range i {
-		c := p[k]
-		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-		if !letter && (k == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
-			return false
-		}
-	}
-	return true
-}
+func isAbsolute(p string) bool { return snapshot.IsAbsolutePath(p) }
 
 // resolveAbs turns an absolute path from the log into a store key, if it
 // lies under the table root.

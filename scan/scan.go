@@ -47,6 +47,13 @@ type Options struct {
 	// to accept absolute data file paths that lie under it. Empty refuses
 	// every absolute path.
 	TableURI string
+	// ExternalRoots are other table roots, as URIs, whose files an
+	// absolute path in the log may name: a shallow clone's sources. Such a
+	// file (or deletion vector) is read through logstore.Open of its root,
+	// opened once per scan; a store that holds resources (a cloud client)
+	// is released when the scan is garbage. Empty refuses, as always, every
+	// absolute path outside TableURI with deltaerr.ErrPathEscapesRoot.
+	ExternalRoots []string
 	// Concurrency is how many files are read at once; 0 means GOMAXPROCS.
 	Concurrency int
 	// BatchSize is the most rows a batch holds; 0 means 8192.
@@ -128,7 +135,7 @@ func newReader(snap *snapshot.Snapshot, opts Options) (*reader, error) {
 	if err := p.ReadSupported(); err != nil {
 		return nil, err
 	}
-	s := &reader{store: snap.Store(), opts: opts, table: snap.Schema(), pred: opts.Predicate}
+	s := &reader{store: snap.Store(), opts: opts, table: snap.Schema(), pred: opts.Predicate, ext: &externalStores{}}
 	if s.table == nil {
 		return nil, fmt.Errorf("snapshot %d has no schema: %w", snap.Version(), deltaerr.ErrCorrupt)
 	}

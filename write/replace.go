@@ -97,7 +97,7 @@ func DeleteWhere(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, r
 	if err != nil {
 		return r, err
 	}
-	s, err := scan.New(snap, scan.Options{Predicate: pred, TableURI: opts.TableURI})
+	s, err := scan.New(snap, scan.Options{Predicate: pred, TableURI: opts.TableURI, ExternalRoots: opts.ExternalRoots})
 	if err != nil {
 		return r, err
 	}

@@ -169,7 +169,7 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 	if err := data.materialize(snap.Config()); err != nil {
 		return out, err
 	}
-	ropts := scan.Options{TableURI: opts.TableURI}
+	ropts := scan.Options{TableURI: opts.TableURI, ExternalRoots: opts.ExternalRoots}
 	// A DV-mode DELETE reads only the columns it needs: it writes no row
 	// again, so it needs neither the others nor the rows' identities.
 	project := opts.DeletionVectors && len(opts.ReadColumns) > 0 && (opts.NoDataChange || !snap.Config().ChangeDataFeed())
@@ -480,11 +480,5 @@ func (rw *rewriter) flush(ctx context.Context, final bool) error {
 // removeOf is the remove action of the file a, at now, with the file's
 // metadata.
 func removeOf(a *actions.Add, now int64, dataChange bool) actions.Remove {
-	size := a.Size
-	ext := true
-	return actions.Remove{
-		Path: a.Path, DeletionTimestamp: &now, DataChange: dataChange, ExtendedFileMetadata: &ext,
-		PartitionValues: a.PartitionValues, Size: &size, Stats: a.Stats, Tags: a.Tags,
-		DeletionVector: a.DeletionVector, BaseRowID: a.BaseRowID, DefaultRowCommitVersion: a.DefaultRowCommitVersion,
-	}
+	return actions.RemoveOf(a, now, dataChange)
 }

@@ -70,6 +70,9 @@ type Options struct {
 	// scan.Options.TableURI): Replace and Rewrite read files. Empty refuses
 	// absolute paths.
 	TableURI string
+	// ExternalRoots are other roots the table's files may lie under (a
+	// shallow clone's source), as scan.Options.ExternalRoots.
+	ExternalRoots []string
 }
 
 // Rows writes the rows of batches as data files of the table snap shows,

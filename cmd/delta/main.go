@@ -17,6 +17,10 @@
 //	               [--by-source-update-if COND] [--strategy S] [--target-file-size B] [--json]
 //	delta optimize TABLE [--where EXPR] [--target-size SIZE]
 //	               [--zorder-by a,b | --hilbert-by a,b] [--json]
+//	delta vacuum   TABLE [--retain 168h] [--dry-run] [--force] [--lite] [--json]
+//	delta restore  TABLE (--version V | --timestamp T) [--json]
+//	delta clone    SOURCE TARGET [--version V | --timestamp T] [--json]
+//	delta generate-manifest TABLE [--json]
 //
 // TABLE is a local path or a URI (file:///abs/path, memory://name,
 // s3://bucket/prefix, gs://bucket/prefix, az://container/prefix,
@@ -147,6 +151,31 @@
 // one-line summary, and draws a progress bar on standard error when that is
 // a terminal. create --cluster-by a,b makes a clustered table (liquid
 // clustering), which optimize then clusters incrementally.
+// vacuum deletes the files under the table root that no version inside
+// the retention window needs (--retain, a Go duration or Nd; default the
+// table's delta.deletedFileRetentionDuration); a shorter retention than the
+// table's needs --force; --lite deletes only what expired tombstones name,
+// without listing; --dry-run deletes and commits nothing. On a terminal it
+// draws a progress bar on standard error. vacuum --json prints
+//
+//	{
+//	  "dryRun": false, "lite": false,
+//	  "cutoff": "2023-05-31T18:58:33.633Z",   // files older than this may go
+//	  "retentionMillis": 604800000, "tableRetentionMillis": 604800000,
+//	  "numFiles": 2, "sizeInBytes": 1234,     // found to delete
+//	  "numDeletedFiles": 2,                   // 0 in a dry run
+//	  "numDirectories": 3,                    // walked; 0 with --lite
+//	  "startVersion": 7, "endVersion": 8,     // VACUUM START/END; null in a dry run
+//	  "files": [{"path": "p=a/part-….parquet", "size": 617}]
+//	}
+//
+// restore --json prints {"version", "restoredVersion", and Spark's metrics
+// "tableSizeAfterRestore", "numOfFilesAfterRestore", "numRemovedFiles",
+// "numRestoredFiles", "removedFilesSize", "restoredFilesSize"} (ints).
+// clone --json prints {"version" (0), "sourceVersion", "sourceTableSize",
+// "sourceNumOfFiles", "numRemovedFiles", "numCopiedFiles", "removedFilesSize",
+// "copiedFilesSize"} (ints). generate-manifest --json prints {"numFiles",
+// "written": [manifest keys], "deleted": [stale manifest keys]}.
 //
 // # Rows
 //
@@ -321,6 +350,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newDeleteCmd(), newUpdateCmd())
 	root.AddCommand(newMergeCmd())
 	root.AddCommand(newOptimizeCmd())
+	root.AddCommand(newVacuumCmd(), newRestoreCmd(), newCloneCmd(), newGenerateManifestCmd())
 	return root
 }
 

@@ -69,6 +69,7 @@ func Run(t *testing.T, newStore func(t *testing.T) logstore.Store) {
 		{"ListMissingDir", testListMissingDir},
 		{"ListHivePartition", testListHivePartition},
 		{"ListBreak", testListBreak},
+		{"ListDirs", testListDirs},
 		{"ListWhileWriting", testListWhileWriting},
 		{"Delete", testDelete},
 		{"InvalidKey", testInvalidKey},
@@ -630,6 +631,53 @@ func testListNonRecursive(t *testing.T, s logstore.Store) {
 	// "tree/b" is a directory, and sorts before "tree/bb": it must not
 	// show, whatever startAfter is.
 	wantKeys(t, s, "tree/", "tree/b", []string{"tree/bb", "tree/c"})
+}
+
+// testListDirs checks the optional logstore.DirLister capability (the
+// sub-directories under a directory, and a walk of the tree), and is
+// skipped for a store without it.
+func testListDirs(t *testing.T, s logstore.Store) {
+	ctx := t.Context()
+	for _, key := range []string{"top", "x=1/a", "x=1/y=2/b", "x=2/c", "x=A%2FA/d", "_delta_log/0.json"} {
+		put(t, s, key, key)
+	}
+	dirs := func(dir string) []string {
+		var out []string
+		for d, err := range logstore.ListDirs(ctx, s, dir) {
+			if errors.Is(err, errors.ErrUnsupported) {
+				t.Skip("the store has no DirLister")
+			}
+			if err != nil {
+				t.Fatalf("ListDirs(%q): %v", dir, err)
+			}
+			out = append(out, d)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		dir  string
+		want []string
+	}{
+		{"", []string{"_delta_log/", "x=1/", "x=2/", "x=A%2FA/"}},
+		{"x=1/", []string{"x=1/y=2/"}},
+		{"x=2/", nil},
+		{"missing/", nil},
+	} {
+		if got := dirs(c.dir); !slices.Equal(got, c.want) {
+			t.Errorf("ListDirs(%q) = %q, want %q", c.dir, got, c.want)
+		}
+	}
+	var walked []string
+	for info, err := range logstore.Walk(ctx, s, "", func(sub string) bool { return sub != "_delta_log/" }) {
+		if err != nil {
+			t.Fatalf("Walk: %v", err)
+		}
+		walked = append(walked, info.Key)
+	}
+	slices.Sort(walked)
+	if want := []string{"top", "x=1/a", "x=1/y=2/b", "x=2/c", "x=A%2FA/d"}; !slices.Equal(walked, want) {
+		t.Errorf("Walk = %q, want %q", walked, want)
+	}
 }
 
 func testListMissingDir(t *testing.T, s logstore.Store) {

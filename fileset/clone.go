@@ -1,0 +1,178 @@
+package fileset
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/internal/dv"
+	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/txn"
+)
+
+// OperationClone is the commitInfo operation of a CLONE, as Spark writes
+// it. It must not change.
+const OperationClone = "CLONE"
+
+// rowTrackingDomain is the domain of the row-id high-water mark: a clone
+// starts its own (its adds get fresh row ids), so it is not copied.
+const rowTrackingDomain = "delta.rowTracking"
+
+// CloneOptions tune Clone.
+type CloneOptions struct {
+	// Txn configures the commit; Operation and its parameters and metrics
+	// are set by Clone.
+	Txn txn.Options
+}
+
+// CloneResult says what Clone committed; the names follow Spark's metrics.
+type CloneResult struct {
+	// SourceVersion is the version of the source cloned.
+	SourceVersion int64
+	// Commit is the result of the clone's version 0.
+	Commit txn.CommitResult
+
+	SourceTableSize  int64
+	SourceNumOfFiles int64
+	NumRemovedFiles  int64 // always 0: a clone never replaces a table here
+	NumCopiedFiles   int64 // always 0: a shallow clone copies no file
+	RemovedFilesSize int64
+	CopiedFilesSize  int64
+}
+
+// Clone makes a shallow clone of source (a snapshot of any version) in
+// target, an empty location: a new table whose version 0 holds the source's
+// protocol, its metaData under a new table id and creation time, its
+// domain metadata (but for the row-tracking high-water mark), and an add
+// for every live file of the source with the file's path made absolute
+// (the source root joined with the relative path) and a deletion vector
+// stored in a file turned into one of storage type "p" naming that file by
+// its absolute URI. The adds keep their partition values, size,
+// modification time, stats and tags, with dataChange true; row ids are
+// assigned afresh when the protocol has row tracking. The commitInfo is
+// Spark's: operation CLONE, parameters source, sourceVersion and
+// isShallow, and the metrics of CloneResult.
+//
+// Nothing of the source is written or deleted. The clone reads the
+// source's files where they are (a reader must trust the source root:
+// scan.Options.ExternalRoots, which package delta fills in for a table
+// whose version 0 is a CLONE); its own writes go under target, and VACUUM
+// of the clone never deletes files outside it. A target that already holds
+// a Delta log is txn.ErrTableExists.
+func Clone(ctx context.Context, source *snapshot.Snapshot, target logstore.Store, opts CloneOptions) (CloneResult, error) {
+	res := CloneResult{SourceVersion: source.Version()}
+	p := source.Protocol()
+	if err := p.ReadSupported(); err != nil {
+		return res, fmt.Errorf("fileset: clone: %w", err)
+	}
+	m := source.Metadata()
+	if err := txn.WriteSupported(&p, &m); err != nil {
+		return res, fmt.Errorf("fileset: clone: %w", err)
+	}
+	root, err := EncodedRoot(source.Store().URI())
+	if err != nil {
+		return res, fmt.Errorf("fileset: clone: %w", err)
+	}
+	o := opts.Txn
+	clock := time.Now
+	if o.Clock != nil {
+		clock = o.Clock
+	}
+	now := clock().UnixMilli()
+	meta := m
+	meta.ID = uuid.NewString()
+	meta.CreatedTime = &now
+	meta.Configuration = maps.Clone(m.Configuration)
+
+	var adds []actions.Add
+	for a, err := range source.Files(ctx) {
+		if err != nil {
+			return res, fmt.Errorf("fileset: clone: files of version %d: %w", source.Version(), err)
+		}
+		c := *a
+		c.DataChange = true
+		c.BaseRowID, c.DefaultRowCommitVersion = nil, nil
+		if !snapshot.IsAbsolutePath(c.Path) {
+			c.Path = root + "/" + c.Path
+		}
+		if d := a.DeletionVector; d != nil && d.StorageType == dv.StorageRelative {
+			key, err := dv.RelativePath(d)
+			if err != nil {
+				return res, fmt.Errorf("fileset: clone: deletion vector of %s: %w", a.Path, err)
+			}
+			nd := *d
+			nd.StorageType, nd.PathOrInlineDv = dv.StorageAbsolute, root+"/"+escapeKey(key)
+			c.DeletionVector = &nd
+		}
+		adds = append(adds, c)
+		res.SourceNumOfFiles++
+		res.SourceTableSize += a.Size
+	}
+	var domains []actions.DomainMetadata
+	for d, err := range source.Domains(ctx) {
+		if err != nil {
+			return res, fmt.Errorf("fileset: clone: domain metadata: %w", err)
+		}
+		if d.Domain != rowTrackingDomain && !d.Removed {
+			domains = append(domains, d)
+		}
+	}
+
+	o.Operation = OperationClone
+	o.OperationParameters = map[string]any{
+		"source":        logstore.RedactURI(source.Store().URI()),
+		"sourceVersion": source.Version(),
+		"isShallow":     true,
+	}
+	o.OperationMetrics = map[string]any{
+		"sourceTableSize":  strconv.FormatInt(res.SourceTableSize, 10),
+		"sourceNumOfFiles": strconv.FormatInt(res.SourceNumOfFiles, 10),
+		"numRemovedFiles":  "0",
+		"numCopiedFiles":   "0",
+		"removedFilesSize": "0",
+		"copiedFilesSize":  "0",
+	}
+	o.Clock = func() time.Time { return time.UnixMilli(now) }
+	tx := txn.BeginCreate(target, o)
+	tx.SetProtocol(p)
+	tx.SetMetadata(meta)
+	for _, d := range domains {
+		tx.SetDomainMetadata(d)
+	}
+	tx.Add(adds...)
+	cr, err := tx.Commit(ctx)
+	if err != nil {
+		return res, fmt.Errorf("fileset: clone: %w", err)
+	}
+	res.Commit = cr
+	return res, nil
+}
+
+// EncodedRoot returns a store URI with its path percent-encoded, ready to
+// be joined with a relative path from the log (which is encoded already):
+// file:///data/my table becomes file:///data/my%20table.
+func EncodedRoot(uri string) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return "", fmt.Errorf("table root %s is not a URI: %w", logstore.RedactURI(uri), err)
+	}
+	u.RawPath = ""
+	return strings.TrimSuffix(u.String(), "/"), nil
+}
+
+// escapeKey percent-encodes each segment of a store key for a URI path.
+func escapeKey(key string) string {
+	segs := strings.Split(key, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}

@@ -1,0 +1,77 @@
+// Package vacuum deletes the files under a Delta table's root that no
+// version inside the retention window needs: data files that were removed
+// long enough ago, their deletion-vector files, change-data files, and the
+// orphans of writes that never committed. It is Delta Spark's VACUUM.
+//
+// # What is kept
+//
+// The cut-off is Now minus the retention (the table's
+// delta.deletedFileRetentionDuration, 7 days by default, or
+// Options.Retention). Every version committed after the cut-off must still
+// read, so the files kept are, as Spark computes them from the latest
+// snapshot: every live file (an add), every file a tombstone (a remove)
+// deleted at or after the cut-off, and the deletion-vector files both kinds
+// name (storage type "u", and "p" when the URI lies under the root). A
+// remove without a deletionTimestamp counts as deleted at time zero.
+//
+// # Full and lite
+//
+// Full (the default) walks the whole root with logstore.ListDirs and
+// List, and deletes every file that is not kept and was last modified
+// before the cut-off (a newer file may belong to a write still in flight).
+// It never descends into, or deletes within, a hidden directory (one whose
+// name starts with '_' or '.'), except _change_data and a partition
+// directory of a partition column whose name starts so ("_p=1"); so
+// _delta_log, _symlink_format_manifest and _sidecars are never touched.
+// Hidden files (".part-0.crc", "_SUCCESS") are left too, as Spark leaves
+// them. Symbolic links are never followed: the local store yields no
+// linked directory to walk, and refuses to list or delete through a link
+// that leads out of the root (logstore/local), so files outside the root
+// survive whatever links point there.
+//
+// Lite (Options.Lite) lists nothing: it deletes the files that tombstones
+// still in the log deleted before the cut-off (and their deletion vectors),
+// unless a kept file has the same key. Orphans of failed writes, and files
+// whose tombstones log cleanup already dropped, stay until a full VACUUM.
+//
+// In both modes a file the log names by an absolute path outside the root
+// (the source files of a shallow clone) is never deleted.
+//
+// # Safety checks
+//
+// A retention shorter than the table's is refused with a *RetentionError
+// (errors.Is ErrRetentionTooShort) unless Options.Force is set: Spark's
+// spark.databricks.delta.retentionDurationCheck.enabled. VACUUM commits
+// (VACUUM START and END) and deletes what readers of the table need, so
+// a table this build cannot write is refused first with the
+// *deltaerr.FeatureError of txn.WriteSupported; that is also how the
+// vacuumProtocolCheck feature is honoured (every writer feature of the
+// table must be supported, whether the feature is present or not).
+//
+// # The log
+//
+// Unless DryRun, Vacuum commits an empty commit "VACUUM START" (parameters
+// retentionCheckEnabled, specifiedRetentionMillis when a retention was
+// given, defaultRetentionMillis; metrics numFilesToDelete and
+// sizeOfDataToDelete) before deleting, and "VACUUM END" (parameter status
+// COMPLETED or FAILED; metrics numDeletedFiles and numVacuumedDirectories)
+// after, as Spark's VacuumCommand records them. These commits carry no file
+// actions and change no data.
+//
+// # Concurrency and errors
+//
+// Deletes run in a bounded pool of Options.Concurrency workers. A failed
+// delete stops the run: the files already deleted stay deleted, the
+// VACUUM END commit says FAILED, and the error is returned with the
+// Result so far. Running Vacuum again is safe (a delete of a missing file
+// is not an error). Vacuum may run while others write to the table: files
+// newer than the cut-off are never deleted, and a commit between the
+// snapshot Vacuum reads and its deletes can only add files (newer than the
+// cut-off) or tombstone them (they were live, so kept). The one exception,
+// as in Spark, is a concurrent RESTORE to a version older than the
+// retention window, which may re-add a file this run is deleting: restore
+// only to versions inside the window while a VACUUM may run.
+//
+// Directories left empty are not deleted (the Store has no directories to
+// delete); Spark's VACUUM deletes them.
+package vacuum

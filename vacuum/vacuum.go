@@ -1,0 +1,405 @@
+package vacuum
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/dv"
+	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/txn"
+)
+
+// Operation names in commitInfo, as Spark writes them. They are read by
+// other engines' history views: they must not change.
+const (
+	OperationStart = "VACUUM START"
+	OperationEnd   = "VACUUM END"
+)
+
+// changeDataDir is the directory of change-data files, the one hidden
+// directory VACUUM enters.
+const changeDataDir = "_change_data"
+
+// ErrRetentionTooShort is the kind of a *RetentionError.
+var ErrRetentionTooShort = errors.New("vacuum: retention shorter than the table's")
+
+// RetentionError refuses a retention shorter than the table's
+// delta.deletedFileRetentionDuration without Options.Force (Spark's
+// retentionDurationCheck). errors.Is(err, ErrRetentionTooShort) and
+// errors.Is(err, deltaerr.ErrInvalidArgument) hold.
+type RetentionError struct {
+	Requested, Table time.Duration
+}
+
+func (e *RetentionError) Error() string {
+	return fmt.Sprintf("vacuum: a retention of %v is shorter than the table's delta.deletedFileRetentionDuration (%v): "+
+		"readers of older versions and writers in flight may lose files; set Force (--force) if no one reads or writes the table meanwhile",
+		e.Requested, e.Table)
+}
+
+// Is reports whether target is ErrRetentionTooShort or deltaerr.ErrInvalidArgument.
+func (e *RetentionError) Is(target error) bool {
+	return target == ErrRetentionTooShort || target == deltaerr.ErrInvalidArgument
+}
+
+// Options tune Vacuum. The zero value runs a full VACUUM with the table's
+// retention.
+type Options struct {
+	// Retention overrides the table's delta.deletedFileRetentionDuration
+	// when RetentionSet is true (so that a retention of zero can be asked
+	// for). Negative is deltaerr.ErrInvalidArgument.
+	Retention    time.Duration
+	RetentionSet bool
+	// Force allows a Retention shorter than the table's.
+	Force bool
+	// Lite deletes only what expired tombstones in the log name, without
+	// listing the root. See the package doc.
+	Lite bool
+	// DryRun finds the files and deletes nothing, and commits nothing.
+	DryRun bool
+	// Concurrency is how many deletes run at once; 0 means 32 on object
+	// stores and 4 on the local disk and in memory.
+	Concurrency int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Progress, when set, is called after each delete (from any worker
+	// goroutine) with the number done so far and the total.
+	Progress func(done, total int64)
+	// Txn configures the VACUUM START and END commits (engine info, user
+	// metadata, a clock). Operation and its parameters are set here.
+	Txn txn.Options
+}
+
+// File is a file Vacuum deletes (or, in a dry run, would).
+type File struct {
+	Key  string // store key, relative to the table root
+	Size int64  // bytes; in lite mode the size the log records, 0 if none
+}
+
+// Result says what Vacuum did.
+type Result struct {
+	// Cutoff is the cut-off: files tombstoned, or orphans modified, before
+	// it are eligible.
+	Cutoff time.Time
+	// Retention is the retention applied, and TableRetention the table's.
+	Retention, TableRetention time.Duration
+	// Files are the files to delete, sorted by key.
+	Files []File
+	// Bytes is their total size.
+	Bytes int64
+	// Deleted is how many were deleted: 0 in a dry run.
+	Deleted int64
+	// Dirs is the number of directories walked (the root included); 0 in
+	// lite mode. Spark reports it as numVacuumedDirectories.
+	Dirs int64
+	// StartVersion and EndVersion are the versions of the VACUUM START and
+	// END commits; -1 when not committed (a dry run, or a failure before).
+	StartVersion, EndVersion int64
+	DryRun, Lite             bool
+}
+
+// Vacuum deletes the files of the table of snap (its latest snapshot, as
+// loaded by the caller) that no version inside the retention window
+// needs. See the package doc.
+func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result, error) {
+	res := Result{StartVersion: -1, EndVersion: -1, DryRun: opts.DryRun, Lite: opts.Lite}
+	p, m := snap.Protocol(), snap.Metadata()
+	if err := txn.WriteSupported(&p, &m); err != nil {
+		return res, fmt.Errorf("vacuum: %w", err)
+	}
+	tableRet := snap.Config().DeletedFileRetention()
+	ret := tableRet
+	if opts.RetentionSet {
+		if opts.Retention < 0 {
+			return res, fmt.Errorf("vacuum: negative retention %v: %w", opts.Retention, deltaerr.ErrInvalidArgument)
+		}
+		if opts.Retention < tableRet && !opts.Force {
+			return res, &RetentionError{Requested: opts.Retention, Table: tableRet}
+		}
+		ret = opts.Retention
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	res.Retention, res.TableRetention = ret, tableRet
+	res.Cutoff = now().Add(-ret)
+	cutoffMs := res.Cutoff.UnixMilli()
+
+	store := snap.Store()
+	root := store.URI()
+	keep, expired, err := fileSets(ctx, snap, root, cutoffMs)
+	if err != nil {
+		return res, err
+	}
+	if opts.Lite {
+		for key, size := range expired {
+			if _, ok := keep[key]; !ok {
+				res.Files = append(res.Files, File{Key: key, Size: size})
+			}
+		}
+	} else {
+		part := partitionDirPrefixes(m.PartitionColumns)
+		dirs, err := walk(ctx, store, part, func(info logstore.ObjectInfo) {
+			if _, ok := keep[info.Key]; ok || !info.ModTime.Before(res.Cutoff) {
+				return
+			}
+			res.Files = append(res.Files, File{Key: info.Key, Size: info.Size})
+		})
+		if err != nil {
+			return res, fmt.Errorf("vacuum: listing the table: %w", err)
+		}
+		res.Dirs = dirs
+	}
+	slices.SortFunc(res.Files, func(a, b File) int { return strings.Compare(a.Key, b.Key) })
+	for _, f := range res.Files {
+		res.Bytes += f.Size
+	}
+	if opts.DryRun {
+		return res, nil
+	}
+
+	params := map[string]any{
+		"retentionCheckEnabled":  !opts.Force,
+		"defaultRetentionMillis": tableRet.Milliseconds(),
+	}
+	if opts.RetentionSet {
+		params["specifiedRetentionMillis"] = ret.Milliseconds()
+	}
+	start, err := logCommit(ctx, snap, opts.Txn, OperationStart, params, map[string]any{
+		"numFilesToDelete":   strconv.Itoa(len(res.Files)),
+		"sizeOfDataToDelete": strconv.FormatInt(res.Bytes, 10),
+	})
+	if err != nil {
+		return res, fmt.Errorf("vacuum: committing %s: %w", OperationStart, err)
+	}
+	res.StartVersion = start.Version
+
+	deleted, delErr := deleteAll(ctx, store, res.Files, opts)
+	res.Deleted = deleted
+	status := "COMPLETED"
+	metrics := map[string]any{
+		"numDeletedFiles":        strconv.FormatInt(deleted, 10),
+		"numVacuumedDirectories": strconv.FormatInt(res.Dirs, 10),
+	}
+	if delErr != nil {
+		status, metrics = "FAILED", nil
+	}
+	// The END commit is made on a fresh context when ctx was cancelled
+	// midway, so that the log says the run FAILED.
+	endCtx := ctx
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		endCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+	}
+	end, endErr := logCommit(endCtx, snap, opts.Txn, OperationEnd, map[string]any{"status": status}, metrics)
+	if endErr == nil {
+		res.EndVersion = end.Version
+		txn.PostCommit(endCtx, &end)
+	}
+	if delErr != nil {
+		return res, fmt.Errorf("vacuum: deleting files: %w", delErr)
+	}
+	if endErr != nil {
+		return res, fmt.Errorf("vacuum: committing %s: %w", OperationEnd, endErr)
+	}
+	return res, nil
+}
+
+// logCommit commits an empty commit recording op, on the newest snapshot.
+func logCommit(ctx context.Context, snap *snapshot.Snapshot, base txn.Options, op string, params, metrics map[string]any) (txn.CommitResult, error) {
+	o := base
+	o.Operation, o.OperationParameters, o.OperationMetrics = op, params, metrics
+	o.NoCheckpoint = op == OperationStart
+	return txn.Update(ctx, snap, o, func(*txn.Transaction) error { return nil })
+}
+
+// fileSets returns the keys of the files to keep (live files, and files
+// tombstoned at or after cutoffMs, with their DV files) and the keys and
+// sizes of the files tombstoned before it (with their DV files). Paths
+// outside the root are in neither.
+func fileSets(ctx context.Context, snap *snapshot.Snapshot, root string, cutoffMs int64) (keep map[string]struct{}, expired map[string]int64, err error) {
+	keep = map[string]struct{}{}
+	expired = map[string]int64{}
+	for a, err := range snap.Files(ctx) {
+		if err != nil {
+			return nil, nil, fmt.Errorf("vacuum: reading the live files: %w", err)
+		}
+		if k, ok := snapshot.KeyOf(root, a.Path); ok {
+			keep[k] = struct{}{}
+		}
+		if k, ok := dvKey(root, a.DeletionVector); ok {
+			keep[k] = struct{}{}
+		}
+	}
+	for r, err := range snap.Tombstones(ctx) {
+		if err != nil {
+			return nil, nil, fmt.Errorf("vacuum: reading the tombstones: %w", err)
+		}
+		var ts int64
+		if r.DeletionTimestamp != nil {
+			ts = *r.DeletionTimestamp
+		}
+		k, ok := snapshot.KeyOf(root, r.Path)
+		dk, dok := dvKey(root, r.DeletionVector)
+		if ts >= cutoffMs {
+			if ok {
+				keep[k] = struct{}{}
+			}
+			if dok {
+				keep[dk] = struct{}{}
+			}
+			continue
+		}
+		if ok {
+			var size int64
+			if r.Size != nil {
+				size = *r.Size
+			}
+			expired[k] = size
+		}
+		if dok {
+			if _, seen := expired[dk]; !seen {
+				expired[dk] = 0 // a DV file may hold many vectors: its size is unknown
+			}
+		}
+	}
+	return keep, expired, nil
+}
+
+// dvKey returns the key of the file a deletion vector is stored in, when
+// it is a file under the root.
+func dvKey(root string, d *actions.DeletionVector) (string, bool) {
+	if d == nil {
+		return "", false
+	}
+	switch d.StorageType {
+	case dv.StorageRelative:
+		k, err := dv.RelativePath(d)
+		return k, err == nil
+	case dv.StorageAbsolute:
+		return snapshot.KeyOf(root, d.PathOrInlineDv)
+	}
+	return "", false
+}
+
+// partitionDirPrefixes are the "col=" prefixes of partition directories,
+// which are walked even when col starts with '_' or '.'.
+func partitionDirPrefixes(cols []string) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c + "="
+	}
+	return out
+}
+
+// hidden reports whether a file or directory name is hidden from VACUUM:
+// it starts with '_' or '.', and is neither _change_data nor a partition
+// directory.
+func hidden(name string, part []string) bool {
+	if name == "" || (name[0] != '_' && name[0] != '.') {
+		return false
+	}
+	if name == changeDataDir {
+		return false
+	}
+	for _, p := range part {
+		if strings.HasPrefix(name, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// walk lists every file under the root outside hidden directories, and
+// calls fn for each that is not hidden. It returns the number of
+// directories walked, the root included.
+func walk(ctx context.Context, store logstore.Store, part []string, fn func(logstore.ObjectInfo)) (int64, error) {
+	n := int64(1)
+	enter := func(sub string) bool {
+		name := strings.TrimSuffix(sub, "/")
+		name = name[strings.LastIndexByte(name, '/')+1:]
+		if hidden(name, part) {
+			return false
+		}
+		n++
+		return true
+	}
+	for info, err := range logstore.Walk(ctx, store, "", enter) {
+		if err != nil {
+			return n, err
+		}
+		if !hidden(info.Key[strings.LastIndexByte(info.Key, '/')+1:], part) {
+			fn(info)
+		}
+	}
+	return n, nil
+}
+
+// deleteAll deletes files with a bounded pool of workers, and returns how
+// many it deleted. It stops at the first error.
+func deleteAll(ctx context.Context, store logstore.Store, files []File, opts Options) (int64, error) {
+	workers := opts.Concurrency
+	if workers <= 0 {
+		workers = 32
+		if u := store.URI(); strings.HasPrefix(u, "file:") || strings.HasPrefix(u, "memory:") {
+			workers = 4
+		}
+	}
+	workers = max(1, min(workers, len(files)))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		done     int64
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	jobs := make(chan string)
+	total := int64(len(files))
+	for range workers {
+		wg.Go(func() {
+			for key := range jobs {
+				if err := store.Delete(ctx, key); err != nil {
+					mu.Lock()
+					firstErr = cmp.Or(firstErr, err)
+					mu.Unlock()
+					cancel()
+					continue
+				}
+				mu.Lock()
+				done++
+				d := done
+				mu.Unlock()
+				if opts.Progress != nil {
+					opts.Progress(d, total)
+				}
+			}
+		})
+	}
+feed:
+	for _, f := range files {
+		select {
+		case jobs <- f.Key:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = context.Cause(ctx)
+	}
+	return done, firstErr
+}
