@@ -322,6 +322,9 @@ func (s *Source) plan(ctx context.Context) (*Batch, error) {
 		}
 		c, err := s.commit(ctx, s.pos.Version)
 		if err != nil {
+			if len(b.units) > 0 {
+				break // the rows before it first; the next call meets the error again
+			}
 			return nil, err
 		}
 		if c == nil {
