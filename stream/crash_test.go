@@ -235,4 +235,3 @@ func consumeOnce(ctx context.Context, tbl *delta.Table, cursor stream.Cursor, rn
 	}
 	return nil
 }
-
