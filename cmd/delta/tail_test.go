@@ -101,7 +101,9 @@ func TestTailFollows(t *testing.T) {
 	defer cancel()
 	var out, errOut syncBuffer
 	done := make(chan int)
-	go func() { done <- runContext(ctx, []string{"tail", root, "--format", "jsonl", "--poll", "20ms"}, &out, &errOut) }()
+	go func() {
+		done <- runContext(ctx, []string{"tail", root, "--format", "jsonl", "--poll", "20ms"}, &out, &errOut)
+	}()
 	waitFor := func(want string) {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
