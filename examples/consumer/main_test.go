@@ -5,6 +5,7 @@ import (
 	"context"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -40,7 +41,8 @@ var rowsRE = regexp.MustCompile(`: (\d+) rows`)
 func consumed(out string) int {
 	n := 0
 	for _, m := range rowsRE.FindAllStringSubmatch(out, -1) {
-		n += int(m[1][0] - '0')
+		k, _ := strconv.Atoi(m[1])
+		n += k
 	}
 	return n
 }
