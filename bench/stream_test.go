@@ -32,9 +32,9 @@ import (
 func BenchmarkStream(b *testing.B) {
 	for _, backend := range []string{"local", "s3"} {
 		for _, mode := range []struct {
-			name  string
-			pace  time.Duration
-			rows  int
+			name string
+			pace time.Duration
+			rows int
 		}{{"paced", 20 * time.Millisecond, 100}, {"flat-out", 0, 100}} {
 			b.Run(backend+"/"+mode.name, func(b *testing.B) {
 				store := streamStore(b, backend)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"strconv"
+	"sync"
 
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
@@ -35,6 +36,9 @@ type Sink struct {
 	store logstore.Store
 	appID string
 	opts  SinkOptions
+
+	mu   sync.Mutex
+	snap *snapshot.Snapshot // the newest snapshot loaded, brought up to date by Update
 }
 
 // SinkResult is what Write did with a batch.
@@ -62,7 +66,7 @@ func (s *Sink) AppID() string { return s.appID }
 // to the table, and false when it committed none (or its txn expired: see
 // delta.setTransactionRetentionDuration). A producer restarts after it.
 func (s *Sink) LastVersion(ctx context.Context) (int64, bool, error) {
-	snap, err := snapshot.Load(ctx, s.store, deltalog.Latest)
+	snap, err := s.latest(ctx)
 	if err != nil {
 		return 0, false, err
 	}
@@ -78,7 +82,7 @@ func (s *Sink) LastVersion(ctx context.Context) (int64, bool, error) {
 // commit (txn.ErrCommitUnknown: the batch may have landed; LastVersion
 // tells), storage errors.
 func (s *Sink) Write(ctx context.Context, version int64, batches iter.Seq2[schema.Batch, error]) (SinkResult, error) {
-	snap, err := snapshot.Load(ctx, s.store, deltalog.Latest)
+	snap, err := s.latest(ctx)
 	if err != nil {
 		return SinkResult{}, err
 	}
@@ -105,6 +109,42 @@ func (s *Sink) Write(ctx context.Context, version int64, batches iter.Seq2[schem
 		txn.PostCommit(ctx, &res)
 	}
 	return SinkResult{Commit: res}, nil
+}
+
+// latest returns the table's latest snapshot: loaded once, then brought
+// up to date by reading only the commits since (snapshot.Update), so that
+// a producer's commit does not replay the log each time.
+func (s *Sink) latest(ctx context.Context) (*snapshot.Snapshot, error) {
+	s.mu.Lock()
+	prev := s.snap
+	s.mu.Unlock()
+	var snap *snapshot.Snapshot
+	var err error
+	if prev == nil || stale(prev) {
+		snap, err = snapshot.Load(ctx, s.store, deltalog.Latest)
+	} else {
+		snap, err = prev.Update(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.snap == nil || s.snap.Version() < snap.Version() {
+		s.snap = snap
+	}
+	s.mu.Unlock()
+	return snap, nil
+}
+
+// stale reports whether snap is far enough past its checkpoint that a
+// fresh Load (from a newer checkpoint) is worth it: Update keeps the
+// checkpoint of the first Load, and its commits since in memory.
+func stale(snap *snapshot.Snapshot) bool {
+	cp, ok := snap.Segment().CheckpointVersion()
+	if !ok {
+		cp = 0
+	}
+	return snap.Version()-cp > 200
 }
 
 // commitEmpty commits the txn of an empty batch.
