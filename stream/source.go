@@ -386,7 +386,9 @@ func (s *Source) commit(ctx context.Context, v int64) (*commitPlan, error) {
 	key := deltalog.CommitKey(v)
 	acts, err := actions.DecodeCommitReader(key, logstore.NewWindowReader(ctx, s.store, key, 0))
 	if errors.Is(err, logstore.ErrNotFound) {
-		return nil, fmt.Errorf("commit %d: %w: %w", v, ErrVersionsCleanedUp, err)
+		// A later commit is in the log (v <= s.latest), so v was written
+		// before it: it is gone, not yet to come.
+		return nil, fmt.Errorf("commit %d (the log holds commit %d): %w: %w", v, s.latest, ErrVersionsCleanedUp, err)
 	}
 	if err != nil {
 		return nil, err
@@ -399,26 +401,20 @@ func (s *Source) commit(ctx context.Context, v int64) (*commitPlan, error) {
 	return c, nil
 }
 
-// refresh lists the log from version from, for its newest commit. A
-// listing whose first commit is past from, when from is not yet the newest
-// version, means from was cleaned up.
+// refresh lists the log from version from, for its newest commit. The
+// listing only says how far the log goes: a listing that runs concurrently
+// with commits may show a commit and miss the one before it (a directory
+// read is not atomic), so whether a commit is there is decided by reading
+// it (commit), never by its absence from a listing.
 func (s *Source) refresh(ctx context.Context, from int64) error {
 	files, err := deltalog.List(ctx, s.store, from)
 	if err != nil {
 		return err
 	}
-	first := int64(-1)
 	for _, f := range files {
-		if f.Kind != deltalog.Commit {
-			continue
+		if f.Kind == deltalog.Commit {
+			s.latest = max(s.latest, f.Version)
 		}
-		if first < 0 {
-			first = f.Version
-		}
-		s.latest = max(s.latest, f.Version)
-	}
-	if first > from {
-		return fmt.Errorf("commit %d (the log now begins at %d): %w", from, first, ErrVersionsCleanedUp)
 	}
 	return nil
 }
