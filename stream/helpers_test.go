@@ -3,7 +3,6 @@ package stream_test
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"github.com/godelta/delta/actions"
 	"slices"
@@ -116,8 +115,6 @@ func equalKeys(t *testing.T, got, want []key) {
 		t.Fatalf("rows:\n got %v\nwant %v", got, want)
 	}
 }
-
-var errAny = errors.New("any")
 
 func sortedKeys(k []key) []key {
 	out := append([]key(nil), k...)
