@@ -460,6 +460,20 @@ func (s *Source) judge(ctx context.Context, v int64, acts []actions.Action) (*co
 			c.bytes += a.CDC.Size
 		}
 	}
+	if changed && !s.opts.ReadChangeFeed {
+		// Files from this version on are read as the table is here (its
+		// protocol and column mapping), with the stream's columns: also
+		// after a commit that changes only the metadata.
+		snap, err := snapshot.Load(ctx, s.store, v)
+		if err != nil {
+			return nil, err
+		}
+		r, err := scan.NewFileReader(snap, scan.Options{Columns: s.cols, TableURI: s.opts.TableURI, BatchSize: s.opts.BatchSize})
+		if err != nil {
+			return nil, err
+		}
+		s.reader, c.reader = r, r
+	}
 	if s.opts.ReadChangeFeed {
 		c.adds = nil
 		c.skip = c.files == 0
@@ -484,20 +498,6 @@ func (s *Source) judge(ctx context.Context, v int64, acts []actions.Action) (*co
 	c.skip = len(c.adds) == 0
 	if c.skip {
 		s.log.DebugContext(ctx, "stream: commit adds no data, passed over", "version", v)
-		return c, nil
-	}
-	if changed {
-		// Files from this version on are read as the table is here (its
-		// protocol and column mapping), with the stream's columns.
-		snap, err := snapshot.Load(ctx, s.store, v)
-		if err != nil {
-			return nil, err
-		}
-		r, err := scan.NewFileReader(snap, scan.Options{Columns: s.cols, TableURI: s.opts.TableURI, BatchSize: s.opts.BatchSize})
-		if err != nil {
-			return nil, err
-		}
-		s.reader, c.reader = r, r
 	}
 	return c, nil
 }

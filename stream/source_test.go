@@ -3,6 +3,7 @@ package stream_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -256,6 +257,20 @@ func TestSourceChangeFeed(t *testing.T) {
 	wantKeys := append(append(want(2, scan.ChangeDelete, 1), want(1, scan.ChangeInsert, 2)...), want(1, scan.ChangeInsert, 3)...)
 	equalKeys(t, sortedKeys(got[:3]), sortedKeys(wantKeys[:3]))
 	equalKeys(t, got[3:], wantKeys[3:])
+	// A batch of the change feed spans whole commits: one at a time here.
+	one, err := stream.NewSource(ctx, tbl.Store(), stream.Options{ReadChangeFeed: true, Start: stream.FromVersion(1), MaxFilesPerTrigger: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, bs = drain(t, one)
+	var spans [][2]int64
+	for _, b := range bs {
+		f, l := b.Versions()
+		spans = append(spans, [2]int64{f, l})
+	}
+	if fmt.Sprint(spans) != "[[1 1] [2 2] [3 3]]" {
+		t.Errorf("change feed batches span versions %v, want one commit each", spans)
+	}
 	// The version columns say which commit each change is from.
 	if s := src.Schema(); len(s.Fields) != 5 || s.Fields[2].Name != scan.ChangeTypeColumn {
 		t.Errorf("schema %v", s)
