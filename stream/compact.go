@@ -85,7 +85,7 @@ func Compact(ctx context.Context, store logstore.Store, opts CompactOptions) (Co
 	if topts.Operation == "" {
 		topts.Operation = "OPTIMIZE"
 		if topts.OperationParameters == nil {
-			topts.OperationParameters = map[string]any{"predicate": "[]", "zOrderBy": "[]", "auto": true}
+			topts.OperationParameters = map[string]any{"predicate": "[]", "auto": true, "clusterBy": "[]", "zOrderBy": "[]", "batchId": "0"}
 		}
 	}
 	tx := txn.Begin(snap, topts)
