@@ -3,6 +3,9 @@ package stream_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltalog"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -194,4 +197,73 @@ func TestCursors(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestWrittenActions checks the actions a sink batch and a compaction
+// commit, against what Spark writes for a streaming append and an auto
+// compaction.
+func TestWrittenActions(t *testing.T) {
+	ctx := context.Background()
+	tbl := newTable(t, "", nil)
+	sink, _ := stream.NewSink(tbl.Store(), "q-1", stream.SinkOptions{})
+	var last int64
+	for b := int64(0); b < 2; b++ {
+		res, err := sink.Write(ctx, b, delta.Rows(rowsOf(b, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = res.Commit.Version
+	}
+	acts := commitActions(t, tbl, last)
+	var txns, adds int
+	for _, a := range acts {
+		switch {
+		case a.CommitInfo != nil:
+			if a.CommitInfo.Operation != "STREAMING UPDATE" || fmt.Sprint(a.CommitInfo.OperationParameters) != "map[epochId:1 outputMode:Append queryId:q-1]" {
+				t.Errorf("commitInfo %s %v", a.CommitInfo.Operation, a.CommitInfo.OperationParameters)
+			}
+		case a.Txn != nil:
+			txns++
+			if a.Txn.AppID != "q-1" || a.Txn.Version != 1 || a.Txn.LastUpdated == nil {
+				t.Errorf("txn %+v", *a.Txn)
+			}
+		case a.Add != nil:
+			adds++
+			if !a.Add.DataChange {
+				t.Error("a batch's add has dataChange=false")
+			}
+		}
+	}
+	if txns != 1 || adds != 1 {
+		t.Errorf("batch commit: %d txn, %d add actions; want 1, 1", txns, adds)
+	}
+	res, err := stream.Compact(ctx, tbl.Store(), stream.CompactOptions{})
+	if err != nil || res.Removed != 2 {
+		t.Fatalf("compaction: %+v %v", res, err)
+	}
+	for _, a := range commitActions(t, tbl, res.Commit.Version) {
+		switch {
+		case a.CommitInfo != nil:
+			if a.CommitInfo.Operation != "OPTIMIZE" {
+				t.Errorf("compaction operation %q", a.CommitInfo.Operation)
+			}
+		case a.Add != nil && a.Add.DataChange, a.Remove != nil && a.Remove.DataChange:
+			t.Errorf("compaction changed data: %+v", a)
+		case a.Txn != nil:
+			t.Error("compaction wrote a txn")
+		}
+	}
+}
+
+func commitActions(t *testing.T, tbl *delta.Table, v int64) []actions.Action {
+	t.Helper()
+	data, err := tbl.Store().Get(context.Background(), deltalog.CommitKey(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts, err := actions.DecodeCommit(deltalog.CommitKey(v), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acts
 }
