@@ -30,6 +30,11 @@ var (
 	// no row (an empty or header-only file): nothing is written and no
 	// version is committed. It is write.ErrNoRows.
 	ErrNoRows = write.ErrNoRows
+	// ErrAppVersionCommitted is returned by Append with WriteOptions.AppID
+	// when the table already holds that application at AppVersion or a
+	// later version: the batch was committed before, and nothing was
+	// written now. It is write.ErrAppVersionCommitted.
+	ErrAppVersionCommitted = write.ErrAppVersionCommitted
 )
 
 // ConstraintError names the constraint a row broke and the row.
@@ -45,6 +50,13 @@ type WriteOptions struct {
 	// Txn configures the commit. Operation defaults to "WRITE", and the
 	// operation parameters to Spark's (mode, partitionBy, predicate).
 	Txn TxnOptions
+	// AppID and AppVersion, for Append, make the write one batch of an
+	// exactly-once application (Spark's txnAppId and txnVersion): the
+	// commit carries txn(AppID, AppVersion), and when the table already
+	// holds AppID at AppVersion or later nothing is written and Append
+	// returns ErrAppVersionCommitted. See write.AppTransaction.
+	AppID      string
+	AppVersion int64
 }
 
 // OverwriteOptions tune Overwrite.
@@ -139,6 +151,9 @@ func (t *Table) Overwrite(ctx context.Context, batches iter.Seq2[RowBatch, error
 
 // overwriteOn is Overwrite planned on snap, a writable snapshot of t.
 func (t *Table) overwriteOn(ctx context.Context, snap *Snapshot, batches iter.Seq2[RowBatch, error], opts OverwriteOptions) (CommitResult, error) {
+	if opts.AppID != "" {
+		return CommitResult{}, fmt.Errorf("overwrite of %s: AppID is for Append only: %w", logstore.RedactURI(t.uri), ErrInvalidArgument)
+	}
 	res, err := write.Overwrite(ctx, snap, batches, t.commitOptions(opts.WriteOptions, opts.ReplaceWhere))
 	if errors.Is(err, ErrAppendOnly) {
 		return CommitResult{}, fmt.Errorf("overwrite of %s: %w", logstore.RedactURI(t.uri), err)
@@ -180,5 +195,6 @@ func (t *Table) commitOptions(opts WriteOptions, replaceWhere expr.Expr) write.C
 			Now: opts.Txn.Clock, TableURI: t.rootURI(), ExternalRoots: t.clone.roots(context.Background(), t.store)},
 		Txn:          o,
 		ReplaceWhere: replaceWhere,
+		App:          write.AppTransaction{ID: opts.AppID, Version: opts.AppVersion},
 	}
 }

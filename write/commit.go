@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/internal/rowcheck"
 	"github.com/godelta/delta/snapshot"
@@ -28,6 +29,39 @@ type CommitOptions struct {
 	// matches: every new row must satisfy it, and only the rows it matches
 	// are removed. Nil replaces the whole table.
 	ReplaceWhere expr.Expr
+	// App, when its ID is set, makes an Append an exactly-once write of
+	// that application: see AppTransaction.
+	App AppTransaction
+}
+
+// AppTransaction names one batch of an application that writes each batch
+// exactly once (a streaming producer). Append stages txn(ID, Version) in
+// the same commit as the batch's files, so that the batch and the record
+// that it was written land together or not at all. Before writing, and
+// again inside every attempt of the commit (with txn.Transaction.TxnVersion,
+// which makes a concurrent commit for the same ID a conflict, retried on the
+// new snapshot), Append asks the table for the application's last version:
+// when it is Version or later, the batch was committed before and Append
+// returns ErrAppVersionCommitted, having committed nothing.
+//
+// Versions of an application must increase; a txn older than the table's
+// delta.setTransactionRetentionDuration counts as absent (see
+// snapshot.TxnVersion).
+type AppTransaction struct {
+	// ID identifies the application; empty means none.
+	ID string
+	// Version is the batch's version, at least 0.
+	Version int64
+}
+
+// committed reports whether the application already committed app.Version
+// in the table tx reads; it records the read in tx.
+func (app AppTransaction) committed(ctx context.Context, tx *txn.Transaction) (bool, error) {
+	v, ok, err := tx.TxnVersion(ctx, app.ID)
+	if err != nil {
+		return false, err
+	}
+	return ok && v >= app.Version, nil
 }
 
 // Append writes the rows of batches as new data files of the table snap
@@ -39,6 +73,19 @@ type CommitOptions struct {
 // are deleted, unless the commit's outcome is unknown. Batches without a
 // single row commit nothing and return ErrNoRows.
 func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts CommitOptions) (txn.CommitResult, error) {
+	app := opts.App
+	if app.ID != "" {
+		if app.Version < 0 {
+			return txn.CommitResult{}, fmt.Errorf("write: application %q version %d is negative: %w", app.ID, app.Version, deltaerr.ErrInvalidArgument)
+		}
+		v, ok, err := snap.TxnVersion(ctx, app.ID)
+		if err != nil {
+			return txn.CommitResult{}, err
+		}
+		if ok && v >= app.Version {
+			return txn.CommitResult{}, fmt.Errorf("application %q version %d: %w", app.ID, app.Version, ErrAppVersionCommitted)
+		}
+	}
 	adds, err := Rows(ctx, snap, batches, opts.Options)
 	if err != nil {
 		return txn.CommitResult{}, err
@@ -50,6 +97,16 @@ func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batc
 	res, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
 		if err := sameTable(snap, tx.Snapshot()); err != nil {
 			return err
+		}
+		if app.ID != "" {
+			done, err := app.committed(ctx, tx)
+			if err != nil {
+				return err
+			}
+			if done {
+				return fmt.Errorf("application %q version %d: %w", app.ID, app.Version, ErrAppVersionCommitted)
+			}
+			tx.SetTransaction(app.ID, app.Version)
 		}
 		tx.Add(slices.Clone(adds)...)
 		rowcheck.Mark(tx) // Rows checked every row

@@ -38,6 +38,14 @@ var (
 	// ErrBatch is returned by Rows for a batch whose shape does not match
 	// the table schema. It matches deltaerr.ErrInvalidArgument.
 	ErrBatch = fmt.Errorf("write: malformed batch: %w", deltaerr.ErrInvalidArgument)
+
+	// ErrAppVersionCommitted is returned by Append with CommitOptions.App
+	// set when the table already holds a txn action of that application
+	// at that version or a later one: the batch was committed before (by
+	// this process before a crash, say), so nothing is written or
+	// committed again. It is not a failure of the write: exactly-once
+	// producers test for it and skip the batch.
+	ErrAppVersionCommitted = errors.New("write: the application already committed this version, nothing committed")
 )
 
 // Constraint kinds, as ConstraintError.Kind gives them.

@@ -21,6 +21,19 @@
 //	delta restore  TABLE (--version V | --timestamp T) [--json]
 //	delta clone    SOURCE TARGET [--version V | --timestamp T] [--json]
 //	delta generate-manifest TABLE [--json]
+//	delta append   TABLE FILE... [--app-id ID --app-version N]
+//	delta tail     TABLE [--from V | --from-timestamp T] [--format jsonl|table] [--cdf]
+//	               [--once] [--columns a,b] [--max-files N] [--poll D]
+//	               [--skip-change-commits] [--ignore-deletes]
+//
+// append --app-id ID --app-version N is one batch of an exactly-once
+// producer: the commit records txn(ID, N) with the rows, and when the table
+// already holds ID at N or later nothing is appended ("appended 0 rows:
+// application ... already committed version N", exit 0). tail follows a
+// table like tail -f: the rows of the latest version, or from commit V or
+// time T, then the rows each new commit adds, until interrupted (exit 130 on
+// SIGINT); --once prints what is there and exits; --cdf prints the change
+// data feed (see package stream).
 //
 // TABLE is a local path or a URI (file:///abs/path, memory://name,
 // s3://bucket/prefix, gs://bucket/prefix, az://container/prefix,
@@ -351,6 +364,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newMergeCmd())
 	root.AddCommand(newOptimizeCmd())
 	root.AddCommand(newVacuumCmd(), newRestoreCmd(), newCloneCmd(), newGenerateManifestCmd())
+	root.AddCommand(newTailCmd())
 	return root
 }
 

@@ -98,6 +98,7 @@ func uniq(s []string) []string {
 
 func newAppendCmd() *cobra.Command {
 	var targetSize int64
+	var app appFlags
 	cmd := &cobra.Command{
 		Use:   "append TABLE FILE...",
 		Short: "Append rows from CSV, JSON lines or Parquet files",
@@ -114,6 +115,9 @@ func newAppendCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := app.check(cmd); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			t, err := delta.Open(ctx, args[0])
 			if err != nil {
@@ -150,7 +154,10 @@ func newAppendCmd() *cobra.Command {
 				}
 			}
 			res, err := t.Append(ctx, batches, delta.WriteOptions{TargetFileSize: targetSize,
-				Txn: delta.TxnOptions{EngineInfo: "godelta-cli"}})
+				Txn: delta.TxnOptions{EngineInfo: "godelta-cli"}, AppID: app.id, AppVersion: app.version})
+			if errors.Is(err, delta.ErrAppVersionCommitted) {
+				return app.reportCommitted(cmd, t)
+			}
 			var ce *delta.ConstraintError
 			if errors.As(err, &ce) {
 				if file, line, ok := src.find(ce.Row); ok {
@@ -170,6 +177,7 @@ func newAppendCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().Int64Var(&targetSize, "target-file-size", 0, "roll data files at `BYTES` (default 128 MiB)")
+	app.register(cmd)
 	return cmd
 }
 
