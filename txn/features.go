@@ -47,12 +47,16 @@ const (
 //   - invariants, checkConstraints, generatedColumns: writable when active
 //     only with rows checked by the writer (see checkedRows).
 //   - identityColumns, allowColumnDefaults: refused when active.
+//   - icebergCompatV2: Commit checks its rules on the committed
+//     configuration (tableconfig.Config.CheckIcebergCompat) and on the
+//     staged adds (numRecords in stats, no deletion vector); package write
+//     materializes partition values in the data files it writes.
 //
 // Refused, because a commit built here would break them: catalogManaged and
 // catalogOwned-preview (commits go through the catalog),
 // coordinatedCommits-preview, clustering (stats required on clustering
-// columns, clusteringProvider), icebergCompat* and icebergWriterCompat*
-// (rules on schema and files), materializePartitionColumns, collations,
+// columns, clusteringProvider), icebergCompatV1, icebergCompatV3 and
+// icebergWriterCompat* (rules on schema and files), materializePartitionColumns, collations,
 // timestampNanos, geospatial, columnMappingUsageTracking,
 // adaptiveMetadata-preview, and every feature this list does not name.
 var writerFeatures = map[string]writeSupport{
@@ -73,6 +77,7 @@ var writerFeatures = map[string]writeSupport{
 	actions.FeatureV2Checkpoint:            honoured,
 	actions.FeatureVacuumProtocolCheck:     honoured,
 	actions.FeatureCheckpointProtection:    honoured,
+	actions.FeatureIcebergCompatV2:         honoured,
 	actions.FeatureInvariants:              checkedRows,
 	actions.FeatureCheckConstraints:        checkedRows,
 	actions.FeatureGeneratedColumns:        checkedRows,

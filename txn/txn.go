@@ -339,6 +339,9 @@ func (t *Transaction) validate() error {
 		return err
 	}
 	t.config = cfg
+	if err := checkIcebergCompat(cfg, t.adds); err != nil {
+		return err
+	}
 	appendOnly := cfg.AppendOnly()
 	for i := range t.removes {
 		r := &t.removes[i]
