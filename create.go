@@ -67,8 +67,11 @@ func CreateStore(ctx context.Context, name string, store logstore.Store, spec Ta
 	})
 	tx.SetProtocol(p)
 	tx.SetMetadata(m)
-	if _, err := tx.Commit(ctx); err != nil {
+	res, err := tx.Commit(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", logstore.RedactURI(name), err)
 	}
-	return &Table{uri: name, store: store}, nil
+	t := &Table{uri: name, store: store}
+	t.convertIceberg(ctx, &res)
+	return t, nil
 }
