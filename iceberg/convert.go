@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"math"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -223,11 +224,17 @@ func newConv(ctx context.Context, snap *snapshot.Snapshot, cur current, opts Opt
 func (c *conv) location(key string) string { return c.root + "/" + key }
 
 // fileLocation returns the Iceberg file_path of a Delta add or remove
-// path: decoded, and joined to the table root when relative.
+// path: a full URI, as the spec asks. Delta paths are already URIs,
+// percent-encoded, relative to the table root or absolute; a relative one
+// is joined to the root URI, keeping its encoding.
 func (c *conv) fileLocation(p string) string {
-	p = snapshot.CanonicalPath(p)
-	if strings.Contains(p, "://") || strings.HasPrefix(p, "/") {
-		if strings.HasPrefix(p, "/") && strings.HasPrefix(c.root, "file://") {
+	if strings.Contains(p, ":") && !strings.HasPrefix(p, "/") {
+		if u, err := url.Parse(p); err == nil && u.Scheme != "" {
+			return p
+		}
+	}
+	if strings.HasPrefix(p, "/") {
+		if strings.HasPrefix(c.root, "file://") {
 			return "file://" + p
 		}
 		return p
@@ -235,11 +242,15 @@ func (c *conv) fileLocation(p string) string {
 	return c.location(p)
 }
 
+// sameFile is the key file locations are matched by: two spellings of one
+// file (encoded or not, file:/ or file:///) give the same key.
+func sameFile(loc string) string { return snapshot.CanonicalPath(loc) }
+
 // full publishes one snapshot that makes the Iceberg table hold exactly
 // the files of the target Delta snapshot: the files Iceberg lacks added,
 // those Delta no longer has removed.
 func (c *conv) full(ctx context.Context) error {
-	live := map[string]bool{}
+	live := map[string]string{} // sameFile key -> file_path
 	if err := c.loadManifests(ctx); err != nil {
 		return err
 	}
@@ -250,7 +261,8 @@ func (c *conv) full(ctx context.Context) error {
 		}
 		for _, e := range entries {
 			if st, _ := longOf(e, "status"); st != statusDeleted {
-				live[strOf(dataFileOf(e), "file_path")] = true
+				path := strOf(dataFileOf(e), "file_path")
+				live[sameFile(path)] = path
 			}
 		}
 	}
@@ -260,16 +272,16 @@ func (c *conv) full(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		loc := c.fileLocation(a.Path)
+		loc := sameFile(c.fileLocation(a.Path))
 		want[loc] = true
-		if !live[loc] {
+		if _, ok := live[loc]; !ok {
 			adds = append(adds, *a)
 		}
 	}
 	var removes []string
-	for loc := range live {
-		if !want[loc] {
-			removes = append(removes, loc)
+	for key, path := range live {
+		if !want[key] {
+			removes = append(removes, path)
 		}
 	}
 	slices.Sort(removes)
@@ -413,7 +425,7 @@ func (c *conv) publish(ctx context.Context, version, tsMs int64, md *actions.Met
 	if len(removes) > 0 {
 		gone := make(map[string]bool, len(removes))
 		for _, r := range removes {
-			gone[r] = true
+			gone[sameFile(r)] = true
 		}
 		for _, m := range c.manifests {
 			if len(gone) == 0 {
@@ -427,7 +439,7 @@ func (c *conv) publish(ctx context.Context, version, tsMs int64, md *actions.Met
 			hit := false
 			for _, e := range entries {
 				st, _ := longOf(e, "status")
-				if st != statusDeleted && gone[strOf(dataFileOf(e), "file_path")] {
+				if st != statusDeleted && gone[sameFile(strOf(dataFileOf(e), "file_path"))] {
 					hit = true
 					break
 				}
@@ -443,7 +455,7 @@ func (c *conv) publish(ctx context.Context, version, tsMs int64, md *actions.Met
 					continue // deletes of earlier snapshots are theirs only
 				}
 				df := dataFileOf(e)
-				path := strOf(df, "file_path")
+				path := sameFile(strOf(df, "file_path"))
 				if gone[path] {
 					delete(gone, path)
 					e["status"] = int32(statusDeleted)
