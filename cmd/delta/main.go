@@ -113,6 +113,26 @@
 // changes adds the columns _change_type (insert, delete, update_preimage,
 // update_postimage), _commit_version and _commit_timestamp.
 //
+// # Iceberg
+//
+//	delta iceberg TABLE [--sync] [--enable] [--json]
+//
+// shows the state of the Iceberg metadata of a UniForm table (see package
+// iceberg), --sync converts the versions not converted yet, and --enable
+// turns UniForm Iceberg on first. iceberg --json prints an object:
+//
+//	{
+//	  "table": "…", "enabled": true,      // UniForm Iceberg on at the latest version
+//	  "deltaVersion": 7,                  // latest Delta version
+//	  "metadataVersion": 8,               // N of metadata/vN.metadata.json, 0 for none
+//	  "metadataLocation": "file:///…/metadata/v8.metadata.json", // absent when none
+//	  "convertedVersion": 7,              // Delta version of the current Iceberg snapshot, -1 for none
+//	  "snapshotId": 123, "snapshots": 8,  // current Iceberg snapshot, and how many are kept
+//	  "dataFiles": 3, "records": 30,      // totals of the current snapshot
+//	  "behind": 0,                        // Delta versions not converted yet
+//	  "converted": [7]                    // with --sync or --enable: versions converted now, absent when none
+//	}
+//
 // # Exit status
 //
 // 0 on success; 1 when the table cannot be read (the message is printed as
@@ -262,6 +282,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		return usageErrorf(cmd, "%v", err)
 	})
 	root.AddCommand(newDescribeCmd(), newHistoryCmd(), newFilesCmd(), newScanCmd(), newChangesCmd(), newCheckpointCmd(), newCreateCmd(), newAppendCmd(), newDemoCmd())
+	root.AddCommand(newIcebergCmd())
 	return root
 }
 
