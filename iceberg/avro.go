@@ -224,7 +224,8 @@ func encodeOCF(schemaJSON string, meta map[string]string, records []any) ([]byte
 	for k, v := range meta {
 		md[k] = []byte(v)
 	}
-	enc, err := ocf.NewEncoder(schemaJSON, &buf, ocf.WithMetadata(md), ocf.WithCodec(ocf.Deflate))
+	enc, err := ocf.NewEncoder(schemaJSON, &buf, ocf.WithMetadata(md), ocf.WithCodec(ocf.Deflate),
+		ocf.WithSchemaMarshaler(ocf.FullSchemaMarshaler)) // keep the field-id properties readers need
 	if err != nil {
 		return nil, err
 	}
