@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+	"sync"
 
 	"github.com/hamba/avro/v2"
 	"github.com/hamba/avro/v2/ocf"
@@ -117,7 +118,7 @@ func manifestSchema(part []map[string]any) (avro.Schema, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	s, err := avro.Parse(string(raw))
+	s, err := parsedSchema(string(raw))
 	return s, string(raw), err
 }
 
@@ -216,6 +217,22 @@ func partitionDatum(branch string, t schema.DataType, v schema.Value) any {
 	return map[string]any{branch: x}
 }
 
+// parsed caches parsed Avro schemas by their JSON: a table's manifests
+// share one, and parsing it per file costs more than encoding the file.
+var parsed sync.Map // string -> avro.Schema
+
+func parsedSchema(js string) (avro.Schema, error) {
+	if s, ok := parsed.Load(js); ok {
+		return s.(avro.Schema), nil
+	}
+	s, err := avro.ParseWithCache(js, "", &avro.SchemaCache{})
+	if err != nil {
+		return nil, err
+	}
+	parsed.Store(js, s)
+	return s, nil
+}
+
 // encodeOCF writes records as an Avro object container file with the
 // given schema and key-value metadata, deflate-compressed.
 func encodeOCF(schemaJSON string, meta map[string]string, records []any) ([]byte, error) {
@@ -224,7 +241,11 @@ func encodeOCF(schemaJSON string, meta map[string]string, records []any) ([]byte
 	for k, v := range meta {
 		md[k] = []byte(v)
 	}
-	enc, err := ocf.NewEncoder(schemaJSON, &buf, ocf.WithMetadata(md), ocf.WithCodec(ocf.Deflate),
+	sch, err := parsedSchema(schemaJSON)
+	if err != nil {
+		return nil, err
+	}
+	enc, err := ocf.NewEncoderWithSchema(sch, &buf, ocf.WithMetadata(md), ocf.WithCodec(ocf.Deflate),
 		ocf.WithSchemaMarshaler(ocf.FullSchemaMarshaler)) // keep the field-id properties readers need
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package iceberg
 
 import (
 	"bytes"
+	"maps"
 	"context"
 	"encoding/json"
 	"errors"
@@ -199,6 +200,7 @@ func newConv(ctx context.Context, snap *snapshot.Snapshot, cur current, opts Opt
 	c := &conv{
 		store: snap.Store(), root: strings.TrimSuffix(snap.Store().URI(), "/"), snap: snap, opts: opts,
 		n: cur.n, meta: cur.meta, mode: cfg.ColumnMappingMode(),
+		manifests: cur.manifests, loaded: cur.manifests != nil,
 	}
 	c.stats = expr.NewStatsDecoder(snap.Schema(), c.mode, nil)
 	var walk func(st *schema.StructType, prefix string)
@@ -481,6 +483,9 @@ func (c *conv) publish(ctx context.Context, version, tsMs int64, md *actions.Met
 	} else {
 		manifests = append(manifests, c.manifests...)
 	}
+	if manifests, err = c.merge(ctx, mw, spec.SpecID, manifests, snapID, seq); err != nil {
+		return err
+	}
 	var addedRecords, addedSize int64
 	if len(adds) > 0 {
 		entries := make([]map[string]any, 0, len(adds))
@@ -555,12 +560,67 @@ func (c *conv) publish(ctx context.Context, version, tsMs int64, md *actions.Met
 		return err // ErrAlreadyExists: another converter published n
 	}
 	c.n, c.meta, c.manifests = n, next, manifests
+	if info, err := c.store.Stat(ctx, MetadataKey(n)); err == nil {
+		remember(c.store.URI(), current{n: n, meta: next, manifests: manifests, info: info})
+	}
 	c.opts.Logger.DebugContext(ctx, "iceberg: snapshot published", "deltaVersion", version, "metadata", MetadataKey(n), "snapshot", snapID)
 	// The hint last: a hint that lags is corrected by looking for v(N+1).
 	if err := c.store.Put(ctx, VersionHintKey, []byte(strconv.Itoa(n))); err != nil {
 		c.opts.Logger.WarnContext(ctx, "iceberg: writing the version hint failed; readers probing for newer metadata still find it", "metadata", MetadataKey(n), "err", err)
 	}
 	return nil
+}
+
+// Manifest merging, as Iceberg's commit.manifest.min-count-to-merge (100)
+// and commit.manifest.target-size-bytes (8 MiB) defaults: once a snapshot
+// would carry minManifestsToMerge manifests smaller than the target, they
+// are merged into one, so that the manifest list, and the manifests an
+// Iceberg reader opens, stay few however many commits append.
+const (
+	minManifestsToMerge = 100
+	targetManifestSize  = 8 << 20
+)
+
+// merge returns manifests with its small manifests of the current spec
+// merged into one when there are minManifestsToMerge of them: their live
+// entries become EXISTING, keeping their snapshot ids and sequence
+// numbers; DELETED entries, which belong to earlier snapshots, are dropped.
+func (c *conv) merge(ctx context.Context, mw *manifestWriter, specID int, manifests []map[string]any, snapID, seq int64) ([]map[string]any, error) {
+	var small, keep []map[string]any
+	for _, m := range manifests {
+		length, _ := longOf(m, "manifest_length")
+		sid, _ := longOf(m, "partition_spec_id")
+		if length < targetManifestSize && int(sid) == specID {
+			small = append(small, m)
+		} else {
+			keep = append(keep, m)
+		}
+	}
+	if len(small) < minManifestsToMerge {
+		return manifests, nil
+	}
+	var entries []map[string]any
+	for _, m := range small {
+		es, err := c.readManifest(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			if st, _ := longOf(e, "status"); st == statusDeleted {
+				continue
+			}
+			e["status"] = int32(statusExisting)
+			entries = append(entries, e)
+		}
+	}
+	nm, err := mw.write(ctx, c, entries, snapID, seq)
+	if err != nil {
+		return nil, err
+	}
+	if nm != nil {
+		keep = append([]map[string]any{nm}, keep...)
+	}
+	return keep, nil
 }
 
 // maxMetadataLog is how many earlier metadata files the metadata log
@@ -631,13 +691,17 @@ func (c *conv) summary(prev *snapshotJSON, addedFiles int, addedRecords, addedSi
 func (c *conv) nextMetadata(md *actions.Metadata) (*tableMetadata, error) {
 	var next tableMetadata
 	if c.meta != nil {
-		raw, err := json.Marshal(c.meta)
-		if err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(raw, &next); err != nil {
-			return nil, err
-		}
+		// A copy whose slices and maps the next version may change: the
+		// entries themselves are never changed once written.
+		next = *c.meta
+		next.Schemas = slices.Clone(c.meta.Schemas)
+		next.PartitionSpecs = slices.Clone(c.meta.PartitionSpecs)
+		next.Snapshots = slices.Clone(c.meta.Snapshots)
+		next.SnapshotLog = slices.Clone(c.meta.SnapshotLog)
+		next.MetadataLog = slices.Clone(c.meta.MetadataLog)
+		next.SortOrders = slices.Clone(c.meta.SortOrders)
+		next.Properties = maps.Clone(c.meta.Properties)
+		next.Refs = maps.Clone(c.meta.Refs)
 	} else {
 		m := c.snap.Metadata()
 		md = &m

@@ -2,6 +2,7 @@ package iceberg
 
 import (
 	"context"
+	"sync"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,10 +126,51 @@ func (m *tableMetadata) convertedVersion() (int64, bool) {
 }
 
 // current is the latest Iceberg metadata found: its number N and its
-// content (nil when there is none).
+// content (nil when there is none), and, when known, the decoded manifest
+// list of its current snapshot. A current is never modified once built:
+// converters build the next metadata on a copy.
 type current struct {
-	n    int
-	meta *tableMetadata
+	n         int
+	meta      *tableMetadata
+	manifests []map[string]any    // nil: not known yet
+	info      logstore.ObjectInfo // of vN.metadata.json, for the cache
+}
+
+// The metadata this process published last, per table: vN.metadata.json
+// and manifest lists are written once and never changed, so the next
+// conversion of the same table, in the same process, can skip reading and
+// decoding them when N is still the latest. That keeps a conversion's cost
+// independent of the number of snapshots the metadata holds (the reading
+// and decoding of which grows with it). Bounded to cacheTables tables.
+var (
+	cacheMu sync.Mutex
+	cache   = map[string]current{}
+	order   []string
+)
+
+const cacheTables = 16
+
+// recall returns the metadata remembered for the table at root, if it is
+// vN and the file there is the one remembered (same size and time: two
+// unnamed stores may share a URI).
+func recall(root string, n int, info logstore.ObjectInfo) (current, bool) {
+	cacheMu.Lock()
+	defer cacheMu.Unlock()
+	c, ok := cache[root]
+	return c, ok && c.n == n && c.info.Size == info.Size && c.info.ModTime.Equal(info.ModTime)
+}
+
+func remember(root string, c current) {
+	cacheMu.Lock()
+	defer cacheMu.Unlock()
+	if _, ok := cache[root]; !ok {
+		order = append(order, root)
+		if len(order) > cacheTables {
+			delete(cache, order[0])
+			order = order[1:]
+		}
+	}
+	cache[root] = c
 }
 
 // readCurrent finds the latest vN.metadata.json: from the version hint,
@@ -175,6 +217,13 @@ func readCurrent(ctx context.Context, store logstore.Store) (current, error) {
 	}
 	if n == 0 {
 		return current{}, nil
+	}
+	info, err := store.Stat(ctx, MetadataKey(n))
+	if err != nil {
+		return current{}, err
+	}
+	if cur, ok := recall(store.URI(), n, info); ok {
+		return cur, nil
 	}
 	data, err := store.Get(ctx, MetadataKey(n))
 	if err != nil {
