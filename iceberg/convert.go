@@ -2,13 +2,13 @@ package iceberg
 
 import (
 	"bytes"
-	"maps"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"maps"
 	"math"
 	"net/url"
 	"slices"

@@ -2,12 +2,12 @@ package iceberg
 
 import (
 	"context"
-	"sync"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/godelta/delta/logstore"
 )
