@@ -29,16 +29,29 @@ var icebergCommits = flag.Int("iceberg-commits", 1000, "commits converted by Ben
 // hundred commits, which stay flat when conversion is incremental (one new
 // manifest, one manifest list, one metadata file per commit, whatever the
 // number of files).
+//
+// "all-snapshots" keeps every snapshot in the metadata, as the default
+// does within delta.logRetentionDuration: the metadata file, which Iceberg
+// rewrites whole at each commit, grows by one snapshot per commit.
+// "max-snapshots=100" expires all but the last 100 (Options.MaxSnapshots).
 func BenchmarkIcebergConvert(b *testing.B) {
-	for b.Loop() {
-		first, mid, last := icebergConvertRun(b, *icebergCommits)
-		b.ReportMetric(first, "ms/conv-first100")
-		b.ReportMetric(mid, "ms/conv-mid100")
-		b.ReportMetric(last, "ms/conv-last100")
+	for _, max := range []int{0, 100} {
+		name := "all-snapshots"
+		if max > 0 {
+			name = fmt.Sprintf("max-snapshots=%d", max)
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				first, mid, last := icebergConvertRun(b, *icebergCommits, iceberg.Options{MaxSnapshots: max})
+				b.ReportMetric(first, "ms/conv-first100")
+				b.ReportMetric(mid, "ms/conv-mid100")
+				b.ReportMetric(last, "ms/conv-last100")
+			}
+		})
 	}
 }
 
-func icebergConvertRun(b *testing.B, commits int) (first, mid, last float64) {
+func icebergConvertRun(b *testing.B, commits int, opts iceberg.Options) (first, mid, last float64) {
 	ctx := context.Background()
 	store, err := local.New(filepath.Join(b.TempDir(), "t"))
 	if err != nil {
@@ -79,7 +92,7 @@ func icebergConvertRun(b *testing.B, commits int) (first, mid, last float64) {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		r, err := iceberg.Convert(ctx, snap, iceberg.Options{})
+		r, err := iceberg.Convert(ctx, snap, opts)
 		if err != nil {
 			b.Fatal(err)
 		}

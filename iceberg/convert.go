@@ -39,8 +39,17 @@ type Options struct {
 	// Logger receives a debug line per Iceberg snapshot written; nil means
 	// slog.Default().
 	Logger *slog.Logger
-	// Now stands in for time.Now (last-updated-ms of the metadata).
+	// Now stands in for time.Now (last-updated-ms of the metadata, the
+	// age of snapshots).
 	Now func() time.Time
+	// MaxSnapshots, when positive, caps the snapshots the metadata keeps:
+	// the oldest beyond it are expired at each conversion. Snapshots older
+	// than the Delta table's delta.logRetentionDuration (30 days by
+	// default), the horizon of Delta's own time travel, are expired
+	// whatever it says; the current snapshot never is. Expiring drops a
+	// snapshot from the metadata and the snapshot log only: its files stay
+	// (they are small, and other snapshots share the data files).
+	MaxSnapshots int
 }
 
 // Result says what Convert did.
@@ -545,6 +554,7 @@ func (c *conv) publish(ctx context.Context, version, tsMs int64, md *actions.Met
 	}
 	next.Snapshots = append(next.Snapshots, s)
 	next.SnapshotLog = append(next.SnapshotLog, snapshotLog{TimestampMs: tsMs, SnapshotID: snapID})
+	c.expire(next, now)
 	next.CurrentSnapshotID = &snapID
 	next.Refs = map[string]ref{"main": {SnapshotID: snapID, Type: "branch"}}
 	next.LastSequenceNumber = seq
@@ -621,6 +631,31 @@ func (c *conv) merge(ctx context.Context, mw *manifestWriter, specID int, manife
 		keep = append([]map[string]any{nm}, keep...)
 	}
 	return keep, nil
+}
+
+// expire drops from m the snapshots older than the table's log retention,
+// and the oldest beyond Options.MaxSnapshots, never the last one (the
+// current), with their snapshot log entries.
+func (c *conv) expire(m *tableMetadata, nowMs int64) {
+	cut := nowMs - c.snap.Config().LogRetention().Milliseconds()
+	drop := 0
+	for drop < len(m.Snapshots)-1 && m.Snapshots[drop].TimestampMs < cut {
+		drop++
+	}
+	if c.opts.MaxSnapshots > 0 {
+		drop = max(drop, len(m.Snapshots)-c.opts.MaxSnapshots)
+	}
+	if drop <= 0 {
+		return
+	}
+	gone := map[int64]bool{}
+	for _, s := range m.Snapshots[:drop] {
+		gone[s.SnapshotID] = true
+	}
+	m.Snapshots = slices.Clone(m.Snapshots[drop:])
+	// The oldest kept snapshot has no parent in the metadata any more;
+	// its parent-snapshot-id still names it, as Iceberg leaves it.
+	m.SnapshotLog = slices.DeleteFunc(m.SnapshotLog, func(l snapshotLog) bool { return gone[l.SnapshotID] })
 }
 
 // maxMetadataLog is how many earlier metadata files the metadata log
