@@ -112,3 +112,45 @@ func countFiles(t *testing.T, ctx context.Context, store logstore.Store) int64 {
 	}
 	return n
 }
+
+// TestExpireSnapshots: Options.MaxSnapshots keeps the newest snapshots,
+// the current one last, and the snapshot log follows.
+func TestExpireSnapshots(t *testing.T) {
+	ctx := context.Background()
+	store := memory.New()
+	tbl, err := delta.CreateStore(ctx, "expire", store, uniformSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if _, err := tbl.AppendRows(ctx, smallRows(i, 1), delta.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One more commit, without the post-commit conversion, then converted
+	// with a cap of 2 snapshots.
+	tx, err := tbl.Begin(ctx, delta.TxnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := tbl.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := iceberg.Convert(ctx, snap, iceberg.Options{MaxSnapshots: 2}); err != nil {
+		t.Fatal(err)
+	}
+	m := latestMetadata(t, ctx, store)
+	checkMetadata(t, m)
+	snaps := objects(t, "snapshots", m["snapshots"])
+	log := objects(t, "snapshot-log", m["snapshot-log"])
+	if len(snaps) != 2 || len(log) != 2 || snaps[1]["snapshot-id"] != m["current-snapshot-id"] {
+		t.Fatalf("%d snapshots, %d log entries, current %v", len(snaps), len(log), m["current-snapshot-id"])
+	}
+	if got := snaps[0]["summary"].(map[string]any)[iceberg.PropDeltaVersion]; got != "4" {
+		t.Fatalf("oldest kept snapshot converts Delta version %v, want 4", got)
+	}
+}
