@@ -88,6 +88,35 @@ type snapshotJSON struct {
 	ManifestList     string            `json:"manifest-list"`
 	Summary          map[string]string `json:"summary"`
 	SchemaID         int               `json:"schema-id"`
+
+	// raw is the snapshot's JSON once encoded or decoded: a snapshot never
+	// changes, and every metadata version repeats every snapshot, so
+	// encoding them anew each time would make a conversion's cost grow
+	// with the history.
+	raw json.RawMessage
+}
+
+type plainSnapshot snapshotJSON
+
+// MarshalJSON returns the snapshot's JSON, encoded once.
+func (s *snapshotJSON) MarshalJSON() ([]byte, error) {
+	if s.raw == nil {
+		raw, err := json.Marshal((*plainSnapshot)(s))
+		if err != nil {
+			return nil, err
+		}
+		s.raw = raw
+	}
+	return s.raw, nil
+}
+
+// UnmarshalJSON decodes a snapshot and keeps its JSON.
+func (s *snapshotJSON) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, (*plainSnapshot)(s)); err != nil {
+		return err
+	}
+	s.raw = append(json.RawMessage(nil), b...)
+	return nil
 }
 
 type snapshotLog struct {
