@@ -154,3 +154,47 @@ func TestExpireSnapshots(t *testing.T) {
 		t.Fatalf("oldest kept snapshot converts Delta version %v, want 4", got)
 	}
 }
+
+// TestCatchUpAfterLogCleanup: when a version to convert is no longer in
+// the Delta log, the catch-up builds one snapshot from the whole file
+// list, by difference with the files Iceberg has.
+func TestCatchUpAfterLogCleanup(t *testing.T) {
+	ctx := context.Background()
+	inner := memory.New()
+	fs := faultstore.New(inner, 1)
+	tbl, err := delta.CreateStore(ctx, "cleanup", fs, uniformSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.AppendRows(ctx, smallRows(0, 5), delta.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Version 2 lands; its conversion crashes.
+	fs.AddRule(faultstore.Rule{Ops: faultstore.OpPut, Key: "metadata/*-m0.avro", Kind: faultstore.Crash})
+	if _, err := tbl.AppendRows(ctx, smallRows(5, 5), delta.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A new process checkpoints version 2 and its commit file goes.
+	tbl2, err := delta.OpenStore(ctx, "cleanup", inner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl2.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := inner.Delete(ctx, deltalog.CommitKey(2)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := tbl2.SyncIceberg(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := tbl2.IcebergStatus(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Full || res.Snapshots != 1 || st.ConvertedVersion != 2 || st.Records != 10 || st.DataFiles != countFiles(t, ctx, inner) {
+		t.Fatalf("catch-up %+v, status %+v", res, st)
+	}
+	checkMetadata(t, latestMetadata(t, ctx, inner))
+}
