@@ -94,6 +94,22 @@
 // Conversion never blocks or fails a Delta commit: package delta logs a
 // failed conversion (log/slog) and the next commit retries it.
 //
+// # Cost per commit
+//
+// A conversion makes about ten requests whatever the table's history:
+// the hint, a probe for v(N+1), a stat of vN, one manifest, one manifest
+// list, one metadata file, the hint. The metadata and manifest list it
+// published last are remembered per table in the process (they never
+// change once written; the size and time of vN confirm it is the same
+// file), each snapshot's JSON is encoded once, and once 100 small
+// manifests accumulate they are merged into one (Iceberg's
+// commit.manifest.min-count-to-merge). What still grows is the metadata
+// file, which the Iceberg format rewrites whole with every snapshot it
+// keeps: snapshots older than delta.logRetentionDuration (the horizon of
+// Delta's own time travel) are expired at each conversion, and
+// Options.MaxSnapshots caps their number. Expiring only drops them from
+// the metadata; their manifest files stay.
+//
 // # Errors
 //
 // ErrNotEnabled: the table does not turn UniForm Iceberg on.
