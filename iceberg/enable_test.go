@@ -175,3 +175,25 @@ func TestCommitChecksIcebergCompat(t *testing.T) {
 		t.Fatalf("version %d, %v", snap.Version(), err)
 	}
 }
+
+// TestSetFormatsWithoutCompatRefused: a metadata commit that only sets
+// delta.universalFormat.enabledFormats=iceberg (a generic ALTER TABLE SET
+// TBLPROPERTIES) is refused, as Spark refuses it: Enable is the way.
+func TestSetFormatsWithoutCompatRefused(t *testing.T) {
+	ctx := context.Background()
+	tbl, err := delta.CreateStore(ctx, "set", memory.New(), delta.TableSpec{
+		Schema: &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.Long}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tbl.Update(ctx, delta.TxnOptions{Operation: "SET TBLPROPERTIES"}, func(tx *delta.Transaction) error {
+		m := tx.Snapshot().Metadata()
+		m.Configuration = map[string]string{tableconfig.KeyUniversalFormatEnabledFormats: "iceberg"}
+		tx.SetMetadata(m)
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "icebergCompatV2") {
+		t.Fatalf("setting iceberg without icebergCompatV2: %v", err)
+	}
+}

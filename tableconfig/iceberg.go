@@ -34,12 +34,15 @@ func (c *Config) IcebergCompatV2() bool {
 // the types of the allow-list (byte, short, integer, long, float, double,
 // decimal, string, binary, boolean, timestamp, timestamp_ntz, date, array,
 // map, struct) in the schema. A broken rule is a *deltaerr.FeatureError
-// naming it (errors.Is deltaerr.ErrUnsupportedFeature); a table without
-// the feature enabled gives nil.
+// naming it (errors.Is deltaerr.ErrUnsupportedFeature). A table without
+// the feature enabled gives nil, unless
+// delta.universalFormat.enabledFormats lists iceberg, which needs it.
 func (c *Config) CheckIcebergCompat() error {
 	if !c.IcebergCompatV2() {
-		if c.p.uniformIceberg && c.p.icebergCompatV2 {
-			return icebergErr("delta.enableIcebergCompatV2 is true but the protocol does not support icebergCompatV2")
+		if c.p.uniformIceberg {
+			// Spark refuses the property without the feature enabled.
+			return icebergErr(KeyUniversalFormatEnabledFormats + " lists iceberg, which needs icebergCompatV2 enabled (" +
+				KeyEnableIcebergCompatV2 + " and the protocol feature)")
 		}
 		return nil
 	}

@@ -82,6 +82,16 @@ func TestIcebergCompatConfig(t *testing.T) {
 	if cfg.IcebergCompatV2() || cfg.UniversalFormatIceberg() {
 		t.Fatal("enabled without the protocol feature")
 	}
+	if err := cfg.CheckIcebergCompat(); !errors.Is(err, deltaerr.ErrUnsupportedFeature) {
+		t.Fatalf("iceberg listed without icebergCompatV2: %v", err)
+	}
+	onlyFormats := map[string]string{tableconfig.KeyUniversalFormatEnabledFormats: "iceberg", tableconfig.KeyColumnMappingMode: "name"}
+	if cfg, err = tableconfig.New(proto, actions.Metadata{SchemaString: sch, Configuration: onlyFormats}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.CheckIcebergCompat(); !errors.Is(err, deltaerr.ErrUnsupportedFeature) {
+		t.Fatalf("iceberg listed with delta.enableIcebergCompatV2 unset: %v", err)
+	}
 	// Broken rules.
 	bad := []struct {
 		name   string

@@ -10,17 +10,23 @@ import (
 )
 
 // checkIcebergCompat checks the writer rules of icebergCompatV2 that a
-// commit can see, when the committed configuration enables it: the
+// commit can see, when the committed configuration enables it (or the
+// commit stages a metaData): the
 // configuration's own (column mapping, no deletion vectors, no
 // icebergCompatV1, allowed types), then every staged add's: numRecords in
 // its stats and no deletion vector. Partition values materialized in the
 // data files are the writer's part (package write does it).
-func checkIcebergCompat(cfg *tableconfig.Config, adds []actions.Add) error {
+func checkIcebergCompat(cfg *tableconfig.Config, adds []actions.Add, metadataStaged bool) error {
+	// A staged metaData (an ALTER) is checked whatever it enables:
+	// delta.universalFormat.enabledFormats=iceberg without icebergCompatV2
+	// is refused, as Spark refuses it.
+	if metadataStaged || cfg.IcebergCompatV2() {
+		if err := cfg.CheckIcebergCompat(); err != nil {
+			return err
+		}
+	}
 	if !cfg.IcebergCompatV2() {
 		return nil
-	}
-	if err := cfg.CheckIcebergCompat(); err != nil {
-		return err
 	}
 	for i := range adds {
 		a := &adds[i]

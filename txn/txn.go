@@ -339,7 +339,7 @@ func (t *Transaction) validate() error {
 		return err
 	}
 	t.config = cfg
-	if err := checkIcebergCompat(cfg, t.adds); err != nil {
+	if err := checkIcebergCompat(cfg, t.adds, t.metadata != nil); err != nil {
 		return err
 	}
 	appendOnly := cfg.AppendOnly()
