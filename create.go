@@ -78,8 +78,11 @@ func CreateStore(ctx context.Context, name string, store logstore.Store, spec Ta
 	if domain != nil {
 		tx.SetDomainMetadata(*domain)
 	}
-	if _, err := tx.Commit(ctx); err != nil {
+	res, err := tx.Commit(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", logstore.RedactURI(name), err)
 	}
-	return &Table{uri: name, store: store}, nil
+	t := &Table{uri: name, store: store}
+	t.convertIceberg(ctx, &res)
+	return t, nil
 }

@@ -76,6 +76,9 @@ type props struct {
 	isolation          IsolationLevel
 	typeWidening       bool
 	constraints        []Constraint
+	icebergCompatV1    bool
+	icebergCompatV2    bool
+	uniformIceberg     bool
 }
 
 // parser parses one property's value into p, or returns the reason it is
@@ -133,8 +136,8 @@ var parsers = map[string]parser{
 	KeyEnableInCommitTimestamps:     boolean(func(p *props, b bool) { p.ict = b }),
 	KeyRandomizeFilePrefixes:        boolean(nil),
 	KeyEnableTypeWidening:           boolean(func(p *props, b bool) { p.typeWidening = b }),
-	KeyEnableIcebergCompatV1:        boolean(nil),
-	KeyEnableIcebergCompatV2:        boolean(nil),
+	KeyEnableIcebergCompatV1:        boolean(func(p *props, b bool) { p.icebergCompatV1 = b }),
+	KeyEnableIcebergCompatV2:        boolean(func(p *props, b bool) { p.icebergCompatV2 = b }),
 
 	KeyCheckpointInterval: integer(1, math.MaxInt32, "want a positive integer",
 		func(p *props, n int64) { p.checkpointInterval = n }),
@@ -209,7 +212,9 @@ var parsers = map[string]parser{
 	KeyUniversalFormatEnabledFormats: func(p *props, v string) string {
 		for f := range strings.SplitSeq(v, ",") {
 			switch strings.ToLower(strings.TrimSpace(f)) {
-			case "", "iceberg", "hudi":
+			case "iceberg":
+				p.uniformIceberg = true
+			case "", "hudi":
 			default:
 				return "want a comma-separated list of iceberg and hudi"
 			}
@@ -366,6 +371,10 @@ func (c *Config) IsFeatureEnabled(name string) bool {
 		return c.p.typeWidening
 	case actions.FeatureCheckConstraints:
 		return len(c.p.constraints) > 0
+	case actions.FeatureIcebergCompatV1:
+		return c.p.icebergCompatV1
+	case actions.FeatureIcebergCompatV2:
+		return c.p.icebergCompatV2
 	}
 	return true
 }
@@ -498,9 +507,10 @@ func (c *Config) Constraints() []Constraint { return c.p.constraints }
 // FeaturesFor returns the table features that the properties in raw turn
 // on, which a new table's protocol must support (Spark enables them the
 // same way when the property is set): appendOnly, changeDataFeed,
-// deletionVectors, rowTracking, inCommitTimestamp for their boolean
-// properties set to true, columnMapping for mode id or name, v2Checkpoint
-// for checkpointPolicy v2, checkConstraints for any CHECK constraint. The
+// deletionVectors, rowTracking, inCommitTimestamp, icebergCompatV2 for
+// their boolean properties set to true, columnMapping for mode id or name,
+// v2Checkpoint for checkpointPolicy v2, checkConstraints for any CHECK
+// constraint. The
 // names are sorted. An invalid value gives Validate's error.
 func FeaturesFor(raw map[string]string) ([]string, error) {
 	p, err := parseProps(raw)
@@ -521,6 +531,7 @@ func FeaturesFor(raw map[string]string) ([]string, error) {
 	add(p.mappingMode != schema.ColumnMappingNone, actions.FeatureColumnMapping)
 	add(p.checkpointPolicy == CheckpointV2, actions.FeatureV2Checkpoint)
 	add(len(p.constraints) > 0, actions.FeatureCheckConstraints)
+	add(p.icebergCompatV2, actions.FeatureIcebergCompatV2)
 	slices.Sort(out)
 	return out, nil
 }

@@ -53,11 +53,15 @@ const (
 //     until OPTIMIZE (package optimize) clusters them, as the protocol
 //     allows. liquid, its Databricks preview (domain delta.liquid), has the
 //     same rules for writers.
+//   - icebergCompatV2: Commit checks its rules on the committed
+//     configuration (tableconfig.Config.CheckIcebergCompat) and on the
+//     staged adds (numRecords in stats, no deletion vector); package write
+//     materializes partition values in the data files it writes.
 //
 // Refused, because a commit built here would break them: catalogManaged and
 // catalogOwned-preview (commits go through the catalog),
-// coordinatedCommits-preview, icebergCompat* and icebergWriterCompat*
-// (rules on schema and files), materializePartitionColumns, collations,
+// coordinatedCommits-preview, icebergCompatV1, icebergCompatV3 and
+// icebergWriterCompat* (rules on schema and files), materializePartitionColumns, collations,
 // timestampNanos, geospatial, columnMappingUsageTracking,
 // adaptiveMetadata-preview, and every feature this list does not name.
 var writerFeatures = map[string]writeSupport{
@@ -80,6 +84,7 @@ var writerFeatures = map[string]writeSupport{
 	actions.FeatureCheckpointProtection:    honoured,
 	actions.FeatureClustering:              honoured,
 	actions.FeatureLiquidPreview:           honoured,
+	actions.FeatureIcebergCompatV2:         honoured,
 	actions.FeatureInvariants:              checkedRows,
 	actions.FeatureCheckConstraints:        checkedRows,
 	actions.FeatureGeneratedColumns:        checkedRows,

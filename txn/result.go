@@ -44,6 +44,11 @@ type CommitResult struct {
 	log   *slog.Logger
 }
 
+// Config returns the table configuration in force at Version (nil for a
+// zero CommitResult): what post-commit work outside this package (the
+// Iceberg metadata of UniForm tables) asks whether it is due.
+func (r *CommitResult) Config() *tableconfig.Config { return r.cfg }
+
 // PostCommitWork is the maintenance a landed commit makes due. Commit
 // only says what is due; the caller runs it with PostCommit, at a time of
 // its choosing, or not at all (readers never need it: a table without

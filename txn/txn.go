@@ -347,6 +347,9 @@ func (t *Transaction) validate() error {
 		return err
 	}
 	t.config = cfg
+	if err := checkIcebergCompat(cfg, t.adds, t.metadata != nil); err != nil {
+		return err
+	}
 	appendOnly := cfg.AppendOnly()
 	for i := range t.removes {
 		r := &t.removes[i]

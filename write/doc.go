@@ -36,6 +36,13 @@
 // defaults are refused: the write path cannot honour them. Property values
 // are checked with tableconfig.Validate, as Spark checks them when they are
 // set; which properties turn which features on is tableconfig.FeaturesFor.
+// delta.universalFormat.enabledFormats=iceberg (UniForm, see package
+// iceberg) turns on icebergCompatV2 and column mapping in name mode unless
+// the properties choose otherwise (tableconfig.IcebergProperties), gives
+// array elements and map keys and values their nested ids
+// (AssignNestedIDs), and checks the feature's rules
+// (tableconfig.Config.CheckIcebergCompat). UpgradeProtocol is the same
+// protocol choice for a table that turns features on later.
 //
 // # Writing rows
 //
@@ -53,7 +60,10 @@
 // as the protocol's partition value rules say, then escaped as Hive and
 // Spark escape path names; null and the empty string as
 // __HIVE_DEFAULT_PARTITION__), written with package datafile without the
-// partition columns, and rolled to a new file at Options.TargetFileSize.
+// partition columns (with them, after the data columns, on an
+// icebergCompatV2 table, whose rules ask for materialized partition
+// values; field ids then include the nested ids of array elements and map
+// keys and values), and rolled to a new file at Options.TargetFileSize.
 // Each add's path is the file's key relative to the table root,
 // percent-encoded as a URI.
 //

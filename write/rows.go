@@ -225,6 +225,14 @@ func newRowWriter(snap *snapshot.Snapshot, opts Options, change string) (*rowWri
 	if len(w.partIdx) != len(m.PartitionColumns) {
 		return nil, fmt.Errorf("write: partition columns %v are not all in the schema: %w", m.PartitionColumns, ErrInvalidSpec)
 	}
+	if cfg.IcebergCompatV2() && change == "" {
+		// icebergCompatV2: partition values are materialized in the data
+		// files, after the data columns (Iceberg readers read them there).
+		for _, j := range w.partIdx {
+			w.dataIdx = append(w.dataIdx, j)
+			data.Fields = append(data.Fields, sch.Fields[j])
+		}
+	}
 	var err error
 	if w.physical, err = data.PhysicalSchema(mode); err != nil {
 		return nil, err

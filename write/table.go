@@ -94,6 +94,15 @@ func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 	if err != nil {
 		return p, m, err
 	}
+	// UniForm Iceberg needs icebergCompatV2, which needs column mapping:
+	// turned on here unless the properties say otherwise (an error).
+	extra, err := tableconfig.IcebergProperties(props)
+	if err != nil {
+		return p, m, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
+	}
+	for k, v := range extra {
+		props[k] = v
+	}
 	enabled, err := tableconfig.FeaturesFor(props)
 	if err != nil {
 		return p, m, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
@@ -123,6 +132,9 @@ func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 	if mode := cfg.ColumnMappingMode(); mode != schema.ColumnMappingNone {
 		maxID, _ := cfg.MaxColumnID()
 		maxID = assignColumnMapping(sch, maxID)
+		if cfg.IcebergCompatV2() {
+			maxID = AssignNestedIDs(sch, maxID)
+		}
 		props[tableconfig.KeyColumnMappingMaxColumnID] = strconv.FormatInt(maxID, 10)
 	}
 	if cfg.RowTracking() {
@@ -131,6 +143,19 @@ func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 		}
 		if _, ok := cfg.MaterializedRowCommitVersionColumn(); !ok {
 			props[tableconfig.KeyMaterializedRowCommitVersionColumn] = "_row-commit-version-col-" + uuid.NewString()
+		}
+	}
+	if cfg.IcebergCompatV2() {
+		raw, err := sch.MarshalJSON()
+		if err != nil {
+			return p, m, specErr("schema: %v", err)
+		}
+		final, err := tableconfig.New(p, actions.Metadata{Configuration: props, SchemaString: string(raw)})
+		if err != nil {
+			return p, m, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
+		}
+		if err := final.CheckIcebergCompat(); err != nil {
+			return p, m, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
 		}
 	}
 	out, err := sch.MarshalJSON()
@@ -315,6 +340,84 @@ func assignColumnMapping(sch *schema.StructType, maxID int64) int64 {
 		}
 	})
 	return maxID
+}
+
+// AssignNestedIDs gives every array element and map key and value that
+// has none an id (IcebergCompatV2), above maxID, the table's
+// delta.columnMapping.maxColumnId, and returns the largest id. The ids are
+// stored in the delta.columnMapping.nested.ids metadata of the nearest
+// field above, keyed by its physical name followed by ".element", ".key"
+// or ".value" per level, as PROTOCOL.md shows; fields must already have
+// their physical names (assignColumnMapping). Ids already present are
+// kept. Alter operations that add columns to an IcebergCompatV2 table
+// call it too.
+func AssignNestedIDs(sch *schema.StructType, maxID int64) int64 {
+	var fields func(t *schema.StructType)
+	var nested func(t schema.DataType, key string, ids map[string]int64, changed *bool)
+	nested = func(t schema.DataType, key string, ids map[string]int64, changed *bool) {
+		give := func(k string) {
+			if _, ok := ids[k]; !ok {
+				maxID++
+				ids[k] = maxID
+				*changed = true
+			}
+		}
+		switch t := t.(type) {
+		case *schema.ArrayType:
+			give(key + ".element")
+			nested(t.ElementType, key+".element", ids, changed)
+		case *schema.MapType:
+			give(key + ".key")
+			give(key + ".value")
+			nested(t.KeyType, key+".key", ids, changed)
+			nested(t.ValueType, key+".value", ids, changed)
+		case *schema.StructType:
+			fields(t)
+		}
+	}
+	fields = func(t *schema.StructType) {
+		for i := range t.Fields {
+			f := &t.Fields[i]
+			ids, _ := f.NestedIDs()
+			if ids == nil {
+				ids = map[string]int64{}
+			}
+			changed := false
+			nested(f.Type, f.PhysicalName(schema.ColumnMappingByName), ids, &changed)
+			if changed {
+				f.Metadata = setMeta(f.Metadata, schema.MetadataNestedIDs, json.RawMessage(mustJSON(ids)))
+			}
+		}
+	}
+	// Ids already in use count, so that new ones stay unique.
+	var seen func(t schema.DataType)
+	seen = func(t schema.DataType) {
+		switch t := t.(type) {
+		case *schema.StructType:
+			for i := range t.Fields {
+				if ids, ok := t.Fields[i].NestedIDs(); ok {
+					for _, id := range ids {
+						maxID = max(maxID, id)
+					}
+				}
+				seen(t.Fields[i].Type)
+			}
+		case *schema.ArrayType:
+			seen(t.ElementType)
+		case *schema.MapType:
+			seen(t.KeyType)
+			seen(t.ValueType)
+		}
+	}
+	seen(sch)
+	fields(sch)
+	return maxID
+}
+
+// mustJSON encodes a map of strings to integers, which cannot fail.
+func mustJSON(ids map[string]int64) string {
+	b, _ := json.Marshal(ids)
+	return string(b)
 }
 
 func setMeta(m schema.Metadata, key string, v json.RawMessage) schema.Metadata {

@@ -210,6 +210,25 @@
 // On a table with row tracking, scan --columns may name
 // _metadata.row_id and _metadata.row_commit_version: each row's stable row
 // id and row commit version, as Spark shows them.
+// # Iceberg
+//
+//	delta iceberg TABLE [--sync] [--enable] [--json]
+//
+// shows the state of the Iceberg metadata of a UniForm table (see package
+// iceberg), --sync converts the versions not converted yet, and --enable
+// turns UniForm Iceberg on first. iceberg --json prints an object:
+//
+//	{
+//	  "table": "…", "enabled": true,      // UniForm Iceberg on at the latest version
+//	  "deltaVersion": 7,                  // latest Delta version
+//	  "metadataVersion": 8,               // N of metadata/vN.metadata.json, 0 for none
+//	  "metadataLocation": "file:///…/metadata/v8.metadata.json", // absent when none
+//	  "convertedVersion": 7,              // Delta version of the current Iceberg snapshot, -1 for none
+//	  "snapshotId": 123, "snapshots": 8,  // current Iceberg snapshot, and how many are kept
+//	  "dataFiles": 3, "records": 30,      // totals of the current snapshot
+//	  "behind": 0,                        // Delta versions not converted yet
+//	  "converted": [7]                    // with --sync or --enable: versions converted now, absent when none
+//	}
 //
 // # Exit status
 //
@@ -365,6 +384,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newOptimizeCmd())
 	root.AddCommand(newVacuumCmd(), newRestoreCmd(), newCloneCmd(), newGenerateManifestCmd())
 	root.AddCommand(newTailCmd())
+	root.AddCommand(newIcebergCmd())
 	return root
 }
 

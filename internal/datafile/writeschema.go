@@ -71,6 +71,12 @@ type builder struct {
 	byID   bool
 	elems  []format.SchemaElement
 	leaves []*wleaf
+	// nested and nestedKey, when byID, are the nested ids
+	// (delta.columnMapping.nested.ids) of the nearest field above the
+	// value being built, and that value's key in them: the field's
+	// physical name, then ".element", ".key" or ".value" per level.
+	nested    map[string]int64
+	nestedKey string
 }
 
 // buildSchema returns the schema elements of a file of physical, and the
@@ -102,7 +108,13 @@ func buildSchema(physical *schema.StructType, byID bool) ([]format.SchemaElement
 // node; a void field gives nil and no element.
 func (b *builder) field(f *schema.StructField, path []string, def, rep int) (*wnode, error) {
 	at := len(b.elems) // f's own element, when it has one
+	savedNested, savedKey := b.nested, b.nestedKey
+	if b.byID {
+		b.nested, _ = f.NestedIDs()
+		b.nestedKey = f.Name
+	}
 	wn, err := b.typ(f.Type, f.Nullable, path, def, rep)
+	b.nested, b.nestedKey = savedNested, savedKey
 	if err != nil || wn == nil {
 		return nil, err
 	}
@@ -113,6 +125,28 @@ func (b *builder) field(f *schema.StructField, path []string, def, rep int) (*wn
 			}
 			b.elems[at].FieldID = int32(id)
 		}
+	}
+	return wn, nil
+}
+
+// nestedTyp is typ for the element of an array or the key or value of a
+// map (part names which): under field ids, the element gets its nested id
+// (IcebergCompatV2) when the nearest field above has one for it.
+func (b *builder) nestedTyp(part string, t schema.DataType, nullable bool, path []string, def, rep int) (*wnode, error) {
+	at := len(b.elems)
+	saved := b.nestedKey
+	b.nestedKey += "." + part
+	key := b.nestedKey
+	wn, err := b.typ(t, nullable, path, def, rep)
+	b.nestedKey = saved
+	if err != nil || wn == nil || !b.byID {
+		return wn, err
+	}
+	if id, ok := b.nested[key]; ok {
+		if id <= 0 || id > math.MaxInt32 {
+			return nil, fmt.Errorf("datafile: column %s: nested field id %d out of range: %w", strings.Join(path, "."), id, deltaerr.ErrInvalidArgument)
+		}
+		b.elems[at].FieldID = int32(id)
 	}
 	return wn, nil
 }
@@ -157,7 +191,7 @@ func (b *builder) typ(t schema.DataType, nullable bool, path []string, def, rep 
 		b.elems[at].ConvertedType = thrift.New(deprecated.List)
 		b.elems[at].LogicalType = format.LogicalType{Value: &format.ListType{}}
 		b.elems[b.group("list", format.Repeated)].NumChildren = thrift.New(int32(1))
-		ew, err := b.typ(t.ElementType, t.ContainsNull, child(path, "list", "element"), wn.def+1, rep+1)
+		ew, err := b.nestedTyp("element", t.ElementType, t.ContainsNull, child(path, "list", "element"), wn.def+1, rep+1)
 		if err != nil {
 			return nil, err
 		}
@@ -173,11 +207,11 @@ func (b *builder) typ(t schema.DataType, nullable bool, path []string, def, rep 
 		b.elems[at].ConvertedType = thrift.New(deprecated.Map)
 		b.elems[at].LogicalType = format.LogicalType{Value: &format.MapType{}}
 		b.elems[b.group("key_value", format.Repeated)].NumChildren = thrift.New(int32(2))
-		kw, err := b.typ(t.KeyType, false, child(path, "key_value", "key"), wn.def+1, rep+1)
+		kw, err := b.nestedTyp("key", t.KeyType, false, child(path, "key_value", "key"), wn.def+1, rep+1)
 		if err != nil {
 			return nil, err
 		}
-		vw, err := b.typ(t.ValueType, t.ValueContainsNull, child(path, "key_value", "value"), wn.def+1, rep+1)
+		vw, err := b.nestedTyp("value", t.ValueType, t.ValueContainsNull, child(path, "key_value", "value"), wn.def+1, rep+1)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/godelta/delta"
+)
+
+// icebergDoc is the --json output of the iceberg command.
+type icebergDoc struct {
+	Table        string `json:"table"`
+	Enabled      bool   `json:"enabled"`      // UniForm Iceberg on at the latest version
+	DeltaVersion int64  `json:"deltaVersion"` // latest Delta version
+	delta.IcebergStatus
+	Behind int64 `json:"behind"` // Delta versions not converted yet
+	// Converted, with --sync or --enable, lists the Delta versions this
+	// run converted; absent when none.
+	Converted []int64 `json:"converted,omitempty"`
+}
+
+func newIcebergCmd() *cobra.Command {
+	var sync, enable, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "iceberg TABLE",
+		Short: "Show or bring up to date a table's Iceberg metadata (UniForm)",
+		Long: "iceberg shows the state of the Iceberg metadata that a table with\n" +
+			"delta.universalFormat.enabledFormats=iceberg keeps under metadata/: the latest\n" +
+			"metadata file (what an Iceberg reader opens), the Delta version it was converted\n" +
+			"from, and how many versions it is behind. --sync converts the versions not\n" +
+			"converted yet, one Iceberg snapshot each. --enable first turns UniForm Iceberg on\n" +
+			"(icebergCompatV2, column mapping) in one commit, then converts.",
+		Args: tableArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			t, err := delta.Open(ctx, args[0])
+			if err != nil {
+				return failure(err)
+			}
+			defer t.Close()
+			if enable {
+				if _, err := t.EnableIceberg(ctx, delta.TxnOptions{}); err != nil {
+					return failure(err)
+				}
+			}
+			var converted []int64
+			if sync || enable {
+				res, err := t.SyncIceberg(ctx)
+				if err != nil {
+					return failure(err)
+				}
+				converted = []int64{}
+				for v := res.FromVersion; v <= res.ToVersion && res.Snapshots > 0; v++ {
+					converted = append(converted, v)
+				}
+			}
+			snap, err := t.Snapshot(ctx)
+			if err != nil {
+				return failure(err)
+			}
+			st, err := t.IcebergStatus(ctx)
+			if err != nil {
+				return failure(err)
+			}
+			doc := icebergDoc{
+				Table: args[0], Enabled: snap.Config().UniversalFormatIceberg(), DeltaVersion: snap.Version(),
+				IcebergStatus: st, Behind: snap.Version() - st.ConvertedVersion, Converted: converted,
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return failure(writeJSON(out, doc))
+			}
+			fmt.Fprintf(out, "iceberg enabled:   %v\n", doc.Enabled)
+			fmt.Fprintf(out, "delta version:     %d\n", doc.DeltaVersion)
+			if st.MetadataVersion == 0 {
+				fmt.Fprintf(out, "iceberg metadata:  none\n")
+				return nil
+			}
+			fmt.Fprintf(out, "iceberg metadata:  %s\n", st.MetadataLocation)
+			fmt.Fprintf(out, "converted version: %d (%d behind)\n", st.ConvertedVersion, doc.Behind)
+			fmt.Fprintf(out, "snapshots:         %d (current %d: %d data files, %d records)\n", st.Snapshots, st.SnapshotID, st.DataFiles, st.Records)
+			if converted != nil {
+				fmt.Fprintf(out, "converted now:     %d versions\n", len(converted))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&sync, "sync", false, "convert the Delta versions not converted yet")
+	cmd.Flags().BoolVar(&enable, "enable", false, "turn UniForm Iceberg on first (one commit), then convert")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}

@@ -1,0 +1,80 @@
+package delta
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/godelta/delta/iceberg"
+	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/txn"
+)
+
+// UniForm Iceberg; see package iceberg.
+type (
+	// IcebergStatus is the state of a table's Iceberg metadata: the latest
+	// metadata file and the Delta version it was converted from.
+	IcebergStatus = iceberg.Status
+	// IcebergResult says which Delta versions a conversion turned into
+	// Iceberg snapshots.
+	IcebergResult = iceberg.Result
+)
+
+// EnableIceberg turns UniForm Iceberg on for the table (see
+// iceberg.Enable: delta.universalFormat.enabledFormats=iceberg,
+// icebergCompatV2, column mapping, in one checked commit), then writes its
+// Iceberg metadata with PostCommit. A table that has it already gives a
+// zero CommitResult and no commit.
+func (t *Table) EnableIceberg(ctx context.Context, opts TxnOptions) (CommitResult, error) {
+	snap, err := t.Snapshot(ctx)
+	if err != nil {
+		return CommitResult{}, err
+	}
+	if opts.EngineInfo == "" {
+		opts.EngineInfo = EngineInfo
+	}
+	res, err := iceberg.Enable(ctx, snap, opts)
+	if err != nil || res.Config() == nil {
+		return res, err
+	}
+	t.PostCommit(ctx, &res)
+	return res, nil
+}
+
+// SyncIceberg brings the table's Iceberg metadata (metadata/ beside
+// _delta_log/) up to the latest Delta version: one Iceberg snapshot per
+// version not converted yet (see iceberg.Convert). Commits through this
+// package do it after each commit (PostCommit), so SyncIceberg is for
+// catching up after a failed or skipped conversion, or after commits by
+// other writers. A table without UniForm Iceberg gives
+// iceberg.ErrNotEnabled.
+func (t *Table) SyncIceberg(ctx context.Context) (IcebergResult, error) {
+	snap, err := t.Snapshot(ctx)
+	if err != nil {
+		return IcebergResult{}, err
+	}
+	return iceberg.Convert(ctx, snap, iceberg.Options{})
+}
+
+// IcebergStatus reads the state of the table's Iceberg metadata.
+func (t *Table) IcebergStatus(ctx context.Context) (IcebergStatus, error) {
+	return iceberg.ReadStatus(ctx, t.store)
+}
+
+// convertIceberg is the post-commit Iceberg conversion of a table with
+// UniForm Iceberg on at res.Version. It never fails the commit: a failure
+// is logged, and the next commit's conversion (or SyncIceberg) catches up
+// from the last version converted.
+func (t *Table) convertIceberg(ctx context.Context, res *txn.CommitResult) {
+	cfg := res.Config()
+	if cfg == nil || !cfg.UniversalFormatIceberg() {
+		return
+	}
+	snap, err := snapshot.Load(ctx, t.store, res.Version)
+	if err == nil {
+		_, err = iceberg.Convert(ctx, snap, iceberg.Options{})
+	}
+	if err != nil {
+		slog.WarnContext(ctx, "delta: the Iceberg conversion after the commit failed; the commit stands and the next one retries",
+			"table", t.uri, "version", res.Version, "err", err)
+	}
+}
