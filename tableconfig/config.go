@@ -499,7 +499,8 @@ func (c *Config) Constraints() []Constraint { return c.p.constraints }
 // on, which a new table's protocol must support (Spark enables them the
 // same way when the property is set): appendOnly, changeDataFeed,
 // deletionVectors, rowTracking, inCommitTimestamp for their boolean
-// properties set to true, columnMapping for mode id or name, v2Checkpoint
+// properties set to true, typeWidening for delta.enableTypeWidening,
+// columnMapping for mode id or name, v2Checkpoint
 // for checkpointPolicy v2, checkConstraints for any CHECK constraint. The
 // names are sorted. An invalid value gives Validate's error.
 func FeaturesFor(raw map[string]string) ([]string, error) {
@@ -521,6 +522,7 @@ func FeaturesFor(raw map[string]string) ([]string, error) {
 	add(p.mappingMode != schema.ColumnMappingNone, actions.FeatureColumnMapping)
 	add(p.checkpointPolicy == CheckpointV2, actions.FeatureV2Checkpoint)
 	add(len(p.constraints) > 0, actions.FeatureCheckConstraints)
+	add(p.typeWidening, actions.FeatureTypeWidening)
 	slices.Sort(out)
 	return out, nil
 }
