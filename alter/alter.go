@@ -8,6 +8,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/rowcheck"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/tableconfig"
@@ -96,6 +97,10 @@ func run(ctx context.Context, snap *snapshot.Snapshot, opts Options, op string, 
 		if !ch.protocolOnly {
 			tx.SetMetadata(ch.metadata)
 		}
+		// No row is staged: there is none to check against the table's
+		// invariants, constraints and generated columns (and ADD
+		// CONSTRAINT checked the rows already there).
+		rowcheck.Mark(tx)
 		return nil
 	})
 }
