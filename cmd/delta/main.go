@@ -261,7 +261,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageErrorf(cmd, "%v", err)
 	})
-	root.AddCommand(newDescribeCmd(), newHistoryCmd(), newFilesCmd(), newScanCmd(), newChangesCmd(), newCheckpointCmd(), newCreateCmd(), newAppendCmd(), newDemoCmd())
+	root.AddCommand(newDescribeCmd(), newHistoryCmd(), newFilesCmd(), newScanCmd(), newChangesCmd(), newCheckpointCmd(), newCreateCmd(), newAppendCmd(), newDemoCmd(), newAlterCmd())
 	return root
 }
 
