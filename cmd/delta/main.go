@@ -8,6 +8,11 @@
 //	               [--limit N] [--format table|csv|jsonl] [--stats]
 //	delta changes  TABLE (--from V | --since T) [--to W] [--columns a,b]
 //	               [--limit N] [--format table|csv|jsonl]
+//	delta alter    TABLE add-column 'c TYPE' | add-column 'a.b TYPE' | rename-column a b |
+//	               drop-column c... | widen-column c TYPE | set k=v... | unset [--if-exists] k... |
+//	               add-constraint NAME 'EXPR' | drop-constraint [--if-exists] NAME |
+//	               enable-feature NAME
+//	delta convert  DIR [--partition-by 'a STRING, b INT'] [--property k=v]
 //
 // TABLE is a local path or a URI (file:///abs/path, memory://name,
 // s3://bucket/prefix, gs://bucket/prefix, az://container/prefix,
@@ -261,7 +266,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageErrorf(cmd, "%v", err)
 	})
-	root.AddCommand(newDescribeCmd(), newHistoryCmd(), newFilesCmd(), newScanCmd(), newChangesCmd(), newCheckpointCmd(), newCreateCmd(), newAppendCmd(), newDemoCmd(), newAlterCmd())
+	root.AddCommand(newDescribeCmd(), newHistoryCmd(), newFilesCmd(), newScanCmd(), newChangesCmd(), newCheckpointCmd(), newCreateCmd(), newAppendCmd(), newDemoCmd(), newAlterCmd(), newConvertCmd())
 	return root
 }
 
