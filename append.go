@@ -45,6 +45,11 @@ type WriteOptions struct {
 	// Txn configures the commit. Operation defaults to "WRITE", and the
 	// operation parameters to Spark's (mode, partitionBy, predicate).
 	Txn TxnOptions
+	// MergeSchema, for Append, is the schema of the batches when it may
+	// differ from the table's, as Spark's mergeSchema option: the rows'
+	// new columns are added to the table (nullable) in the same commit as
+	// the rows; see write.CommitOptions.MergeSchema.
+	MergeSchema *schema.StructType
 }
 
 // OverwriteOptions tune Overwrite.
@@ -180,5 +185,6 @@ func (t *Table) commitOptions(opts WriteOptions, replaceWhere expr.Expr) write.C
 			Now: opts.Txn.Clock, TableURI: t.rootURI()},
 		Txn:          o,
 		ReplaceWhere: replaceWhere,
+		MergeSchema:  opts.MergeSchema,
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/internal/rowcheck"
+	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/txn"
 )
@@ -28,6 +29,14 @@ type CommitOptions struct {
 	// matches: every new row must satisfy it, and only the rows it matches
 	// are removed. Nil replaces the whole table.
 	ReplaceWhere expr.Expr
+	// MergeSchema, for Append, is the schema of the batches when it may
+	// differ from the table's (Spark's mergeSchema): batches hold its
+	// columns in its order; columns the table lacks are added to it
+	// (nullable, at the end of their struct, with column ids under column
+	// mapping), in the same commit as the rows; table columns the batches
+	// lack are written null; a column of another type is
+	// ErrSchemaMismatch. See MergeSchemas.
+	MergeSchema *schema.StructType
 }
 
 // Append writes the rows of batches as new data files of the table snap
@@ -39,6 +48,9 @@ type CommitOptions struct {
 // are deleted, unless the commit's outcome is unknown. Batches without a
 // single row commit nothing and return ErrNoRows.
 func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts CommitOptions) (txn.CommitResult, error) {
+	if opts.MergeSchema != nil {
+		return appendMerged(ctx, snap, batches, opts)
+	}
 	adds, err := Rows(ctx, snap, batches, opts.Options)
 	if err != nil {
 		return txn.CommitResult{}, err

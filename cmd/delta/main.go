@@ -13,6 +13,7 @@
 //	               add-constraint NAME 'EXPR' | drop-constraint [--if-exists] NAME |
 //	               enable-feature NAME
 //	delta convert  DIR [--partition-by 'a STRING, b INT'] [--property k=v]
+//	delta append   TABLE FILE... --merge-schema   (new columns of the files added in the same commit)
 //
 // TABLE is a local path or a URI (file:///abs/path, memory://name,
 // s3://bucket/prefix, gs://bucket/prefix, az://container/prefix,

@@ -96,8 +96,9 @@ func uniq(s []string) []string {
 
 func newAppendCmd() *cobra.Command {
 	var targetSize int64
+	var mergeSchema bool
 	cmd := &cobra.Command{
-		Use:   "append TABLE FILE...",
+		Use:   "append TABLE FILE... [--merge-schema]",
 		Short: "Append rows from CSV, JSON lines or Parquet files",
 		Long: "append adds the rows of the files, in one commit. A file is read by its\n" +
 			"extension: .csv (a header row naming the columns; empty fields are null),\n" +
@@ -123,6 +124,13 @@ func newAppendCmd() *cobra.Command {
 				return failure(err)
 			}
 			sch := snap.Schema()
+			var merged *schema.StructType
+			if mergeSchema {
+				if merged, err = mergedInputSchema(ctx, sch, args[1:]); err != nil {
+					return failure(err)
+				}
+				sch = merged
+			}
 			// Where each row came from, to name it when it breaks a
 			// constraint: the files' first rows, and each row's line.
 			var src rowSources
@@ -148,7 +156,7 @@ func newAppendCmd() *cobra.Command {
 				}
 			}
 			res, err := t.Append(ctx, batches, delta.WriteOptions{TargetFileSize: targetSize,
-				Txn: delta.TxnOptions{EngineInfo: "godelta-cli"}})
+				Txn: delta.TxnOptions{EngineInfo: "godelta-cli"}, MergeSchema: merged})
 			var ce *delta.ConstraintError
 			if errors.As(err, &ce) {
 				if file, line, ok := src.find(ce.Row); ok {
@@ -168,6 +176,7 @@ func newAppendCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().Int64Var(&targetSize, "target-file-size", 0, "roll data files at `BYTES` (default 128 MiB)")
+	cmd.Flags().BoolVar(&mergeSchema, "merge-schema", false, "add the files' columns the table lacks, in the same commit (Parquet types; CSV STRING; JSON by value)")
 	return cmd
 }
 

@@ -1,0 +1,195 @@
+package write
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/rowcheck"
+	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/tableconfig"
+	"github.com/godelta/delta/txn"
+)
+
+// ErrSchemaMismatch is returned by an append that merges its schema when
+// a column of the rows has another type than the table's column of that
+// name. It matches deltaerr.ErrInvalidArgument.
+var ErrSchemaMismatch = fmt.Errorf("write: the rows' schema does not merge into the table's: %w", deltaerr.ErrInvalidArgument)
+
+// MergeSchemas returns the table schema table with the columns of src it
+// lacks added, as Spark's mergeSchema adds them: at the end of their
+// struct (top level or nested), nullable, matched by name ignoring case.
+// A column of both with another type is ErrSchemaMismatch (no implicit
+// widening). It reports whether anything was added; table is not changed.
+func MergeSchemas(table, src *schema.StructType) (*schema.StructType, bool, error) {
+	out, err := schema.Parse(table.String())
+	if err != nil {
+		return nil, false, err
+	}
+	added, err := mergeStruct(out, src, "")
+	return out, added, err
+}
+
+func mergeStruct(dst, src *schema.StructType, prefix string) (bool, error) {
+	added := false
+	for _, sf := range src.Fields {
+		j := fieldIndex(dst, sf.Name)
+		if j < 0 {
+			nf := sf
+			nf.Nullable = true
+			nf.Metadata = nil
+			dst.Fields = append(dst.Fields, nf)
+			added = true
+			continue
+		}
+		df := &dst.Fields[j]
+		ds, dok := df.Type.(*schema.StructType)
+		ss, sok := sf.Type.(*schema.StructType)
+		if dok && sok {
+			a, err := mergeStruct(ds, ss, prefix+df.Name+".")
+			if err != nil {
+				return false, err
+			}
+			added = added || a
+			continue
+		}
+		if df.Type.String() != sf.Type.String() {
+			return false, fmt.Errorf("%w: column %s is %s in the table, %s in the rows", ErrSchemaMismatch, prefix+df.Name, df.Type, sf.Type)
+		}
+	}
+	return added, nil
+}
+
+// reshape returns a function that turns a row of src's layout into one of
+// dst's (dst holds every column of src, by name ignoring case): columns
+// src lacks are null, nested structs reshaped the same way.
+func reshape(src, dst *schema.StructType) func([]schema.Value) []schema.Value {
+	type slot struct {
+		from int // index in the source row, -1 for null
+		sub  func([]schema.Value) []schema.Value
+	}
+	slots := make([]slot, len(dst.Fields))
+	for i, df := range dst.Fields {
+		j := fieldIndex(src, df.Name)
+		slots[i] = slot{from: j}
+		if j < 0 {
+			continue
+		}
+		if ds, ok := df.Type.(*schema.StructType); ok {
+			if ss, ok := src.Fields[j].Type.(*schema.StructType); ok && ss.String() != ds.String() {
+				slots[i].sub = reshape(ss, ds)
+			}
+		}
+	}
+	return func(row []schema.Value) []schema.Value {
+		out := make([]schema.Value, len(slots))
+		for i, s := range slots {
+			if s.from < 0 || s.from >= len(row) {
+				continue
+			}
+			v := row[s.from]
+			if s.sub != nil && !v.IsNull() {
+				v = schema.StructValue(s.sub(v.Fields()))
+			}
+			out[i] = v
+		}
+		return out
+	}
+}
+
+// reshapeBatches lays the batches of src's layout out as dst's.
+func reshapeBatches(batches iter.Seq2[Batch, error], src, dst *schema.StructType) iter.Seq2[Batch, error] {
+	fn := reshape(src, dst)
+	return func(yield func(Batch, error) bool) {
+		for b, err := range batches {
+			if err != nil {
+				yield(Batch{}, err)
+				return
+			}
+			if len(b.Columns) != len(src.Fields) {
+				yield(Batch{}, fmt.Errorf("a batch has %d columns, the rows' schema %d: %w", len(b.Columns), len(src.Fields), ErrBatch))
+				return
+			}
+			out := Batch{Len: b.Len, Columns: make([][]schema.Value, len(dst.Fields))}
+			for j := range out.Columns {
+				out.Columns[j] = make([]schema.Value, b.Len)
+			}
+			row := make([]schema.Value, len(src.Fields))
+			for i := range b.Len {
+				for j := range row {
+					row[j] = b.Columns[j][i]
+				}
+				for j, v := range fn(row) {
+					out.Columns[j][i] = v
+				}
+			}
+			if !yield(out, nil) {
+				return
+			}
+		}
+	}
+}
+
+// appendMerged is Append with opts.MergeSchema: the table's schema gains
+// the new columns in the same commit as the rows.
+func appendMerged(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts CommitOptions) (txn.CommitResult, error) {
+	merged, added, err := MergeSchemas(snap.Schema(), opts.MergeSchema)
+	if err != nil {
+		return txn.CommitResult{}, err
+	}
+	p, m := snap.Protocol(), snap.Metadata()
+	if added {
+		if p, m, err = Evolve(p, m, merged, maps.Clone(m.Configuration)); err != nil {
+			return txn.CommitResult{}, err
+		}
+	}
+	cfg, err := tableconfig.New(p, m)
+	if err != nil {
+		return txn.CommitResult{}, err
+	}
+	rowOpts := opts.Options
+	rowOpts.Config = cfg
+	adds, err := Rows(ctx, snap, reshapeBatches(batches, opts.MergeSchema, cfg.Schema()), rowOpts)
+	if err != nil {
+		return txn.CommitResult{}, err
+	}
+	if len(adds) == 0 {
+		return txn.CommitResult{}, ErrNoRows
+	}
+	topts := txnOptions(opts.Txn, snap, "Append", nil)
+	if added {
+		topts.OperationParameters["mergeSchema"] = "true"
+	}
+	res, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
+		if err := sameTable(snap, tx.Snapshot()); err != nil {
+			return err
+		}
+		if added {
+			op := snap.Protocol()
+			if !sameProtocolLists(op, p) {
+				tx.SetProtocol(p)
+			}
+			tx.SetMetadata(m)
+		}
+		tx.Add(slices.Clone(adds)...)
+		rowcheck.Mark(tx)
+		return nil
+	})
+	if err != nil {
+		dropFiles(snap, err, adds)
+		return txn.CommitResult{}, err
+	}
+	return res, nil
+}
+
+func sameProtocolLists(a, b actions.Protocol) bool {
+	return a.MinReaderVersion == b.MinReaderVersion && a.MinWriterVersion == b.MinWriterVersion &&
+		strings.Join(a.ReaderFeatures, ",") == strings.Join(b.ReaderFeatures, ",") &&
+		strings.Join(a.WriterFeatures, ",") == strings.Join(b.WriterFeatures, ",")
+}
