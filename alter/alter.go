@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
@@ -91,7 +90,7 @@ func run(ctx context.Context, snap *snapshot.Snapshot, opts Options, op string, 
 		if ch.readWholeTable {
 			tx.ReadWholeTable()
 		}
-		if !sameProtocol(ch.protocol, p) {
+		if !write.SameProtocol(ch.protocol, p) {
 			tx.SetProtocol(ch.protocol)
 		}
 		if !ch.protocolOnly {
@@ -103,12 +102,6 @@ func run(ctx context.Context, snap *snapshot.Snapshot, opts Options, op string, 
 		rowcheck.Mark(tx)
 		return nil
 	})
-}
-
-func sameProtocol(a, b actions.Protocol) bool {
-	return a.MinReaderVersion == b.MinReaderVersion && a.MinWriterVersion == b.MinWriterVersion &&
-		strings.Join(a.ReaderFeatures, ",") == strings.Join(b.ReaderFeatures, ",") &&
-		strings.Join(a.WriterFeatures, ",") == strings.Join(b.WriterFeatures, ",")
 }
 
 // evolve returns the change that gives the table of s schema sch and

@@ -213,30 +213,9 @@ func checkRows(ctx context.Context, s *snapshot.Snapshot, name, text string) err
 		if b.Len == 0 {
 			continue
 		}
-		return &write.ConstraintError{Kind: write.KindCheck, Name: name, Expression: text, Row: -1, Values: showRow(sch, b.Row(0))}
+		return &write.ConstraintError{Kind: write.KindCheck, Name: name, Expression: text, Row: -1, Values: write.ShowRow(sch, b.Row(0))}
 	}
 	return nil
-}
-
-// showRow formats a row for an error message.
-func showRow(sch *schema.StructType, vals []schema.Value) string {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, v := range vals {
-		if i >= len(sch.Fields) {
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		s := v.String()
-		if len(s) > 64 {
-			s = s[:61] + "..."
-		}
-		fmt.Fprintf(&b, "%s: %s", sch.Fields[i].Name, s)
-	}
-	b.WriteByte('}')
-	return b.String()
 }
 
 // DropConstraint removes the CHECK constraint name (ignoring case), as

@@ -172,7 +172,7 @@ func appendMerged(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq
 		}
 		if added {
 			op := snap.Protocol()
-			if !sameProtocolLists(op, p) {
+			if !SameProtocol(op, p) {
 				tx.SetProtocol(p)
 			}
 			tx.SetMetadata(m)
@@ -188,8 +188,14 @@ func appendMerged(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq
 	return res, nil
 }
 
-func sameProtocolLists(a, b actions.Protocol) bool {
+// SameProtocol reports whether two protocol actions are the same: versions
+// and feature lists, in order.
+func SameProtocol(a, b actions.Protocol) bool {
 	return a.MinReaderVersion == b.MinReaderVersion && a.MinWriterVersion == b.MinWriterVersion &&
 		strings.Join(a.ReaderFeatures, ",") == strings.Join(b.ReaderFeatures, ",") &&
 		strings.Join(a.WriterFeatures, ",") == strings.Join(b.WriterFeatures, ",")
 }
+
+// ShowRow formats a row of a table of schema sch for an error message, as
+// a *ConstraintError shows it: name: value pairs, cut to a readable length.
+func ShowRow(sch *schema.StructType, vals []schema.Value) string { return showRow(sch, vals) }
