@@ -42,7 +42,7 @@ func Evolve(p actions.Protocol, m actions.Metadata, sch *schema.StructType, prop
 	if _, err := checkPartitions(sch, m.PartitionColumns); err != nil {
 		return p, m, err
 	}
-	np, nprops, err := evolve(p, sch, props, false)
+	np, nprops, err := evolve(p, sch, props)
 	if err != nil {
 		return p, m, err
 	}
@@ -84,7 +84,7 @@ func EnableColumnMapping(p actions.Protocol, m actions.Metadata, sch *schema.Str
 // protocol from base and the features in use, checks the constraints and
 // assigns column mapping. It returns the protocol and the properties to
 // store.
-func evolve(base actions.Protocol, sch *schema.StructType, raw map[string]string, keepNames bool) (actions.Protocol, map[string]string, error) {
+func evolve(base actions.Protocol, sch *schema.StructType, raw map[string]string) (actions.Protocol, map[string]string, error) {
 	if err := tableconfig.Validate(raw); err != nil {
 		return base, nil, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
 	}
@@ -125,7 +125,7 @@ func evolve(base actions.Protocol, sch *schema.StructType, raw map[string]string
 	}
 	if mode := cfg.ColumnMappingMode(); mode != schema.ColumnMappingNone {
 		maxID, _ := cfg.MaxColumnID()
-		maxID = assignColumnMapping(sch, maxID, keepNames)
+		maxID = assignColumnMapping(sch, maxID, false)
 		props[tableconfig.KeyColumnMappingMaxColumnID] = strconv.FormatInt(maxID, 10)
 	}
 	if cfg.RowTracking() {

@@ -67,7 +67,7 @@ func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 		return p, m, err
 	}
 	// A new table evolves from nothing: no feature, no column id.
-	p, props, err := evolve(actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 1}, sch, spec.Properties, false)
+	p, props, err := evolve(actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 1}, sch, spec.Properties)
 	if err != nil {
 		return p, m, err
 	}

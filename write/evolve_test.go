@@ -1,0 +1,50 @@
+package write
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/godelta/delta/actions"
+)
+
+func TestUpgradeProtocol(t *testing.T) {
+	legacy := func(r, w int32) actions.Protocol { return actions.Protocol{MinReaderVersion: r, MinWriterVersion: w} }
+	tf := func(r int32, rf, wf []string) actions.Protocol {
+		return actions.Protocol{MinReaderVersion: r, MinWriterVersion: 7, ReaderFeatures: rf, WriterFeatures: wf}
+	}
+	for _, c := range []struct {
+		name    string
+		from    actions.Protocol
+		feats   []string
+		want    actions.Protocol
+		changed bool
+	}{
+		{"nothing new", legacy(1, 2), nil, legacy(1, 2), false},
+		{"already implied", legacy(1, 4), []string{"checkConstraints", "appendOnly"}, legacy(1, 4), false},
+		{"legacy ladder", legacy(1, 2), []string{"changeDataFeed"}, legacy(1, 4), true},
+		{"column mapping", legacy(1, 3), []string{"columnMapping"}, legacy(2, 5), true},
+		{"never lower", legacy(2, 6), []string{"checkConstraints"}, legacy(2, 6), false},
+		{"writer-only feature", legacy(1, 2), []string{"rowTracking"},
+			tf(1, nil, []string{"appendOnly", "domainMetadata", "invariants", "rowTracking"}), true},
+		{"legacy features listed", legacy(2, 5), []string{"deletionVectors"},
+			tf(3, []string{"columnMapping", "deletionVectors"},
+				[]string{"appendOnly", "changeDataFeed", "checkConstraints", "columnMapping", "deletionVectors", "generatedColumns", "invariants"}), true},
+		{"table features: added", tf(1, nil, []string{"appendOnly", "invariants"}), []string{"inCommitTimestamp"},
+			tf(1, nil, []string{"appendOnly", "inCommitTimestamp", "invariants"}), true},
+		{"table features: reader raised", tf(1, nil, []string{"domainMetadata"}), []string{"typeWidening"},
+			tf(3, []string{"typeWidening"}, []string{"domainMetadata", "typeWidening"}), true},
+		{"table features: present", tf(3, []string{"deletionVectors"}, []string{"deletionVectors"}), []string{"deletionVectors"},
+			tf(3, []string{"deletionVectors"}, []string{"deletionVectors"}), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, changed := UpgradeProtocol(c.from, c.feats...)
+			if changed != c.changed || got.MinReaderVersion != c.want.MinReaderVersion || got.MinWriterVersion != c.want.MinWriterVersion ||
+				!slices.Equal(got.ReaderFeatures, c.want.ReaderFeatures) || !slices.Equal(got.WriterFeatures, c.want.WriterFeatures) {
+				t.Fatalf("got %+v changed=%v, want %+v changed=%v", got, changed, c.want, c.changed)
+			}
+			if err := got.ReadSupported(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
