@@ -49,6 +49,8 @@ func SetProperties(ctx context.Context, snap *snapshot.Snapshot, props map[strin
 			k == tableconfig.KeyMaterializedRowCommitVersionColumn,
 			k == tableconfig.KeyInCommitTimestampEnablementVersion, k == tableconfig.KeyInCommitTimestampEnablementTimestamp:
 			return txn.CommitResult{}, invalid("%s is maintained by the table and cannot be set", k)
+		case k == "delta.minReaderVersion", k == "delta.minWriterVersion":
+			return txn.CommitResult{}, invalid("%s: the protocol is upgraded by enabling the features it needs (EnableFeature), not by version", k)
 		}
 	}
 	params := map[string]any{propertiesParamName: jsonString(props)}

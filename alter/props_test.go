@@ -269,3 +269,31 @@ func TestEnableFeature(t *testing.T) {
 		t.Fatalf("unknown feature: %v", err)
 	}
 }
+
+// TestAddConstraintConcurrentAppend: rows appended after the snapshot an
+// ADD CONSTRAINT starts from are checked too (the transaction read the
+// whole table, so the append is a conflict and the check runs again).
+func TestAddConstraintConcurrentAppend(t *testing.T) {
+	s0 := create(t, "id BIGINT, v INT", nil)
+	s0 = appendRows(t, s0, []schema.Value{long(1), integer(5)})
+	appendRows(t, s0, []schema.Value{long(2), integer(-1)}) // after s0
+	_, err := alter.AddConstraint(ctx, s0, "positive", "v > 0", alter.Options{})
+	var ce *write.ConstraintError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Values, "-1") {
+		t.Fatalf("constraint added over a concurrent violating row: %v", err)
+	}
+}
+
+func TestWidenPartitionColumn(t *testing.T) {
+	s := create(t, "id BIGINT, p INT, d DATE", map[string]string{tableconfig.KeyEnableTypeWidening: "true"}, "p", "d")
+	s = appendRows(t, s, []schema.Value{long(1), integer(7), schema.DateValue(3)})
+	res, err := alter.WidenColumn(ctx, s, path("p"), schema.Long, alter.Options{})
+	s = must(t, s, res, err)
+	equal(t, read(t, s), []string{"id=1 p=7 d=1970-01-04"})
+	if _, err := alter.WidenColumn(ctx, s, path("d"), schema.TimestampNTZ, alter.Options{}); !errors.Is(err, alter.ErrInvalidChange) {
+		t.Fatalf("date partition column to timestamp_ntz: %v", err)
+	}
+	if _, err := alter.SetProperties(ctx, s, map[string]string{"delta.minWriterVersion": "7"}, alter.Options{}); !errors.Is(err, alter.ErrInvalidChange) {
+		t.Fatalf("protocol version as a property: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package alter
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/godelta/delta/actions"
@@ -71,11 +72,8 @@ func CanWiden(from, to schema.DataType, icebergCompat bool) bool {
 // delta.typeChanges metadata. A change to the same type commits nothing
 // and returns a zero result. The commit is Spark's CHANGE COLUMN.
 func WidenColumn(ctx context.Context, snap *snapshot.Snapshot, path []string, to schema.DataType, opts Options) (txn.CommitResult, error) {
-	if _, j, err := lookup(snap.Schema(), path); err == nil {
-		st, _, _ := lookup(snap.Schema(), path)
-		if st.Fields[j].Type.String() == to.String() {
-			return txn.CommitResult{}, nil
-		}
+	if st, j, err := lookup(snap.Schema(), path); err == nil && st.Fields[j].Type.String() == to.String() {
+		return txn.CommitResult{}, nil
 	}
 	params := map[string]any{}
 	return run(ctx, snap, opts, OpChangeColumn, params, func(_ context.Context, s *snapshot.Snapshot) (change, error) {
@@ -102,6 +100,12 @@ func WidenColumn(ctx context.Context, snap *snapshot.Snapshot, path []string, to
 				return change{}, invalid("column %s: its %s metadata is not a list of type changes: %v", strings.Join(path, "."), MetadataTypeChanges, err)
 			}
 		}
+		if st == sch && slices.Contains(s.Metadata().PartitionColumns, f.Name) && !partitionWidening(f.Type, to) {
+			// Partition values are strings in the log, parsed as the
+			// column's type: a date is not a timestamp_ntz string, and a
+			// decimal's scale is part of its string.
+			return change{}, invalid("partition column %s: %s cannot be widened to %s (its partition values would not parse)", strings.Join(path, "."), f.Type, to)
+		}
 		history = append(history, typeChange{FromType: f.Type.String(), ToType: to.String()})
 		raw, err := json.Marshal(history)
 		if err != nil {
@@ -115,6 +119,19 @@ func WidenColumn(ctx context.Context, snap *snapshot.Snapshot, path []string, to
 		params["column"] = fieldJSON(logged)
 		return evolve(s, sch, cloneProps(s))
 	})
+}
+
+// partitionWidening reports whether the serialized partition values of
+// type from parse as type to: integer to wider integer, float to double.
+func partitionWidening(from, to schema.DataType) bool {
+	ints := []schema.DataType{schema.Byte, schema.Short, schema.Integer, schema.Long}
+	switch {
+	case slices.Contains(ints, from) && slices.Contains(ints, to):
+		return true
+	case from == schema.Float && to == schema.Double:
+		return true
+	}
+	return false
 }
 
 // fieldJSON returns a field as schema JSON.
