@@ -357,3 +357,20 @@ func isName(s string) bool {
 	sp := strings.IndexByte(s, ' ')
 	return eq > 0 && (sp < 0 || eq < sp)
 }
+
+func TestRenameDropKeepStatsColumns(t *testing.T) {
+	s := create(t, "id BIGINT, v STRING, s STRUCT<a: INT>", map[string]string{tableconfig.KeyColumnMappingMode: "name",
+		tableconfig.KeyDataSkippingStatsColumns: "id,v,s.a"})
+	res, err := alter.RenameColumn(ctx, s, path("v"), "odd name", alter.Options{})
+	s = must(t, s, res, err)
+	res, err = alter.RenameColumn(ctx, s, path("s"), "t", alter.Options{})
+	s = must(t, s, res, err)
+	if got := s.Metadata().Configuration[tableconfig.KeyDataSkippingStatsColumns]; got != "id,`odd name`,t.a" {
+		t.Fatalf("stats columns after renames: %q", got)
+	}
+	res, err = alter.DropColumns(ctx, s, [][]string{path("odd name")}, alter.Options{})
+	s = must(t, s, res, err)
+	if got := s.Metadata().Configuration[tableconfig.KeyDataSkippingStatsColumns]; got != "id,t.a" {
+		t.Fatalf("stats columns after drop: %q", got)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/tableconfig"
 	"github.com/godelta/delta/txn"
 )
 
@@ -168,7 +169,9 @@ func cleanField(f schema.StructField) (schema.StructField, error) {
 // RenameColumn gives the column at path the name newName (a name, or a
 // path with the same parent), on a table with column mapping: the
 // physical name and id stay, so every file reads the column by its new
-// name. A partition column is renamed in metaData.partitionColumns too. A
+// name. A partition column is renamed in metaData.partitionColumns too,
+// and delta.dataSkippingStatsColumns follows the rename (a drop removes the
+// column from it), as Spark does. A
 // column a CHECK constraint or a generated column uses is refused (the
 // expression would name a column that no longer exists), as Spark refuses
 // it. The commit is Spark's RENAME COLUMN.
@@ -211,7 +214,9 @@ func RenameColumn(ctx context.Context, snap *snapshot.Snapshot, path []string, n
 				m.PartitionColumns[k] = newName
 			}
 		}
-		return evolveMeta(s, m, sch, cloneProps(s))
+		props := cloneProps(s)
+		fixStatsColumns(s, props, path, newName)
+		return evolveMeta(s, m, sch, props)
 	})
 }
 
@@ -238,7 +243,9 @@ func DropColumns(ctx context.Context, snap *snapshot.Snapshot, paths [][]string,
 			return change{}, err
 		}
 		parts := s.Metadata().PartitionColumns
+		props := cloneProps(s)
 		for _, path := range paths {
+			fixStatsColumns(s, props, path, "")
 			st, j, err := lookup(sch, path)
 			if err != nil {
 				return change{}, err
@@ -263,7 +270,7 @@ func DropColumns(ctx context.Context, snap *snapshot.Snapshot, paths [][]string,
 		if data == 0 {
 			return change{}, invalid("dropping %s would leave no data column", strings.Join(names, ", "))
 		}
-		return evolve(s, sch, cloneProps(s))
+		return evolve(s, sch, props)
 	})
 }
 
@@ -298,4 +305,53 @@ func checkUnused(s *snapshot.Snapshot, path []string, what string) error {
 		}
 	}
 	return nil
+}
+
+// fixStatsColumns rewrites delta.dataSkippingStatsColumns in props after a
+// column at path is renamed to newName (newName != "") or dropped, as
+// Spark does, so that the columns keep (or lose) their statistics rather
+// than a stale name silently matching nothing.
+func fixStatsColumns(s *snapshot.Snapshot, props map[string]string, path []string, newName string) {
+	cols, ok := s.Config().StatsColumns()
+	if !ok {
+		return
+	}
+	var out []string
+	changed := false
+	for _, c := range cols {
+		p, err := ParsePath(strings.TrimSpace(c))
+		if err != nil || len(p) < len(path) || !slices.EqualFunc(p[:len(path)], path, strings.EqualFold) {
+			out = append(out, c)
+			continue
+		}
+		changed = true
+		if newName == "" {
+			continue
+		}
+		p = slices.Clone(p)
+		p[len(path)-1] = newName
+		out = append(out, quotePath(p))
+	}
+	if changed {
+		props[tableconfig.KeyDataSkippingStatsColumns] = strings.Join(out, ",")
+	}
+}
+
+// quotePath writes a column path, backquoting names that need it.
+func quotePath(p []string) string {
+	parts := make([]string, len(p))
+	for i, n := range p {
+		plain := n != ""
+		for _, r := range n {
+			if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+				plain = false
+			}
+		}
+		if plain {
+			parts[i] = n
+		} else {
+			parts[i] = "`" + strings.ReplaceAll(n, "`", "``") + "`"
+		}
+	}
+	return strings.Join(parts, ".")
 }
