@@ -374,3 +374,20 @@ func TestRenameDropKeepStatsColumns(t *testing.T) {
 		t.Fatalf("stats columns after drop: %q", got)
 	}
 }
+
+// TestConcurrentChanges: a change computed on an old snapshot is computed
+// again on the new one, so no concurrent change is lost.
+func TestConcurrentChanges(t *testing.T) {
+	s0 := create(t, "id BIGINT", nil)
+	if _, err := alter.AddColumn(ctx, s0, nil, schema.StructField{Name: "a", Type: schema.Long, Nullable: true}, alter.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := alter.AddColumn(ctx, s0, nil, schema.StructField{Name: "b", Type: schema.Long, Nullable: true}, alter.Options{})
+	s := must(t, s0, res, err)
+	if got := s.Schema().String(); !strings.Contains(got, `"name":"a"`) || !strings.Contains(got, `"name":"b"`) {
+		t.Fatalf("schema %s lost a column", got)
+	}
+	if _, err := alter.AddColumn(ctx, s0, nil, schema.StructField{Name: "A", Type: schema.Long, Nullable: true}, alter.Options{}); !errors.Is(err, alter.ErrInvalidChange) {
+		t.Fatalf("a column added concurrently under the same name: %v", err)
+	}
+}
