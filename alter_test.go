@@ -29,18 +29,28 @@ func TestAlterFacade(t *testing.T) {
 		t.Fatalf("rename: %v", err)
 	}
 	steps := []func() (delta.CommitResult, error){
-		func() (delta.CommitResult, error) { return tbl.EnableFeature(ctx, "columnMapping", delta.AlterOptions{}) },
-		func() (delta.CommitResult, error) { return tbl.RenameColumn(ctx, []string{"v"}, "w", delta.AlterOptions{}) },
+		func() (delta.CommitResult, error) {
+			return tbl.EnableFeature(ctx, "columnMapping", delta.AlterOptions{})
+		},
+		func() (delta.CommitResult, error) {
+			return tbl.RenameColumn(ctx, []string{"v"}, "w", delta.AlterOptions{})
+		},
 		func() (delta.CommitResult, error) {
 			return tbl.AddColumn(ctx, nil, schema.StructField{Name: "n", Type: schema.Integer, Nullable: true}, delta.AlterOptions{})
 		},
 		func() (delta.CommitResult, error) {
 			return tbl.SetProperties(ctx, map[string]string{"delta.enableTypeWidening": "true"}, delta.AlterOptions{})
 		},
-		func() (delta.CommitResult, error) { return tbl.WidenColumn(ctx, []string{"n"}, schema.Long, delta.AlterOptions{}) },
-		func() (delta.CommitResult, error) { return tbl.AddConstraint(ctx, "pos", "id > 0", delta.AlterOptions{}) },
+		func() (delta.CommitResult, error) {
+			return tbl.WidenColumn(ctx, []string{"n"}, schema.Long, delta.AlterOptions{})
+		},
+		func() (delta.CommitResult, error) {
+			return tbl.AddConstraint(ctx, "pos", "id > 0", delta.AlterOptions{})
+		},
 		func() (delta.CommitResult, error) { return tbl.DropConstraint(ctx, "pos", false, delta.AlterOptions{}) },
-		func() (delta.CommitResult, error) { return tbl.DropColumns(ctx, [][]string{{"w"}}, delta.AlterOptions{}) },
+		func() (delta.CommitResult, error) {
+			return tbl.DropColumns(ctx, [][]string{{"w"}}, delta.AlterOptions{})
+		},
 		func() (delta.CommitResult, error) {
 			return tbl.UnsetProperties(ctx, []string{"nope"}, true, delta.AlterOptions{})
 		},
