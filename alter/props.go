@@ -275,7 +275,7 @@ func EnableFeature(ctx context.Context, snap *snapshot.Snapshot, name string, op
 	if !ok {
 		// Feature names are case-sensitive in the protocol; accept the
 		// case the user typed when it is unambiguous.
-		for _, n := range knownFeatureNames() {
+		for _, n := range actions.FeatureNames() {
 			if strings.EqualFold(n, name) {
 				ok = true
 				name = n
@@ -308,16 +308,6 @@ func EnableFeature(ctx context.Context, snap *snapshot.Snapshot, name string, op
 		params["newProtocol"] = jsonString(p)
 		return change{protocol: p, metadata: s.Metadata(), protocolOnly: true}, nil
 	})
-}
-
-func knownFeatureNames() []string {
-	return []string{actions.FeatureAppendOnly, actions.FeatureInvariants, actions.FeatureCheckConstraints,
-		actions.FeatureChangeDataFeed, actions.FeatureGeneratedColumns, actions.FeatureColumnMapping,
-		actions.FeatureIdentityColumns, actions.FeatureAllowColumnDefaults, actions.FeatureDeletionVectors,
-		actions.FeatureRowTracking, actions.FeatureTimestampNtz, actions.FeatureDomainMetadata,
-		actions.FeatureV2Checkpoint, actions.FeatureVacuumProtocolCheck, actions.FeatureInCommitTimestamp,
-		actions.FeatureTypeWidening, actions.FeatureVariantType, actions.FeatureCheckpointProtection,
-		actions.FeatureClustering, actions.FeatureIcebergCompatV1, actions.FeatureIcebergCompatV2}
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -234,12 +234,15 @@ func UpgradeProtocol(p actions.Protocol, names ...string) (actions.Protocol, boo
 	return np, true
 }
 
-// legacyFeatureNames are the features legacy protocol versions imply, in
-// the order of the protocol's ladder.
+// legacyFeatureNames are the features legacy protocol versions imply.
 func legacyFeatureNames() []string {
-	return []string{actions.FeatureAppendOnly, actions.FeatureInvariants, actions.FeatureCheckConstraints,
-		actions.FeatureChangeDataFeed, actions.FeatureGeneratedColumns, actions.FeatureColumnMapping,
-		actions.FeatureIdentityColumns}
+	var out []string
+	for _, n := range actions.FeatureNames() {
+		if info, _ := actions.LookupFeature(n); info.LegacyWriter > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func sortedCopy(s []string) []string {
