@@ -29,8 +29,11 @@ import (
 // key. delta.columnMapping.mode = name on a table without column mapping
 // turns it on as EnableColumnMapping does; any other change of the mode is
 // refused, as Spark refuses it. CHECK constraints are set with
-// AddConstraint, not here. Turning on row tracking or in-commit timestamps
-// on a table that already has data or commits is refused with a
+// AddConstraint, not here. delta.minReaderVersion and
+// delta.minWriterVersion ask for at least those protocol versions
+// (write.RequireVersions) and are not stored, as in Spark. Turning on
+// row tracking or in-commit timestamps on a table that already has data
+// or commits is refused with a
 // *deltaerr.FeatureError: it needs a backfill (row ids) or enablement
 // properties stamped at commit time, which this library does not do.
 // The commit is Spark's SET TBLPROPERTIES.
@@ -49,8 +52,6 @@ func SetProperties(ctx context.Context, snap *snapshot.Snapshot, props map[strin
 			k == tableconfig.KeyMaterializedRowCommitVersionColumn,
 			k == tableconfig.KeyInCommitTimestampEnablementVersion, k == tableconfig.KeyInCommitTimestampEnablementTimestamp:
 			return txn.CommitResult{}, invalid("%s is maintained by the table and cannot be set", k)
-		case k == "delta.minReaderVersion", k == "delta.minWriterVersion":
-			return txn.CommitResult{}, invalid("%s: the protocol is upgraded by enabling the features it needs (EnableFeature), not by version", k)
 		}
 	}
 	params := map[string]any{propertiesParamName: jsonString(props)}
@@ -59,11 +60,51 @@ func SetProperties(ctx context.Context, snap *snapshot.Snapshot, props map[strin
 	})
 }
 
+// Spark's properties that ask for protocol versions; never stored.
+const (
+	keyMinReaderVersion = "delta.minReaderVersion"
+	keyMinWriterVersion = "delta.minWriterVersion"
+)
+
 // setProperties computes SetProperties on s.
 func setProperties(ctx context.Context, s *snapshot.Snapshot, props map[string]string) (change, error) {
+	ch, err := setStoredProperties(ctx, s, props)
+	if err != nil {
+		return change{}, err
+	}
+	var r, w int32 = 1, 1 // the versions asked for; the protocol never goes down
+	asked := false
+	for key, v := range map[string]*int32{keyMinReaderVersion: &r, keyMinWriterVersion: &w} {
+		text, ok := props[key]
+		if !ok {
+			continue
+		}
+		var n int32
+		if _, err := fmt.Sscan(text, &n); err != nil || fmt.Sprint(n) != text {
+			return change{}, &tableconfig.PropertyError{Key: key, Value: text, Reason: "want a protocol version"}
+		}
+		*v = n
+		asked = true
+	}
+	if asked {
+		if r == 3 && w < 7 {
+			w = 7
+		}
+		if ch.protocol, err = write.RequireVersions(ch.protocol, r, w); err != nil {
+			return change{}, err
+		}
+	}
+	return ch, nil
+}
+
+// setStoredProperties computes SetProperties on s, but for the protocol
+// version properties.
+func setStoredProperties(ctx context.Context, s *snapshot.Snapshot, props map[string]string) (change, error) {
 	merged := cloneProps(s)
 	for k, v := range props {
-		merged[k] = v
+		if k != keyMinReaderVersion && k != keyMinWriterVersion {
+			merged[k] = v
+		}
 	}
 	if err := tableconfig.Validate(merged); err != nil {
 		return change{}, err

@@ -293,7 +293,46 @@ func TestWidenPartitionColumn(t *testing.T) {
 	if _, err := alter.WidenColumn(ctx, s, path("d"), schema.TimestampNTZ, alter.Options{}); !errors.Is(err, alter.ErrInvalidChange) {
 		t.Fatalf("date partition column to timestamp_ntz: %v", err)
 	}
-	if _, err := alter.SetProperties(ctx, s, map[string]string{"delta.minWriterVersion": "7"}, alter.Options{}); !errors.Is(err, alter.ErrInvalidChange) {
-		t.Fatalf("protocol version as a property: %v", err)
+}
+
+// TestSparkPropertyForms: property sets Spark writes (seen in the corpus'
+// Spark and Databricks commits) give the protocol Spark gave.
+func TestSparkPropertyForms(t *testing.T) {
+	// kernel-rs/type-widening: a feature named in lower case.
+	s := create(t, "id INT", nil)
+	res, err := alter.SetProperties(ctx, s, map[string]string{tableconfig.KeyEnableTypeWidening: "true", "delta.feature.timestampntz": "supported"}, alter.Options{})
+	s = must(t, s, res, err)
+	p := s.Protocol()
+	if p.MinReaderVersion != 3 || !slices.Equal(p.ReaderFeatures, []string{"timestampNtz", "typeWidening"}) ||
+		!slices.Equal(p.WriterFeatures, []string{"appendOnly", "invariants", "timestampNtz", "typeWidening"}) {
+		t.Fatalf("protocol %+v", p)
+	}
+	if _, ok := s.Metadata().Configuration["delta.feature.timestampntz"]; ok {
+		t.Fatal("a feature property was stored")
+	}
+	// delta-rs/table_with_partitioning_mapping: column mapping with
+	// protocol versions, on a deletion-vector table.
+	s = create(t, "id INT, description STRING", map[string]string{tableconfig.KeyEnableDeletionVectors: "true"}, "id")
+	s = appendRows(t, s, []schema.Value{integer(1), str("a")})
+	res, err = alter.SetProperties(ctx, s, map[string]string{tableconfig.KeyColumnMappingMode: "name", "delta.minReaderVersion": "2", "delta.minWriterVersion": "5"}, alter.Options{})
+	s = must(t, s, res, err)
+	p = s.Protocol()
+	if p.MinReaderVersion != 3 || p.MinWriterVersion != 7 || !slices.Equal(p.ReaderFeatures, []string{"columnMapping", "deletionVectors"}) ||
+		!slices.Equal(p.WriterFeatures, []string{"appendOnly", "changeDataFeed", "checkConstraints", "columnMapping", "deletionVectors", "generatedColumns", "invariants"}) {
+		t.Fatalf("protocol %+v", p)
+	}
+	if got := s.Metadata().Configuration; got["delta.minReaderVersion"] != "" || got[tableconfig.KeyColumnMappingMaxColumnID] != "2" {
+		t.Fatalf("configuration %v", got)
+	}
+	equal(t, read(t, s), []string{"id=1 description=a"})
+	// Versions alone, on a legacy table.
+	s = create(t, "id INT", nil)
+	res, err = alter.SetProperties(ctx, s, map[string]string{"delta.minWriterVersion": "4"}, alter.Options{})
+	s = must(t, s, res, err)
+	if p := s.Protocol(); p.MinReaderVersion != 1 || p.MinWriterVersion != 4 {
+		t.Fatalf("protocol %+v, want 1/4", p)
+	}
+	if _, err := alter.SetProperties(ctx, s, map[string]string{"delta.minWriterVersion": "9"}, alter.Options{}); err == nil {
+		t.Fatal("writer version 9 accepted")
 	}
 }

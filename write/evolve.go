@@ -92,10 +92,11 @@ func evolve(base actions.Protocol, sch *schema.StructType, raw map[string]string
 	feats := map[string]bool{}
 	for k, v := range raw {
 		if name, ok := strings.CutPrefix(k, tableconfig.KeyFeaturePrefix); ok {
-			if _, known := actions.LookupFeature(name); !known {
+			known, ok := FeatureName(name)
+			if !ok {
 				return base, nil, &deltaerr.FeatureError{Feature: "table feature " + name, Op: "write"}
 			}
-			feats[name] = true
+			feats[known] = true
 			continue
 		}
 		props[k] = v
@@ -137,6 +138,66 @@ func evolve(base actions.Protocol, sch *schema.StructType, raw map[string]string
 		}
 	}
 	return p, props, nil
+}
+
+// FeatureName returns the protocol's spelling of a table feature name
+// given in any case, as Spark matches delta.feature.<name> properties
+// (delta.feature.timestampntz = supported), and false for an unknown one.
+func FeatureName(name string) (string, bool) {
+	if _, ok := actions.LookupFeature(name); ok {
+		return name, true
+	}
+	for _, n := range actions.FeatureNames() {
+		if strings.EqualFold(n, name) {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// RequireVersions returns p upgraded to at least reader version r and
+// writer version w, as Spark's delta.minReaderVersion and
+// delta.minWriterVersion properties ask (they are not stored): the
+// features the legacy versions imply are added (UpgradeProtocol; writer 7
+// implies none, reader 2 column mapping); writer 7 moves a legacy protocol to explicit feature lists, and reader 3 lists
+// its reader-writer features. Versions out of range, or reader 3 without
+// writer 7, are ErrInvalidSpec.
+func RequireVersions(p actions.Protocol, r, w int32) (actions.Protocol, error) {
+	if r < 1 || r > actions.MaxReaderVersion || w < 1 || w > actions.MaxWriterVersion || (r == 3 && w != 7) {
+		return p, specErr("protocol versions reader %d, writer %d: want reader 1 to 3 and writer 1 to 7, writer 7 with reader 3", r, w)
+	}
+	var implied []string
+	for _, n := range legacyFeatureNames() {
+		info, _ := actions.LookupFeature(n)
+		// Writer 7 implies no feature (table features list them); reader
+		// 2 implies column mapping.
+		byWriter := w < 7 && info.LegacyWriter <= w && (!info.ReaderWriter || info.LegacyReader <= r)
+		byReader := info.ReaderWriter && r == 2 && info.LegacyReader == 2
+		if byWriter || byReader {
+			implied = append(implied, n)
+		}
+	}
+	np, _ := UpgradeProtocol(p, implied...)
+	if w == 7 && np.MinWriterVersion < 7 {
+		var listed []string
+		for _, n := range legacyFeatureNames() {
+			if np.HasWriterFeature(n) {
+				listed = append(listed, n)
+			}
+		}
+		np, _ = UpgradeProtocol(actions.Protocol{MinReaderVersion: np.MinReaderVersion, MinWriterVersion: 7, WriterFeatures: listed})
+	}
+	if r == 3 && np.MinReaderVersion < 3 {
+		np.MinReaderVersion = 3
+		np.ReaderFeatures = nil
+		for _, n := range np.WriterFeatures {
+			if info, _ := actions.LookupFeature(n); info.ReaderWriter {
+				np.ReaderFeatures = append(np.ReaderFeatures, n)
+			}
+		}
+	}
+	np.MinReaderVersion = max(np.MinReaderVersion, r)
+	return np, nil
 }
 
 // featureNeeds lists the features a feature needs supported with it.
