@@ -60,51 +60,11 @@ func SetProperties(ctx context.Context, snap *snapshot.Snapshot, props map[strin
 	})
 }
 
-// Spark's properties that ask for protocol versions; never stored.
-const (
-	keyMinReaderVersion = "delta.minReaderVersion"
-	keyMinWriterVersion = "delta.minWriterVersion"
-)
-
 // setProperties computes SetProperties on s.
 func setProperties(ctx context.Context, s *snapshot.Snapshot, props map[string]string) (change, error) {
-	ch, err := setStoredProperties(ctx, s, props)
-	if err != nil {
-		return change{}, err
-	}
-	var r, w int32 = 1, 1 // the versions asked for; the protocol never goes down
-	asked := false
-	for key, v := range map[string]*int32{keyMinReaderVersion: &r, keyMinWriterVersion: &w} {
-		text, ok := props[key]
-		if !ok {
-			continue
-		}
-		var n int32
-		if _, err := fmt.Sscan(text, &n); err != nil || fmt.Sprint(n) != text {
-			return change{}, &tableconfig.PropertyError{Key: key, Value: text, Reason: "want a protocol version"}
-		}
-		*v = n
-		asked = true
-	}
-	if asked {
-		if r == 3 && w < 7 {
-			w = 7
-		}
-		if ch.protocol, err = write.RequireVersions(ch.protocol, r, w); err != nil {
-			return change{}, err
-		}
-	}
-	return ch, nil
-}
-
-// setStoredProperties computes SetProperties on s, but for the protocol
-// version properties.
-func setStoredProperties(ctx context.Context, s *snapshot.Snapshot, props map[string]string) (change, error) {
 	merged := cloneProps(s)
 	for k, v := range props {
-		if k != keyMinReaderVersion && k != keyMinWriterVersion {
-			merged[k] = v
-		}
+		merged[k] = v
 	}
 	if err := tableconfig.Validate(merged); err != nil {
 		return change{}, err

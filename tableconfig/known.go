@@ -2,6 +2,14 @@ package tableconfig
 
 import "strings"
 
+// Spark's properties that ask for protocol versions at CREATE or ALTER:
+// the protocol gets at least those versions, and the keys are not stored.
+// Part of Spark's interface: never change them.
+const (
+	KeyMinReaderVersion = "delta.minReaderVersion"
+	KeyMinWriterVersion = "delta.minWriterVersion"
+)
+
 // otherKnownKeys are delta.* table properties Delta Spark defines
 // (DeltaConfigs) that this library keeps as given without reading them:
 // setting one is legitimate, so it is not an unknown key.
@@ -24,8 +32,8 @@ var otherKnownKeys = map[string]bool{
 	"delta.enableChangeDataCapture":                     true,
 	"delta.columnMapping.hasDroppedOrRenamed":           true,
 	"delta.universalFormat.compatibility.version":       true,
-	"delta.minReaderVersion":                            true,
-	"delta.minWriterVersion":                            true,
+	KeyMinReaderVersion:                                 true,
+	KeyMinWriterVersion:                                 true,
 }
 
 // knownPrefixes start families of delta.* properties Spark defines.

@@ -22,7 +22,9 @@ import (
 // the rules NewTable applies to a new table, the same code:
 //
 //   - props are checked with tableconfig.Validate; delta.feature.<name> =
-//     supported asks for a feature and is consumed, not stored;
+//     supported asks for a feature and is consumed, not stored, as are
+//     delta.minReaderVersion and delta.minWriterVersion, which ask for
+//     protocol versions (RequireVersions);
 //   - the protocol is upgraded to the smallest one that supports p's
 //     features and every feature the schema and the properties use
 //     (UpgradeProtocol); it is never downgraded;
@@ -90,7 +92,23 @@ func evolve(base actions.Protocol, sch *schema.StructType, raw map[string]string
 	}
 	props := map[string]string{}
 	feats := map[string]bool{}
+	// Spark's protocol version properties: requests, never stored.
+	var r, w int32 = 1, 1
+	asked := false
 	for k, v := range raw {
+		if k == tableconfig.KeyMinReaderVersion || k == tableconfig.KeyMinWriterVersion {
+			n, err := strconv.ParseInt(v, 10, 32)
+			if err != nil {
+				return base, nil, fmt.Errorf("%w: %w", ErrInvalidSpec, &tableconfig.PropertyError{Key: k, Value: v, Reason: "want a protocol version"})
+			}
+			if k == tableconfig.KeyMinReaderVersion {
+				r = int32(n)
+			} else {
+				w = int32(n)
+			}
+			asked = true
+			continue
+		}
 		if name, ok := strings.CutPrefix(k, tableconfig.KeyFeaturePrefix); ok {
 			known, ok := FeatureName(name)
 			if !ok {
@@ -112,6 +130,15 @@ func evolve(base actions.Protocol, sch *schema.StructType, raw map[string]string
 		return base, nil, err
 	}
 	p, _ := UpgradeProtocol(base, slices.Collect(maps.Keys(feats))...)
+	if asked {
+		if r == 3 && w < 7 {
+			w = 7
+		}
+		var err error
+		if p, err = RequireVersions(p, r, w); err != nil {
+			return base, nil, err
+		}
+	}
 	if err := p.ReadSupported(); err != nil {
 		return p, nil, err
 	}

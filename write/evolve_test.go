@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/schema"
 )
 
 func TestUpgradeProtocol(t *testing.T) {
@@ -65,5 +66,19 @@ func TestRequireVersions(t *testing.T) {
 	}
 	if _, err := RequireVersions(actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, 3, 5); err == nil {
 		t.Fatal("reader 3 with writer 5 accepted")
+	}
+}
+
+func TestNewTableVersionProperties(t *testing.T) {
+	sch, _ := schema.ParseDDL("id INT")
+	p, m, err := NewTable(TableSpec{Schema: sch, Properties: map[string]string{"delta.minReaderVersion": "2", "delta.minWriterVersion": "5"}})
+	if err != nil || p.MinReaderVersion != 2 || p.MinWriterVersion != 5 {
+		t.Fatalf("protocol %+v, %v", p, err)
+	}
+	if len(m.Configuration) != 0 {
+		t.Fatalf("configuration %v: version properties stored", m.Configuration)
+	}
+	if _, _, err := NewTable(TableSpec{Schema: sch, Properties: map[string]string{"delta.minWriterVersion": "x"}}); err == nil {
+		t.Fatal("writer version x accepted")
 	}
 }
