@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/godelta/delta/alter"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/tableconfig"
 	"github.com/godelta/delta/write"
@@ -44,5 +45,26 @@ func TestAppendMergeSchema(t *testing.T) {
 			n = must(t, n, res, err)
 			equal(t, read(t, n), []string{"id=1 s={1, null} extra=null", "id=2 s={2, bb} extra=e", "id=3 s=null extra=null"})
 		})
+	}
+}
+
+// TestAppendMergeSchemaWidens: with type widening on, merging rows of a
+// wider type widens the column, as Spark's mergeSchema does (the
+// kernel-rs/type-widening table was written so).
+func TestAppendMergeSchemaWidens(t *testing.T) {
+	s := create(t, "id INT, f FLOAT", nil)
+	s = appendRows(t, s, []schema.Value{integer(1), schema.FloatValue(0.5)})
+	src, _ := schema.ParseDDL("id BIGINT, f DOUBLE")
+	if _, err := write.Append(ctx, s, rows([]schema.Value{long(1 << 40), schema.DoubleValue(0.25)}), write.CommitOptions{MergeSchema: src}); !errors.Is(err, write.ErrSchemaMismatch) {
+		t.Fatalf("widening without delta.enableTypeWidening: %v", err)
+	}
+	res, err := alter.SetProperties(ctx, s, map[string]string{tableconfig.KeyEnableTypeWidening: "true"}, alter.Options{})
+	s = must(t, s, res, err)
+	res, err = write.Append(ctx, s, rows([]schema.Value{long(1 << 40), schema.DoubleValue(0.25)}), write.CommitOptions{MergeSchema: src})
+	s = must(t, s, res, err)
+	equal(t, read(t, s), []string{"id=1 f=0.5", "id=1099511627776 f=0.25"})
+	f, _ := s.Schema().Field("id")
+	if raw, _ := f.Metadata.Get(alter.MetadataTypeChanges); f.Type != schema.Long || string(raw) != `[{"fromType":"integer","toType":"long"}]` {
+		t.Fatalf("id: %s %s", f.Type, raw)
 	}
 }

@@ -118,10 +118,10 @@ func TestCanWiden(t *testing.T) {
 		{d(10, 2), d(12, 2), true, true}, {d(10, 2), d(12, 4), true, false}, {d(10, 2), d(11, 4), false, false}, {d(10, 2), d(10, 2), false, false},
 		{schema.Integer, d(10, 0), true, false}, {schema.Integer, d(11, 2), false, false}, {schema.Long, d(20, 0), true, false}, {schema.Long, d(19, 0), false, false},
 	} {
-		if got := alter.CanWiden(c.from, c.to, false); got != c.ok {
+		if got := write.CanWiden(c.from, c.to, false); got != c.ok {
 			t.Errorf("%s -> %s: %v, want %v", c.from, c.to, got, c.ok)
 		}
-		if got := alter.CanWiden(c.from, c.to, true); got != c.ice {
+		if got := write.CanWiden(c.from, c.to, true); got != c.ice {
 			t.Errorf("%s -> %s under icebergCompat: %v, want %v", c.from, c.to, got, c.ice)
 		}
 	}

@@ -35,7 +35,9 @@ type CommitOptions struct {
 	// (nullable, at the end of their struct, with column ids under column
 	// mapping), in the same commit as the rows; table columns the batches
 	// lack are written null; a column of another type is
-	// ErrSchemaMismatch. See MergeSchemas.
+	// ErrSchemaMismatch, unless the table has type widening on and the
+	// rows' type widens the column's, which then widens as Spark's
+	// mergeSchema widens it. See MergeSchemas.
 	MergeSchema *schema.StructType
 }
 

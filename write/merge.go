@@ -25,18 +25,21 @@ var ErrSchemaMismatch = fmt.Errorf("write: the rows' schema does not merge into 
 // MergeSchemas returns the table schema table with the columns of src it
 // lacks added, as Spark's mergeSchema adds them: at the end of their
 // struct (top level or nested), nullable, matched by name ignoring case.
-// A column of both with another type is ErrSchemaMismatch (no implicit
-// widening). It reports whether anything was added; table is not changed.
-func MergeSchemas(table, src *schema.StructType) (*schema.StructType, bool, error) {
+// A column of both with another type is ErrSchemaMismatch, unless widen
+// (the table has type widening on, as Spark's mergeSchema widens then) and
+// src's type is a widening of the table's (CanWiden): the column takes the
+// wider type, recorded in its delta.typeChanges. It reports whether the
+// schema changed; table is not changed.
+func MergeSchemas(table, src *schema.StructType, widen bool) (*schema.StructType, bool, error) {
 	out, err := schema.Parse(table.String())
 	if err != nil {
 		return nil, false, err
 	}
-	added, err := mergeStruct(out, src, "")
+	added, err := mergeStruct(out, src, "", widen)
 	return out, added, err
 }
 
-func mergeStruct(dst, src *schema.StructType, prefix string) (bool, error) {
+func mergeStruct(dst, src *schema.StructType, prefix string, widen bool) (bool, error) {
 	added := false
 	for _, sf := range src.Fields {
 		j := fieldIndex(dst, sf.Name)
@@ -52,11 +55,18 @@ func mergeStruct(dst, src *schema.StructType, prefix string) (bool, error) {
 		ds, dok := df.Type.(*schema.StructType)
 		ss, sok := sf.Type.(*schema.StructType)
 		if dok && sok {
-			a, err := mergeStruct(ds, ss, prefix+df.Name+".")
+			a, err := mergeStruct(ds, ss, prefix+df.Name+".", widen)
 			if err != nil {
 				return false, err
 			}
 			added = added || a
+			continue
+		}
+		if df.Type.String() != sf.Type.String() && widen && CanWiden(df.Type, sf.Type, false) {
+			if err := RecordTypeChange(df, sf.Type); err != nil {
+				return false, err
+			}
+			added = true
 			continue
 		}
 		if df.Type.String() != sf.Type.String() {
@@ -139,9 +149,18 @@ func reshapeBatches(batches iter.Seq2[Batch, error], src, dst *schema.StructType
 // appendMerged is Append with opts.MergeSchema: the table's schema gains
 // the new columns in the same commit as the rows.
 func appendMerged(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts CommitOptions) (txn.CommitResult, error) {
-	merged, added, err := MergeSchemas(snap.Schema(), opts.MergeSchema)
+	cfg0 := snap.Config()
+	widen := cfg0.IsFeatureEnabled(actions.FeatureTypeWidening) || cfg0.IsFeatureEnabled(actions.FeatureTypeWideningPreview)
+	merged, added, err := MergeSchemas(snap.Schema(), opts.MergeSchema, widen)
 	if err != nil {
 		return txn.CommitResult{}, err
+	}
+	for _, c := range snap.Metadata().PartitionColumns {
+		was, _ := snap.Schema().Field(c)
+		now, _ := merged.Field(c)
+		if was != nil && now != nil && was.Type.String() != now.Type.String() && !PartitionWidening(was.Type, now.Type) {
+			return txn.CommitResult{}, fmt.Errorf("%w: partition column %s: %s cannot be widened to %s (its partition values would not parse)", ErrSchemaMismatch, c, was.Type, now.Type)
+		}
 	}
 	p, m := snap.Protocol(), snap.Metadata()
 	if added {

@@ -29,7 +29,9 @@ func mergedInputSchema(ctx context.Context, table *schema.StructType, paths []st
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
-		if out, _, err = write.MergeSchemas(out, src); err != nil {
+		// Widening allowed here: this is the rows' layout; the append
+		// decides whether the table may widen.
+		if out, _, err = write.MergeSchemas(out, src, true); err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 	}
