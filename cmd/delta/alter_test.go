@@ -90,7 +90,7 @@ func TestConvertAndMergeSchema(t *testing.T) {
 	}
 	mustRun(t, "append", dir, in, "--merge-schema")
 	r = mustRun(t, "scan", dir, "--format", "csv")
-	for _, want := range []string{"id,p,tag,n\n", "0,1,,\n", "1,2,,\n", "5,3,x,1.5\n"} {
+	for _, want := range []string{"id,p,n,tag\n", "0,1,,\n", "1,2,,\n", "5,3,1.5,x\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Fatalf("scan lacks %q:\n%s", want, r.stdout)
 		}

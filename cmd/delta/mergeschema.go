@@ -6,8 +6,10 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/godelta/delta/deltaerr"
@@ -21,7 +23,7 @@ import (
 // files it lacks added (write.MergeSchemas). A Parquet file gives its own
 // schema; a CSV header's new columns are STRING; a JSON lines file's new
 // keys take the type of their values (integers BIGINT, other numbers
-// DOUBLE, booleans BOOLEAN, anything else STRING).
+// DOUBLE, booleans BOOLEAN, anything else STRING), in name order.
 func mergedInputSchema(ctx context.Context, table *schema.StructType, paths []string) (*schema.StructType, error) {
 	out := table
 	for _, p := range paths {
@@ -93,8 +95,10 @@ func inputSchema(ctx context.Context, path string, table *schema.StructType) (*s
 			if dec.Decode(&obj) != nil {
 				continue // jsonInput reports it, with the line
 			}
-			for k, v := range obj {
-				switch v := v.(type) {
+			// Keys in name order, as Spark's JSON schema inference orders
+			// the fields it finds.
+			for _, k := range slices.Sorted(maps.Keys(obj)) {
+				switch v := obj[k].(type) {
 				case nil:
 				case bool:
 					addNew(k, schema.Boolean)
