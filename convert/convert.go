@@ -18,6 +18,10 @@
 // partition directories such as _a=1) are skipped, as Spark skips them:
 // _SUCCESS, .crc files, _committed_ markers.
 //
+// Dir converts a local directory, which it walks itself. The Store
+// interface lists one level and no sub-directory, so for a table on
+// another store the caller lists the keys and calls Convert with them.
+//
 // Concurrency: the files' statistics are computed by Options.Concurrency
 // workers; the commit is one put-if-absent of version 0, so of two
 // conversions of one directory at most one lands, and a directory that
