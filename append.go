@@ -57,6 +57,11 @@ type WriteOptions struct {
 	// returns ErrAppVersionCommitted. See write.AppTransaction.
 	AppID      string
 	AppVersion int64
+	// MergeSchema, for Append, is the schema of the batches when it may
+	// differ from the table's, as Spark's mergeSchema option: the rows'
+	// new columns are added to the table (nullable) in the same commit as
+	// the rows; see write.CommitOptions.MergeSchema.
+	MergeSchema *schema.StructType
 }
 
 // OverwriteOptions tune Overwrite.
@@ -196,5 +201,6 @@ func (t *Table) commitOptions(opts WriteOptions, replaceWhere expr.Expr) write.C
 		Txn:          o,
 		ReplaceWhere: replaceWhere,
 		App:          write.AppTransaction{ID: opts.AppID, Version: opts.AppVersion},
+		MergeSchema:  opts.MergeSchema,
 	}
 }

@@ -81,8 +81,8 @@ func (t *Table) ClusterBy(ctx context.Context, cols []string) (CommitResult, err
 		},
 		EngineInfo: EngineInfo,
 	})
-	if p := snap.Protocol(); !p.HasWriterFeature(actions.FeatureClustering) || !p.HasWriterFeature(actions.FeatureDomainMetadata) {
-		tx.SetProtocol(p.WithWriterFeatures(actions.FeatureClustering, actions.FeatureDomainMetadata))
+	if p, changed := write.UpgradeProtocol(snap.Protocol(), actions.FeatureClustering); changed {
+		tx.SetProtocol(p)
 	}
 	tx.SetDomainMetadata(d)
 	res, err := tx.Commit(ctx)

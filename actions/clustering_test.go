@@ -43,24 +43,3 @@ func TestParseClustering(t *testing.T) {
 		t.Errorf("ClusteringDomain = %+v", d)
 	}
 }
-
-func TestWithWriterFeatures(t *testing.T) {
-	tests := []struct {
-		in   Protocol
-		want Protocol
-	}{
-		{Protocol{MinReaderVersion: 1, MinWriterVersion: 2},
-			Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"appendOnly", "clustering", "domainMetadata", "invariants"}}},
-		{Protocol{MinReaderVersion: 2, MinWriterVersion: 5},
-			Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"columnMapping"},
-				WriterFeatures: []string{"appendOnly", "changeDataFeed", "checkConstraints", "clustering", "columnMapping", "domainMetadata", "generatedColumns", "invariants"}}},
-		{Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors", "domainMetadata"}},
-			Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"clustering", "deletionVectors", "domainMetadata"}}},
-	}
-	for _, tt := range tests {
-		got := tt.in.WithWriterFeatures(FeatureClustering, FeatureDomainMetadata)
-		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("%+v.WithWriterFeatures = %+v, want %+v", tt.in, got, tt.want)
-		}
-	}
-}

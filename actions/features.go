@@ -180,33 +180,3 @@ func (p *Protocol) HasWriterFeature(name string) bool {
 	f, ok := features[name]
 	return ok && f.LegacyWriter > 0 && p.MinWriterVersion >= f.LegacyWriter
 }
-
-// WithWriterFeatures returns p upgraded to support the writer-only
-// features names: a table-features protocol (writer version 7) listing
-// them besides every feature p supported. A legacy protocol's implied
-// features are listed explicitly, as the protocol requires when moving to
-// writer version 7; a legacy reader version 2 (column mapping) becomes
-// reader version 3 listing columnMapping. p is not modified.
-func (p Protocol) WithWriterFeatures(names ...string) Protocol {
-	out := Protocol{MinReaderVersion: p.MinReaderVersion, MinWriterVersion: MaxWriterVersion,
-		ReaderFeatures: slices.Clone(p.ReaderFeatures), WriterFeatures: slices.Clone(p.WriterFeatures)}
-	if p.MinWriterVersion < 7 {
-		for _, f := range features {
-			if f.LegacyWriter > 0 && p.MinWriterVersion >= f.LegacyWriter {
-				out.WriterFeatures = append(out.WriterFeatures, f.Name)
-				if f.ReaderWriter && p.MinReaderVersion >= f.LegacyReader && p.MinReaderVersion < 3 {
-					out.MinReaderVersion = MaxReaderVersion
-					out.ReaderFeatures = append(out.ReaderFeatures, f.Name)
-				}
-			}
-		}
-	}
-	out.WriterFeatures = append(out.WriterFeatures, names...)
-	slices.Sort(out.WriterFeatures)
-	out.WriterFeatures = slices.Compact(out.WriterFeatures)
-	if out.ReaderFeatures != nil {
-		slices.Sort(out.ReaderFeatures)
-		out.ReaderFeatures = slices.Compact(out.ReaderFeatures)
-	}
-	return out
-}

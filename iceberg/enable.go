@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/godelta/delta/actions"
@@ -101,33 +99,12 @@ func enabled(ctx context.Context, snap *snapshot.Snapshot) (actions.Protocol, ac
 	if err != nil {
 		return p, m, &deltaerr.CorruptError{Path: "metaData.schemaString", Reason: "cannot parse the schema", Err: err}
 	}
-	maxID, _ := cfg.MaxColumnID()
-	if newMapping {
-		maxID = write.AssignColumnMapping(sch, maxID)
-	}
-	maxID = write.AssignNestedIDs(sch, maxID)
-	props[tableconfig.KeyColumnMappingMaxColumnID] = strconv.FormatInt(maxID, 10)
-	raw, err := sch.MarshalJSON()
-	if err != nil {
+	// Column ids and physical names where the table had none (it has no
+	// data files then), nested ids, the protocol upgraded for the features
+	// the properties turn on: the one metadata-evolution path, as ALTER's.
+	if p, m, err = write.Evolve(p, m, sch, props); err != nil {
 		return p, m, err
 	}
-	m.SchemaString = string(raw)
-	m.Configuration = props
-
-	feats, err := tableconfig.FeaturesFor(props)
-	if err != nil {
-		return p, m, err
-	}
-	need := []string{actions.FeatureIcebergCompatV2, actions.FeatureColumnMapping}
-	for _, f := range feats {
-		if !slices.Contains(need, f) && cfg.IsFeatureSupported(f) {
-			continue
-		}
-		if !slices.Contains(need, f) {
-			need = append(need, f)
-		}
-	}
-	p = write.UpgradeProtocol(p, need...)
 	check, err := tableconfig.New(p, m)
 	if err != nil {
 		return p, m, err

@@ -508,9 +508,9 @@ func (c *Config) Constraints() []Constraint { return c.p.constraints }
 // on, which a new table's protocol must support (Spark enables them the
 // same way when the property is set): appendOnly, changeDataFeed,
 // deletionVectors, rowTracking, inCommitTimestamp, icebergCompatV2 for
-// their boolean properties set to true, columnMapping for mode id or name,
-// v2Checkpoint for checkpointPolicy v2, checkConstraints for any CHECK
-// constraint. The
+// their boolean properties set to true, typeWidening for
+// delta.enableTypeWidening, columnMapping for mode id or name, v2Checkpoint
+// for checkpointPolicy v2, checkConstraints for any CHECK constraint. The
 // names are sorted. An invalid value gives Validate's error.
 func FeaturesFor(raw map[string]string) ([]string, error) {
 	p, err := parseProps(raw)
@@ -532,6 +532,7 @@ func FeaturesFor(raw map[string]string) ([]string, error) {
 	add(p.checkpointPolicy == CheckpointV2, actions.FeatureV2Checkpoint)
 	add(len(p.constraints) > 0, actions.FeatureCheckConstraints)
 	add(p.icebergCompatV2, actions.FeatureIcebergCompatV2)
+	add(p.typeWidening, actions.FeatureTypeWidening)
 	slices.Sort(out)
 	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/internal/rowcheck"
+	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/txn"
 )
@@ -32,6 +33,16 @@ type CommitOptions struct {
 	// App, when its ID is set, makes an Append an exactly-once write of
 	// that application: see AppTransaction.
 	App AppTransaction
+	// MergeSchema, for Append, is the schema of the batches when it may
+	// differ from the table's (Spark's mergeSchema): batches hold its
+	// columns in its order; columns the table lacks are added to it
+	// (nullable, at the end of their struct, with column ids under column
+	// mapping), in the same commit as the rows; table columns the batches
+	// lack are written null; a column of another type is
+	// ErrSchemaMismatch, unless the table has type widening on and the
+	// rows' type widens the column's, which then widens as Spark's
+	// mergeSchema widens it. See MergeSchemas.
+	MergeSchema *schema.StructType
 }
 
 // AppTransaction names one batch of an application that writes each batch
@@ -86,7 +97,16 @@ func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batc
 			return txn.CommitResult{}, fmt.Errorf("application %q version %d: %w", app.ID, app.Version, ErrAppVersionCommitted)
 		}
 	}
-	adds, err := Rows(ctx, snap, batches, opts.Options)
+	var merged mergedAppend
+	rowOpts := opts.Options
+	if opts.MergeSchema != nil {
+		var err error
+		if merged, err = planMergedAppend(snap, batches, opts); err != nil {
+			return txn.CommitResult{}, err
+		}
+		batches, rowOpts = merged.batches, merged.opts
+	}
+	adds, err := Rows(ctx, snap, batches, rowOpts)
 	if err != nil {
 		return txn.CommitResult{}, err
 	}
@@ -94,9 +114,19 @@ func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batc
 		return txn.CommitResult{}, ErrNoRows
 	}
 	topts := txnOptions(opts.Txn, snap, "Append", nil)
+	if merged.evolved {
+		topts.OperationParameters["mergeSchema"] = "true"
+	}
 	res, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
 		if err := sameTable(snap, tx.Snapshot()); err != nil {
 			return err
+		}
+		if merged.evolved {
+			// The new columns land in the same commit as the rows.
+			if !SameProtocol(snap.Protocol(), merged.protocol) {
+				tx.SetProtocol(merged.protocol)
+			}
+			tx.SetMetadata(merged.metadata)
 		}
 		if app.ID != "" {
 			done, err := app.committed(ctx, tx)

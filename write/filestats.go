@@ -14,6 +14,7 @@ import (
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // ErrFileSchema is matched by every *FileSchemaError. It matches
@@ -72,12 +73,20 @@ const fileStatsRowGroup = 4 << 20
 // to milliseconds) and tightBounds are what Rows would write. It costs a
 // read of the whole file and the CPU of encoding it.
 func FileAdd(ctx context.Context, snap *snapshot.Snapshot, key string) (actions.Add, error) {
+	return FileAddConfig(ctx, snap.Store(), snap.Config(), key)
+}
+
+// FileAddConfig is FileAdd for the table whose configuration is cfg and
+// whose root is store, which need not have a log yet: CONVERT TO DELTA
+// computes the adds of the files already there before it commits version
+// 0. It is safe for concurrent use.
+func FileAddConfig(ctx context.Context, store logstore.Store, cfg *tableconfig.Config, key string) (actions.Add, error) {
 	if err := logstore.CheckKey(key); err != nil {
 		return actions.Add{}, fmt.Errorf("write: data file %s: %w", key, deltaerr.ErrPathEscapesRoot)
 	}
-	m := snap.Metadata()
-	mode := snap.Config().ColumnMappingMode()
-	sch := snap.Schema()
+	m := cfg.Metadata()
+	mode := cfg.ColumnMappingMode()
+	sch := cfg.Schema()
 	data := &schema.StructType{}
 	for _, f := range sch.Fields {
 		if !slices.Contains(m.PartitionColumns, f.Name) {
@@ -88,11 +97,11 @@ func FileAdd(ctx context.Context, snap *snapshot.Snapshot, key string) (actions.
 	if err != nil {
 		return actions.Add{}, err
 	}
-	info, err := snap.Store().Stat(ctx, key)
+	info, err := store.Stat(ctx, key)
 	if err != nil {
 		return actions.Add{}, fmt.Errorf("write: data file %s: %w", key, err)
 	}
-	f, err := datafile.OpenObject(ctx, snap.Store(), key, info.Size)
+	f, err := datafile.OpenObject(ctx, store, key, info.Size)
 	if err != nil {
 		return actions.Add{}, fmt.Errorf("write: data file %s: %w", key, err)
 	}
@@ -103,7 +112,7 @@ func FileAdd(ctx context.Context, snap *snapshot.Snapshot, key string) (actions.
 	byID := mode == schema.ColumnMappingByID
 	if err := checkFileStruct(key, have, physical, byID, nil); err != nil {
 		var fe *FileSchemaError
-		if errors.As(err, &fe) && !strings.Contains(fe.Column, ".") && isPartitionColumn(snap, mode, fe.Column) {
+		if errors.As(err, &fe) && !strings.Contains(fe.Column, ".") && isPartitionColumn(cfg, mode, fe.Column) {
 			fe.Reason = "is a partition column: its values go in the add action's partitionValues, not in the file"
 		}
 		return actions.Add{}, err
@@ -112,7 +121,7 @@ func FileAdd(ctx context.Context, snap *snapshot.Snapshot, key string) (actions.
 		ByFieldID:    mode != schema.ColumnMappingNone,
 		Compression:  "none",
 		RowGroupSize: fileStatsRowGroup,
-		Stats:        statsOptions(data, mode, snap.Config()),
+		Stats:        statsOptions(data, mode, cfg),
 	})
 	if err != nil {
 		return actions.Add{}, err
@@ -222,10 +231,10 @@ func checkFileType(file string, have, want schema.DataType, byID bool, path []st
 }
 
 // isPartitionColumn reports whether name is the physical name of one of
-// the partition columns of snap.
-func isPartitionColumn(snap *snapshot.Snapshot, mode schema.ColumnMappingMode, name string) bool {
-	sch := snap.Schema()
-	for _, c := range snap.Metadata().PartitionColumns {
+// the partition columns of cfg's table.
+func isPartitionColumn(cfg *tableconfig.Config, mode schema.ColumnMappingMode, name string) bool {
+	sch := cfg.Schema()
+	for _, c := range cfg.PartitionColumns() {
 		if f, ok := sch.Field(c); ok && strings.EqualFold(f.PhysicalName(mode), name) {
 			return true
 		}

@@ -107,9 +107,9 @@ func TestNewTableUniformIcebergRefused(t *testing.T) {
 	}
 }
 
-func TestUpgradeProtocol(t *testing.T) {
+func TestUpgradeProtocolIcebergCompat(t *testing.T) {
 	legacy := actions.Protocol{MinReaderVersion: 2, MinWriterVersion: 5}
-	p := UpgradeProtocol(legacy, actions.FeatureIcebergCompatV2)
+	p, _ := UpgradeProtocol(legacy, actions.FeatureIcebergCompatV2)
 	for _, f := range []string{actions.FeatureIcebergCompatV2, actions.FeatureColumnMapping, actions.FeatureAppendOnly,
 		actions.FeatureInvariants, actions.FeatureCheckConstraints, actions.FeatureChangeDataFeed, actions.FeatureGeneratedColumns} {
 		if !p.HasWriterFeature(f) {
@@ -119,7 +119,7 @@ func TestUpgradeProtocol(t *testing.T) {
 	if !p.HasReaderFeature(actions.FeatureColumnMapping) || p.MinReaderVersion != 3 {
 		t.Errorf("reader side %+v", p)
 	}
-	if q := UpgradeProtocol(p, actions.FeatureIcebergCompatV2); !slices.Equal(q.WriterFeatures, p.WriterFeatures) {
+	if q, changed := UpgradeProtocol(p, actions.FeatureIcebergCompatV2); changed || !slices.Equal(q.WriterFeatures, p.WriterFeatures) {
 		t.Errorf("an upgrade to features already there changed the protocol: %+v", q)
 	}
 }

@@ -65,6 +65,10 @@ type Options struct {
 	Require expr.Expr
 	// Now gives the files' modificationTime; nil means time.Now.
 	Now func() time.Time
+	// Config, when set, is the table configuration to write for instead
+	// of the snapshot's: an append that merges its schema writes its rows
+	// under the metadata it commits with them (see CommitOptions.MergeSchema).
+	Config *tableconfig.Config
 	// TableURI is the table root as a URI (file:///data/t, s3://b/t), for
 	// reading the table's files at absolute paths that lie under it (see
 	// scan.Options.TableURI): Replace and Rewrite read files. Empty refuses
@@ -189,9 +193,12 @@ type openFile struct {
 // reach change data through it (inserts), already checked and completed,
 // and other changes are of rows the table held.
 func newRowWriter(snap *snapshot.Snapshot, opts Options, change string) (*rowWriter, error) {
-	sch := snap.Schema()
-	m := snap.Metadata()
 	cfg := snap.Config()
+	if opts.Config != nil {
+		cfg = opts.Config
+	}
+	sch := cfg.Schema()
+	m := cfg.Metadata()
 	mode := cfg.ColumnMappingMode()
 	var c *checks
 	if change == "" {

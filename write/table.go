@@ -3,6 +3,7 @@ package write
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,88 +76,25 @@ func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 	if err != nil {
 		return p, m, specErr("schema: %v", err)
 	}
-	if err := tableconfig.Validate(spec.Properties); err != nil {
-		return p, m, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
-	}
-	props := map[string]string{}
-	feats := map[string]bool{}
-	for k, v := range spec.Properties {
-		if name, ok := strings.CutPrefix(k, tableconfig.KeyFeaturePrefix); ok {
-			if _, known := actions.LookupFeature(name); !known {
-				return p, m, &deltaerr.FeatureError{Feature: "table feature " + name, Op: "write"}
-			}
-			feats[name] = true
-			continue
-		}
-		props[k] = v
-	}
 	parts, err := checkPartitions(sch, spec.PartitionColumns)
 	if err != nil {
 		return p, m, err
 	}
 	// UniForm Iceberg needs icebergCompatV2, which needs column mapping:
 	// turned on here unless the properties say otherwise (an error).
+	props := maps.Clone(spec.Properties)
+	if props == nil {
+		props = map[string]string{}
+	}
 	extra, err := tableconfig.IcebergProperties(props)
 	if err != nil {
 		return p, m, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
 	}
-	for k, v := range extra {
-		props[k] = v
-	}
-	enabled, err := tableconfig.FeaturesFor(props)
+	maps.Copy(props, extra)
+	// A new table evolves from nothing: no feature, no column id.
+	p, props, err = evolve(actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 1}, sch, props)
 	if err != nil {
-		return p, m, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
-	}
-	for _, name := range enabled {
-		feats[name] = true
-	}
-	if err := checkColumns(sch, feats); err != nil {
 		return p, m, err
-	}
-	if feats[actions.FeatureRowTracking] {
-		feats[actions.FeatureDomainMetadata] = true
-	}
-	p = chooseProtocol(feats)
-	if err := p.ReadSupported(); err != nil {
-		return p, m, err
-	}
-	// The properties as the new protocol reads them, for what the table
-	// needs set up: column ids and physical names, row-tracking columns.
-	cfg, err := tableconfig.New(p, actions.Metadata{Configuration: props})
-	if err != nil {
-		return p, m, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
-	}
-	if err := CheckConstraints(sch, props); err != nil {
-		return p, m, err
-	}
-	if mode := cfg.ColumnMappingMode(); mode != schema.ColumnMappingNone {
-		maxID, _ := cfg.MaxColumnID()
-		maxID = assignColumnMapping(sch, maxID)
-		if cfg.IcebergCompatV2() {
-			maxID = AssignNestedIDs(sch, maxID)
-		}
-		props[tableconfig.KeyColumnMappingMaxColumnID] = strconv.FormatInt(maxID, 10)
-	}
-	if cfg.RowTracking() {
-		if _, ok := cfg.MaterializedRowIDColumn(); !ok {
-			props[tableconfig.KeyMaterializedRowIDColumn] = "_row-id-col-" + uuid.NewString()
-		}
-		if _, ok := cfg.MaterializedRowCommitVersionColumn(); !ok {
-			props[tableconfig.KeyMaterializedRowCommitVersionColumn] = "_row-commit-version-col-" + uuid.NewString()
-		}
-	}
-	if cfg.IcebergCompatV2() {
-		raw, err := sch.MarshalJSON()
-		if err != nil {
-			return p, m, specErr("schema: %v", err)
-		}
-		final, err := tableconfig.New(p, actions.Metadata{Configuration: props, SchemaString: string(raw)})
-		if err != nil {
-			return p, m, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
-		}
-		if err := final.CheckIcebergCompat(); err != nil {
-			return p, m, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
-		}
 	}
 	out, err := sch.MarshalJSON()
 	if err != nil {
@@ -172,6 +110,17 @@ func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 		PartitionColumns: parts,
 		CreatedTime:      &created,
 		Configuration:    props,
+	}
+	if props[tableconfig.KeyUniversalFormatEnabledFormats] != "" || extra != nil {
+		cfg, err := tableconfig.New(p, m)
+		if err != nil {
+			return p, m, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
+		}
+		if cfg.IcebergCompatV2() {
+			if err := cfg.CheckIcebergCompat(); err != nil {
+				return p, m, fmt.Errorf("%w: %w", ErrInvalidSpec, err)
+			}
+		}
 	}
 	return p, m, nil
 }
@@ -307,9 +256,10 @@ func parseGeneration(raw json.RawMessage) (expr.Expr, error) {
 
 // assignColumnMapping gives every field without them a column id (above
 // the largest id already present and maxID, the property's max) and a physical
-// name col-<uuid>, in pre-order (a struct before its fields), and returns
-// the largest id.
-func assignColumnMapping(sch *schema.StructType, maxID int64) int64 {
+// name: col-<uuid> for a new column, the field's own name when keepNames
+// (column mapping turned on for a table whose files use the names), in
+// pre-order (a struct before its fields), and returns the largest id.
+func assignColumnMapping(sch *schema.StructType, maxID int64, keepNames bool) int64 {
 	var visit func(t schema.DataType, fn func(f *schema.StructField))
 	visit = func(t schema.DataType, fn func(f *schema.StructField)) {
 		switch t := t.(type) {
@@ -336,7 +286,11 @@ func assignColumnMapping(sch *schema.StructType, maxID int64) int64 {
 			f.Metadata = setMeta(f.Metadata, schema.MetadataColumnMappingID, json.RawMessage(strconv.FormatInt(maxID, 10)))
 		}
 		if _, ok := f.Metadata.Get(schema.MetadataPhysicalName); !ok {
-			f.Metadata = setMeta(f.Metadata, schema.MetadataPhysicalName, json.RawMessage(strconv.Quote("col-"+uuid.NewString())))
+			name := "col-" + uuid.NewString()
+			if keepNames {
+				name = f.Name
+			}
+			f.Metadata = setMeta(f.Metadata, schema.MetadataPhysicalName, json.RawMessage(strconv.Quote(name)))
 		}
 	})
 	return maxID

@@ -34,6 +34,12 @@
 // time T, then the rows each new commit adds, until interrupted (exit 130 on
 // SIGINT); --once prints what is there and exits; --cdf prints the change
 // data feed (see package stream).
+//	delta alter    TABLE add-column 'c TYPE' | add-column 'a.b TYPE' | rename-column a b |
+//	               drop-column c... | widen-column c TYPE | set k=v... | unset [--if-exists] k... |
+//	               add-constraint NAME 'EXPR' | drop-constraint [--if-exists] NAME |
+//	               enable-feature NAME
+//	delta convert  DIR [--partition-by 'a STRING, b INT'] [--property k=v]
+//	delta append   TABLE FILE... --merge-schema   (new columns of the files added in the same commit)
 //
 // TABLE is a local path or a URI (file:///abs/path, memory://name,
 // s3://bucket/prefix, gs://bucket/prefix, az://container/prefix,
@@ -385,6 +391,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newVacuumCmd(), newRestoreCmd(), newCloneCmd(), newGenerateManifestCmd())
 	root.AddCommand(newTailCmd())
 	root.AddCommand(newIcebergCmd())
+	root.AddCommand(newAlterCmd(), newConvertCmd())
 	return root
 }
 

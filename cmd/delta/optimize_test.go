@@ -102,20 +102,20 @@ func TestCreateClusterByAndAlter(t *testing.T) {
 	if r := runDelta("create", filepath.Join(t.TempDir(), "u"), "--schema", "id BIGINT, p STRING", "--partition-by", "p", "--cluster-by", "id"); r.code != exitFailure {
 		t.Errorf("partitioned and clustered: exit %d", r.code)
 	}
-	if !strings.HasPrefix(alterClusterByUsage, "cluster-by ") {
-		t.Errorf("usage %q", alterClusterByUsage)
-	}
+	// ALTER TABLE ... CLUSTER BY through the alter command's dispatch.
+	mustRun(t, "alter", root, "cluster-by", "id,x")
+	mustRun(t, "alter", root, "cluster-by", "NONE")
 	ctx := context.Background()
 	tbl, err := delta.Open(ctx, root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tbl.Close()
-	res, err := alterClusterBy(ctx, tbl, []string{"id,x"})
-	if err != nil || res.Version != 1 {
-		t.Fatalf("alter cluster-by: %+v %v", res, err)
+	snap, err := tbl.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if res, err = alterClusterBy(ctx, tbl, []string{"NONE"}); err != nil || res.Version != 2 {
-		t.Fatalf("alter cluster-by NONE: %+v %v", res, err)
+	if snap.Version() != 2 {
+		t.Fatalf("after two ALTER ... CLUSTER BY: version %d, want 2", snap.Version())
 	}
 }

@@ -99,8 +99,9 @@ func uniq(s []string) []string {
 func newAppendCmd() *cobra.Command {
 	var targetSize int64
 	var app appFlags
+	var mergeSchema bool
 	cmd := &cobra.Command{
-		Use:   "append TABLE FILE...",
+		Use:   "append TABLE FILE... [--merge-schema]",
 		Short: "Append rows from CSV, JSON lines or Parquet files",
 		Long: "append adds the rows of the files, in one commit. A file is read by its\n" +
 			"extension: .csv (a header row naming the columns; empty fields are null),\n" +
@@ -129,6 +130,13 @@ func newAppendCmd() *cobra.Command {
 				return failure(err)
 			}
 			sch := snap.Schema()
+			var merged *schema.StructType
+			if mergeSchema {
+				if merged, err = mergedInputSchema(ctx, sch, args[1:]); err != nil {
+					return failure(err)
+				}
+				sch = merged
+			}
 			// Where each row came from, to name it when it breaks a
 			// constraint: the files' first rows, and each row's line.
 			var src rowSources
@@ -154,7 +162,7 @@ func newAppendCmd() *cobra.Command {
 				}
 			}
 			res, err := t.Append(ctx, batches, delta.WriteOptions{TargetFileSize: targetSize,
-				Txn: delta.TxnOptions{EngineInfo: "godelta-cli"}, AppID: app.id, AppVersion: app.version})
+				Txn: delta.TxnOptions{EngineInfo: "godelta-cli"}, AppID: app.id, AppVersion: app.version, MergeSchema: merged})
 			if errors.Is(err, delta.ErrAppVersionCommitted) {
 				return app.reportCommitted(cmd, t)
 			}
@@ -178,6 +186,7 @@ func newAppendCmd() *cobra.Command {
 	}
 	cmd.Flags().Int64Var(&targetSize, "target-file-size", 0, "roll data files at `BYTES` (default 128 MiB)")
 	app.register(cmd)
+	cmd.Flags().BoolVar(&mergeSchema, "merge-schema", false, "add the files' columns the table lacks, in the same commit (Parquet types; CSV STRING; JSON by value)")
 	return cmd
 }
 
