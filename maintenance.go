@@ -49,6 +49,9 @@ func (t *Table) CleanupLog(ctx context.Context, dryRun bool) (CleanupResult, err
 		// Only V2 checkpoints have sidecars: on other tables
 		// _delta_log/_sidecars is not the table's, and is not touched.
 		opts.SidecarRefs = checkpoint.SidecarRefs(t.store)
+		// A classic-named copy of a UUID-named checkpoint, so that
+		// clients without V2 checkpoints fail cleanly (as Spark does).
+		opts.ClassicCopy = checkpoint.ClassicCopy(t.store)
 	}
 	return deltalog.Cleanup(ctx, t.store, opts)
 }

@@ -43,6 +43,18 @@ type CleanupOptions struct {
 	// checkpoint replays the commits before it, which must then still be
 	// there. Without Verify, Cleanup is deltaerr.ErrInvalidArgument.
 	Verify func(ctx context.Context, parts []LogFile) error
+	// ClassicCopy, when set, writes the classic-named copy of the
+	// UUID-named checkpoint made of parts, so that clients that predate V2
+	// checkpoints find a checkpoint they can name and fail cleanly on its
+	// protocol (PROTOCOL.md "Handling Backward compatibility while moving
+	// to UUID-named v2 Checkpoints"); package checkpoint's ClassicCopy
+	// does this. Callers set it for tables with the v2Checkpoint feature.
+	// Cleanup calls it as Spark's metadata cleanup does: once, before it
+	// deletes anything and only when it is about to (never on a dry run),
+	// for the newest complete checkpoint, when that is UUID-named and no
+	// classic or multi-part checkpoint of its version exists. An error
+	// stops Cleanup before it deletes anything.
+	ClassicCopy func(ctx context.Context, parts []LogFile) error
 	// DryRun reports what would be deleted and deletes nothing.
 	DryRun bool
 }
@@ -99,6 +111,10 @@ type CleanupResult struct {
 //     <uuid>.parquet, are candidates; anything else there is left alone. References are read before
 //     anything is deleted; if a kept checkpoint cannot be read, Cleanup
 //     deletes nothing and returns the error.
+//
+// Before it deletes anything, Cleanup has CleanupOptions.ClassicCopy, when
+// set, write the classic-named copy of a newest checkpoint that has only
+// a UUID name, for the clients that know only classic names.
 //
 // Only names the protocol defines are deleted: commits, checkpoints of
 // every naming, .crc files, compacted files (deltalog.ParseName), and
@@ -184,8 +200,16 @@ func Cleanup(ctx context.Context, store logstore.Store, opts CleanupOptions) (Cl
 		}
 	}
 	res.Deleted = append(doomed, sidecars...)
-	if opts.DryRun {
+	if opts.DryRun || len(res.Deleted) == 0 {
 		return res, nil
+	}
+	if opts.ClassicCopy != nil {
+		if newest := uuidOnly(files); newest != nil {
+			if err := opts.ClassicCopy(ctx, newest); err != nil {
+				res.Deleted = nil
+				return res, fmt.Errorf("cleanup: classic copy of the checkpoint at version %d: %w", newest[0].Version, err)
+			}
+		}
 	}
 	for i, key := range res.Deleted {
 		if err := store.Delete(ctx, key); err != nil {
@@ -194,6 +218,23 @@ func Cleanup(ctx context.Context, store logstore.Store, opts CleanupOptions) (Cl
 		}
 	}
 	return res, nil
+}
+
+// uuidOnly returns the newest complete checkpoint when it is UUID-named
+// and no classic or multi-part checkpoint of its version exists: the one
+// that needs a classic-named copy. Otherwise it returns nil.
+func uuidOnly(files []LogFile) []LogFile {
+	cps := completeCheckpoints(files)
+	if len(cps) == 0 || cps[0][0].Kind != UUIDCheckpoint {
+		return nil
+	}
+	v := cps[0][0].Version
+	for _, f := range files {
+		if f.Version == v && (f.Kind == ClassicCheckpoint || f.Kind == MultiPartCheckpoint) {
+			return nil
+		}
+	}
+	return cps[0][:1]
 }
 
 // doomedBefore returns the keys of the log files that a cut-off checkpoint

@@ -133,6 +133,13 @@ func NewChanges(ctx context.Context, latest *snapshot.Snapshot, opts ChangeOptio
 	if !startSnap.Config().ChangeDataFeed() {
 		return nil, fmt.Errorf("version %d: %w", start, ErrChangeDataFeedDisabled)
 	}
+	for _, c := range opts.Columns {
+		if c == MetadataRowID || c == MetadataRowCommitVersion {
+			if _, ok := endSnap.Schema().Field(c); !ok {
+				return nil, fmt.Errorf("column %q: change data has no row tracking metadata: %w", c, deltaerr.ErrInvalidArgument)
+			}
+		}
+	}
 	s, err := New(endSnap, Options{Columns: opts.Columns, TableURI: opts.TableURI, Concurrency: opts.Concurrency, BatchSize: opts.BatchSize})
 	if err != nil {
 		return nil, err
@@ -348,6 +355,6 @@ func (c *Changes) cdcPlan() (*readPlan, error) {
 	out := append(s.out.Fields[:n:n], schema.StructField{Name: ChangeTypeColumn, Type: schema.String})
 	physical := &schema.StructType{Fields: append(s.physical.Fields[:len(s.physical.Fields):len(s.physical.Fields)],
 		schema.StructField{Name: ChangeTypeColumn, Type: schema.String, Nullable: true})}
-	plan := newReadPlan(table, physical, s.parts, out, nil)
+	plan := newReadPlan(table, physical, s.parts, out, nil, rowTracking{})
 	return &plan, nil
 }

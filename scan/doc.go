@@ -51,6 +51,18 @@
 // (struct, array, map) are Values holding Values. Rows and the typed form
 // (All) are views built from batches for programs that want them.
 //
+// # Row tracking
+//
+// On a table with row tracking enabled, Options.Columns may name
+// MetadataRowID and MetadataRowCommitVersion (Spark's _metadata.row_id and
+// _metadata.row_commit_version): each row's stable row id and row commit
+// version, read from the file's hidden materialized columns where they
+// hold a value, else computed from the add's baseRowId and the row's
+// position, or its defaultRowCommitVersion (PROTOCOL.md "Reader
+// Requirements for Row Tracking"). FileReader computes them in the same
+// place, so package write's Rewrite copies them into the files it writes
+// and rewritten rows keep their identity. Change data has none.
+//
 // # Paths
 //
 // Data file paths in the log are URIs relative to the table root. An

@@ -19,12 +19,24 @@ import (
 // exampleTable creates a table partitioned by country in a memory store and
 // appends three rows with package write.
 func exampleTable(ctx context.Context) (logstore.Store, error) {
+	return newExampleTable(ctx, "id BIGINT NOT NULL, name STRING, country STRING",
+		write.TableSpec{PartitionColumns: []string{"country"}}, [][]schema.Value{
+			{schema.LongValue(1), schema.LongValue(2), schema.LongValue(3)},
+			{schema.StringValue("ada"), schema.StringValue("bob"), schema.StringValue("cyd")},
+			{schema.StringValue("FR"), schema.StringValue("DE"), schema.StringValue("FR")},
+		})
+}
+
+// newExampleTable creates a table of schema ddl (and spec's partitions and
+// properties) in a memory store and appends cols, one slice per column.
+func newExampleTable(ctx context.Context, ddl string, spec write.TableSpec, cols [][]schema.Value) (logstore.Store, error) {
 	store := memory.New()
-	sch, err := schema.ParseDDL("id BIGINT NOT NULL, name STRING, country STRING")
+	sch, err := schema.ParseDDL(ddl)
 	if err != nil {
 		return nil, err
 	}
-	p, m, err := write.NewTable(write.TableSpec{Schema: sch, PartitionColumns: []string{"country"}})
+	spec.Schema = sch
+	p, m, err := write.NewTable(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -39,11 +51,7 @@ func exampleTable(ctx context.Context) (logstore.Store, error) {
 		return nil, err
 	}
 	rows := func(yield func(write.Batch, error) bool) {
-		yield(write.Batch{Len: 3, Columns: [][]schema.Value{
-			{schema.LongValue(1), schema.LongValue(2), schema.LongValue(3)},
-			{schema.StringValue("ada"), schema.StringValue("bob"), schema.StringValue("cyd")},
-			{schema.StringValue("FR"), schema.StringValue("DE"), schema.StringValue("FR")},
-		}}, nil)
+		yield(write.Batch{Len: len(cols[0]), Columns: cols}, nil)
 	}
 	_, err = write.Append(ctx, snap, iter.Seq2[write.Batch, error](rows), write.CommitOptions{})
 	return store, err
@@ -121,4 +129,42 @@ func ExampleAll() {
 	}
 	// Output:
 	// {ID:2 Name:bob}
+}
+
+// On a table with row tracking, a scan returns each row's stable row id
+// and row commit version as the columns _metadata.row_id and
+// _metadata.row_commit_version.
+func ExampleMetadataRowID() {
+	ctx := context.Background()
+	store, err := newExampleTable(ctx, "id BIGINT NOT NULL, name STRING",
+		write.TableSpec{Properties: map[string]string{"delta.enableRowTracking": "true"}}, [][]schema.Value{
+			{schema.LongValue(1), schema.LongValue(2)},
+			{schema.StringValue("ada"), schema.StringValue("bob")},
+		})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer store.Close()
+	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := scan.New(snap, scan.Options{Columns: []string{"name", scan.MetadataRowID, scan.MetadataRowCommitVersion}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for row, err := range s.Rows(ctx) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		v := row.Values()
+		fmt.Printf("%s: row id %s, version %s\n", v[0], v[1], v[2])
+	}
+	// Output:
+	// ada: row id 0, version 1
+	// bob: row id 1, version 1
 }

@@ -30,17 +30,36 @@ type readPlan struct {
 }
 
 // outColumn is where an output column comes from: a column read from the
-// file, or a partition value.
+// file, a partition value, or a row tracking metadata column.
 type outColumn struct {
 	name string
-	read int // index into the read columns, or -1 for a partition column
+	// read is the index into the read columns: of the column itself, or,
+	// for a metadata column, of its materialized column (-1 when the table
+	// names none); -1 for a partition column.
+	read int
+	meta metaColumn
 }
+
+// metaColumn says which row tracking metadata column an output column is.
+type metaColumn uint8
+
+const (
+	notMeta metaColumn = iota
+	metaRowID
+	metaRowCommitVersion
+)
+
+// rowTracking are the names of the hidden columns that hold materialized
+// row ids and row commit versions (empty when the table names none).
+type rowTracking struct{ idColumn, versionColumn string }
 
 // newReadPlan plans reading the output fields plus the top-level columns in
 // extra (the predicate's) from files written with table's schema, whose
 // physical form (column mapping applied) is physical, field for field.
-// Partition columns are never read.
-func newReadPlan(table, physical *schema.StructType, parts map[string]partColumn, out []schema.StructField, extra []string) readPlan {
+// Partition columns are never read. Output fields named MetadataRowID or
+// MetadataRowCommitVersion (that are not table columns) read the hidden
+// column rt names, if any, to compute stable row ids and versions from.
+func newReadPlan(table, physical *schema.StructType, parts map[string]partColumn, out []schema.StructField, extra []string, rt rowTracking) readPlan {
 	need := map[string]bool{}
 	for _, f := range out {
 		need[f.Name] = true
@@ -59,10 +78,33 @@ func newReadPlan(table, physical *schema.StructType, parts map[string]partColumn
 		p.readIdx[f.Name] = len(p.read.Fields)
 		p.read.Fields = append(p.read.Fields, physical.Fields[i])
 	}
+	hidden := map[string]int{} // materialized column -> column of read
+	readHidden := func(name string) int {
+		if name == "" {
+			return -1
+		}
+		if i, ok := hidden[name]; ok {
+			return i
+		}
+		i := len(p.read.Fields)
+		p.read.Fields = append(p.read.Fields, schema.StructField{Name: name, Type: schema.Long, Nullable: true})
+		hidden[name] = i
+		return i
+	}
 	for _, f := range out {
 		if _, isPart := parts[f.Name]; isPart {
 			p.out = append(p.out, outColumn{name: f.Name, read: -1})
 			continue
+		}
+		if _, isCol := table.Field(f.Name); !isCol {
+			switch f.Name {
+			case MetadataRowID:
+				p.out = append(p.out, outColumn{name: f.Name, read: readHidden(rt.idColumn), meta: metaRowID})
+				continue
+			case MetadataRowCommitVersion:
+				p.out = append(p.out, outColumn{name: f.Name, read: readHidden(rt.versionColumn), meta: metaRowCommitVersion})
+				continue
+			}
 		}
 		p.out = append(p.out, outColumn{name: f.Name, read: p.readIdx[f.Name]})
 	}
@@ -313,7 +355,7 @@ func (r *fileRead) project(b *datafile.Batch, sel []int, mem []schema.Value) *fi
 	// One allocation for every output column that needs one.
 	need := len(r.extra)
 	for _, oc := range r.plan.out {
-		if oc.read < 0 || n != b.Len {
+		if oc.read < 0 || n != b.Len || oc.meta != notMeta {
 			need++
 		}
 	}
@@ -334,12 +376,14 @@ func (r *fileRead) project(b *datafile.Batch, sel []int, mem []schema.Value) *fi
 		return col
 	}
 	for j, oc := range r.plan.out {
-		if oc.read >= 0 && n == b.Len {
+		if oc.read >= 0 && n == b.Len && oc.meta == notMeta {
 			cols[j] = b.Columns[oc.read][:n:n]
 			continue
 		}
 		col := next()
-		if oc.read < 0 {
+		if oc.meta != notMeta {
+			r.rowTracking(oc, b, sel, col)
+		} else if oc.read < 0 {
 			v := r.pv[oc.name]
 			for k := range col {
 				col[k] = v
@@ -361,6 +405,38 @@ func (r *fileRead) project(b *datafile.Batch, sel []int, mem []schema.Value) *fi
 		cols[j] = col
 	}
 	return out
+}
+
+// rowTracking fills col with the stable row ids or row commit versions
+// (as oc asks) of the rows sel of b: the materialized value where the
+// file's hidden column holds one, else the default one the add gives
+// (baseRowId plus the row's position, or defaultRowCommitVersion), else
+// null (a file without row tracking fields, a change data file).
+func (r *fileRead) rowTracking(oc outColumn, b *datafile.Batch, sel []int, col []schema.Value) {
+	var mat []schema.Value
+	if oc.read >= 0 {
+		mat = b.Columns[oc.read]
+	}
+	var def *int64
+	if r.add != nil {
+		if oc.meta == metaRowID {
+			def = r.add.BaseRowID
+		} else {
+			def = r.add.DefaultRowCommitVersion
+		}
+	}
+	for k, i := range sel {
+		switch {
+		case mat != nil && !mat[i].IsNull():
+			col[k] = mat[i]
+		case def == nil:
+			col[k] = schema.Value{}
+		case oc.meta == metaRowID:
+			col[k] = schema.LongValue(*def + b.FirstRow + int64(i))
+		default:
+			col[k] = schema.LongValue(*def)
+		}
+	}
 }
 
 // Batch memory is recycled: the scan hands a batch to its caller, and once

@@ -17,12 +17,27 @@ import (
 	"github.com/godelta/delta/snapshot"
 )
 
+// The row tracking metadata columns, as Spark names them: a scan returns
+// them when Options.Columns names them, on a table with row tracking
+// enabled (delta.enableRowTracking). Both are LONG. MetadataRowID is each
+// row's stable row id and MetadataRowCommitVersion its stable row commit
+// version (PROTOCOL.md "Row Tracking"): the value materialized in the
+// file's hidden column (delta.rowTracking.materializedRowIdColumnName,
+// materializedRowCommitVersionColumnName) when it holds one, else the
+// add's baseRowId plus the row's position in its file, or its
+// defaultRowCommitVersion. A table column of the same name wins over them.
+const (
+	MetadataRowID            = "_metadata.row_id"
+	MetadataRowCommitVersion = "_metadata.row_commit_version"
+)
+
 // Options choose what a scan returns. The zero Options reads every column
 // of every row.
 type Options struct {
 	// Columns are the top-level logical column names to return, in order;
 	// nil returns all columns in schema order. Names are matched exactly,
-	// then case-insensitively.
+	// then case-insensitively. MetadataRowID and MetadataRowCommitVersion
+	// may be named too.
 	Columns []string
 	// Predicate keeps the rows for which it is true; nil keeps all rows.
 	// Its columns may be any top-level column or nested struct field
@@ -137,6 +152,12 @@ func newReader(snap *snapshot.Snapshot, opts Options) (*reader, error) {
 	} else {
 		for _, c := range opts.Columns {
 			f, err := s.field(c)
+			if err != nil && (c == MetadataRowID || c == MetadataRowCommitVersion) {
+				if !snap.Config().RowTracking() {
+					return nil, fmt.Errorf("column %q: the table does not have row tracking enabled: %w", c, deltaerr.ErrInvalidArgument)
+				}
+				f, err = &schema.StructField{Name: c, Type: schema.Long, Nullable: true}, nil
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -174,7 +195,12 @@ func newReader(snap *snapshot.Snapshot, opts Options) (*reader, error) {
 		return nil, fmt.Errorf("physical schema: %w", err)
 	}
 	s.physical = physical
-	s.plan = newReadPlan(s.table, physical, s.parts, outFields, predTop)
+	var rt rowTracking
+	if cfg := snap.Config(); cfg.RowTracking() {
+		rt.idColumn, _ = cfg.MaterializedRowIDColumn()
+		rt.versionColumn, _ = cfg.MaterializedRowCommitVersionColumn()
+	}
+	s.plan = newReadPlan(s.table, physical, s.parts, outFields, predTop, rt)
 	return s, nil
 }
 

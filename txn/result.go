@@ -105,6 +105,7 @@ func PostCommit(ctx context.Context, res *CommitResult) {
 	opts := deltalog.CleanupOptions{Retention: res.cfg.LogRetention(), Verify: checkpoint.Verify(res.store), Now: res.clock}
 	if p := snap.Protocol(); p.HasWriterFeature(actions.FeatureV2Checkpoint) {
 		opts.SidecarRefs = checkpoint.SidecarRefs(res.store) // only V2 checkpoints have sidecars
+		opts.ClassicCopy = checkpoint.ClassicCopy(res.store) // for clients that know only classic names
 	}
 	cleaned, err := deltalog.Cleanup(ctx, res.store, opts)
 	w.LogFilesDeleted = len(cleaned.Deleted)

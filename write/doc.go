@@ -98,6 +98,11 @@
 // for it (compaction, with NoDataChange). Rows stream batch by batch: a
 // rewrite never holds a whole file. Replace, the removal half of an
 // overwrite, is a Rewrite that drops the rows the replaceWhere matches.
+// On a table with row tracking enabled, rewritten rows keep their
+// identity: the reader gives each row's stable row id and row commit
+// version (scan.MetadataRowID, MetadataRowCommitVersion), and the row
+// writer materializes them in the table's hidden columns (a kept row both,
+// an updated row its id only), which new appends leave out.
 //
 // With RewriteOptions.DeletionVectors the same core deletes by position
 // instead (merge-on-read, for tables with delta.enableDeletionVectors):

@@ -125,18 +125,40 @@ var errChanges = errors.New("write: file changes")
 // that will rather delete rows by position (deletion vectors) reads pos in
 // fn. Rewrite commits nothing; on error it deletes the files it wrote and
 // returns no actions.
+//
+// On a table with row tracking enabled, rows keep their identity across
+// the rewrite (PROTOCOL.md "Row Tracking"): each kept row's stable row id
+// and row commit version, as scan.MetadataRowID and
+// scan.MetadataRowCommitVersion read them, are written to the table's
+// hidden materialized columns; an updated row keeps its row id and gets a
+// null row commit version, so that it takes the version of the commit
+// that adds its new file. The new files' adds carry no baseRowId: the
+// transaction assigns fresh ones at commit.
 func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add, fn RowFunc, opts RewriteOptions) (Rewritten, error) {
 	var out Rewritten
-	sopts := scan.Options{TableURI: opts.TableURI}
-	project := opts.DeletionVectors && len(opts.ReadColumns) > 0 && (opts.NoDataChange || !snap.Config().ChangeDataFeed())
-	if project {
-		sopts.Columns = opts.ReadColumns
-	}
-	fr, err := scan.NewFileReader(snap, sopts)
+	data, err := newRowWriter(snap, opts.Options, "")
 	if err != nil {
 		return out, err
 	}
-	data, err := newRowWriter(snap, opts.Options, "")
+	if err := data.materialize(snap.Config()); err != nil {
+		return out, err
+	}
+	ropts := scan.Options{TableURI: opts.TableURI}
+	// Only positions are needed when deletion vectors mark rows that are
+	// dropped, never written (ReadColumns).
+	project := opts.DeletionVectors && len(opts.ReadColumns) > 0 && (opts.NoDataChange || !snap.Config().ChangeDataFeed())
+	tracked := data.tracked && !project
+	switch {
+	case project:
+		ropts.Columns = opts.ReadColumns
+	case tracked:
+		// Each row's stable row id and row commit version, to copy.
+		for _, f := range snap.Schema().Fields {
+			ropts.Columns = append(ropts.Columns, f.Name)
+		}
+		ropts.Columns = append(ropts.Columns, scan.MetadataRowID, scan.MetadataRowCommitVersion)
+	}
+	fr, err := scan.NewFileReader(snap, ropts)
 	if err != nil {
 		return out, err
 	}
@@ -146,7 +168,7 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 			return out, err
 		}
 	}
-	rw := rewriter{fr: fr, fn: fn, data: data, cdc: cdc, row: make([]schema.Value, len(snap.Schema().Fields)), store: snap.Store()}
+	rw := rewriter{fr: fr, fn: fn, data: data, cdc: cdc, row: make([]schema.Value, len(snap.Schema().Fields)), store: snap.Store(), tracked: tracked}
 	if project {
 		// Where each column read goes in the row.
 		for _, f := range fr.Schema().Fields {
@@ -191,6 +213,11 @@ type rewriter struct {
 	// slots, when reading only some columns (ReadColumns), is the
 	// schema index of each column read; the others stay null in row.
 	slots []int
+	// tracked: the table materializes row tracking; the reader's last two
+	// columns are each row's stable row id and row commit version, and
+	// id and version hold those of the row being visited.
+	tracked     bool
+	id, version schema.Value
 
 	store   logstore.Store
 	dvFiles []string // deletion vector files put, for cleanup
@@ -253,6 +280,9 @@ func (rw *rewriter) each(ctx context.Context, a *actions.Add, do func(pos int64,
 					rw.row[j] = b.Columns[j][i]
 				}
 			}
+			if rw.tracked {
+				rw.id, rw.version = b.Columns[len(rw.row)][i], b.Columns[len(rw.row)+1][i]
+			}
 			if err := do(b.Positions[i], rw.row); err != nil {
 				return err
 			}
@@ -304,8 +334,9 @@ func (rw *rewriter) apply(a *actions.Add, pos int64, v Verdict, row, vals []sche
 	switch v {
 	case Keep:
 		if copy {
+			// A copied row keeps its stable row id and row commit version.
 			rw.copied++
-			err = rw.data.add(row)
+			err = rw.data.addTracked(row, rw.id, rw.version)
 		}
 	case Drop:
 		rw.dropped++
@@ -326,8 +357,9 @@ func (rw *rewriter) apply(a *actions.Add, pos int64, v Verdict, row, vals []sche
 			}
 		}
 		// The data writer completes vals (generated columns): the
-		// post-image is the row as written.
-		if err = rw.data.add(vals); err == nil && rw.cdc != nil {
+		// post-image is the row as written. An updated row keeps its
+		// stable row id; its row commit version is the new file's.
+		if err = rw.data.addTracked(vals, rw.id, schema.Value{}); err == nil && rw.cdc != nil {
 			err = rw.cdc.addAs(vals, ChangeUpdatePost)
 		}
 	default:

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/logstore"
@@ -161,6 +162,10 @@ type rowWriter struct {
 	cdcs   []actions.CDC
 	// inserts, when set, also gets every row, as insert change data.
 	inserts *rowWriter
+	// tracked: the files have, after the data columns, the hidden columns
+	// of materialized row ids and row commit versions (see materialize),
+	// and rows come with their values (addTracked).
+	tracked bool
 }
 
 // openFile is the data file being written for one partition, and the rows
@@ -241,6 +246,39 @@ func newRowWriter(snap *snapshot.Snapshot, opts Options, change string) (*rowWri
 		w.ext = "." + strings.ToLower(opts.Compression) + ".parquet"
 	}
 	return w, nil
+}
+
+// materialize makes w, a writer of data files, write after the data
+// columns the hidden columns of materialized row ids and row commit
+// versions, when the table has row tracking enabled and names them
+// (delta.rowTracking.materializedRowIdColumnName and
+// materializedRowCommitVersionColumnName): both nullable LONG, without
+// field ids and without statistics, as Spark writes them. Rows then go
+// through addTracked. A table that names no columns (a writer that
+// enabled row tracking without them broke the protocol) gets none, and
+// its rewritten rows fresh ids. A name that is also a column of the table
+// (Spark refuses to assign one) is deltaerr.ErrCorrupt.
+func (w *rowWriter) materialize(cfg *tableconfig.Config) error {
+	if w.change != "" || !cfg.RowTracking() {
+		return nil
+	}
+	id, ok := cfg.MaterializedRowIDColumn()
+	version, ok2 := cfg.MaterializedRowCommitVersionColumn()
+	if !ok || !ok2 {
+		return nil
+	}
+	for _, name := range []string{id, version} {
+		if _, clash := w.physical.Field(name); clash {
+			return fmt.Errorf("write: the hidden row tracking column %q is also a column of the table: %w", name, deltaerr.ErrCorrupt)
+		}
+	}
+	n := len(w.physical.Fields)
+	w.physical = &schema.StructType{Fields: append(w.physical.Fields[:n:n],
+		schema.StructField{Name: id, Type: schema.Long, Nullable: true},
+		schema.StructField{Name: version, Type: schema.Long, Nullable: true})}
+	w.wopts.Stats.Exclude = []string{id, version}
+	w.tracked = true
+	return nil
 }
 
 // statsOptions applies delta.dataSkippingNumIndexedCols and
@@ -352,21 +390,58 @@ func (w *rowWriter) add(vals []schema.Value) error { return w.addAs(vals, w.chan
 // addAs is add, for a writer of change data, of a row of change type
 // change.
 func (w *rowWriter) addAs(vals []schema.Value, change string) error {
-	if w.checks != nil {
-		if err := w.checks.apply(vals, w.row); err != nil {
-			return err
-		}
-	}
-	f, err := w.fileFor(vals)
+	f, err := w.stage(vals)
 	if err != nil {
 		return err
-	}
-	for k, j := range w.dataIdx {
-		f.stage[k] = append(f.stage[k], vals[j])
 	}
 	if w.change != "" {
 		f.stage[len(w.dataIdx)] = append(f.stage[len(w.dataIdx)], schema.StringValue(change))
 	}
+	if w.tracked { // a row without row tracking values: fresh ids
+		f.stage[len(w.dataIdx)] = append(f.stage[len(w.dataIdx)], schema.Value{})
+		f.stage[len(w.dataIdx)+1] = append(f.stage[len(w.dataIdx)+1], schema.Value{})
+	}
+	return w.added(f, vals)
+}
+
+// addTracked is add, for a writer that materializes row tracking, of a
+// row whose stable row id and row commit version are id and version: a
+// copied row keeps both, an updated row its id with a null version (the
+// new file's defaultRowCommitVersion). A null keeps the default.
+func (w *rowWriter) addTracked(vals []schema.Value, id, version schema.Value) error {
+	if !w.tracked {
+		return w.add(vals)
+	}
+	f, err := w.stage(vals)
+	if err != nil {
+		return err
+	}
+	f.stage[len(w.dataIdx)] = append(f.stage[len(w.dataIdx)], id)
+	f.stage[len(w.dataIdx)+1] = append(f.stage[len(w.dataIdx)+1], version)
+	return w.added(f, vals)
+}
+
+// stage checks and completes one row (when the writer checks rows) and
+// stages its data columns for its partition's file, which it returns.
+func (w *rowWriter) stage(vals []schema.Value) (*openFile, error) {
+	if w.checks != nil {
+		if err := w.checks.apply(vals, w.row); err != nil {
+			return nil, err
+		}
+	}
+	f, err := w.fileFor(vals)
+	if err != nil {
+		return nil, err
+	}
+	for k, j := range w.dataIdx {
+		f.stage[k] = append(f.stage[k], vals[j])
+	}
+	return f, nil
+}
+
+// added counts the row just staged in f, and passes it on to the insert
+// change data.
+func (w *rowWriter) added(f *openFile, vals []schema.Value) error {
 	f.n++
 	w.row++
 	if w.inserts != nil {

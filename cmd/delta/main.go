@@ -131,6 +131,10 @@
 // changes adds the columns _change_type (insert, delete, update_preimage,
 // update_postimage), _commit_version and _commit_timestamp.
 //
+// On a table with row tracking, scan --columns may name
+// _metadata.row_id and _metadata.row_commit_version: each row's stable row
+// id and row commit version, as Spark shows them.
+//
 // # Exit status
 //
 // 0 on success; 1 when the table cannot be read (the message is printed as

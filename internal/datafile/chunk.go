@@ -14,9 +14,11 @@ package datafile
 // PageHeader then the page body, compressed as a whole with the file's
 // codec: repetition levels, then definition levels, each RLE/bit-packed
 // hybrid behind a 4-byte little-endian length (left out when the leaf's
-// maximum level is 0), then the non-null values PLAIN-encoded. There is
-// no dictionary, page index or bloom filter; the chunk's metadata has
-// its statistics (null_count, min_value, max_value).
+// maximum level is 0), then the non-null values: PLAIN-encoded, or as
+// indexes into the chunk's dictionary (PLAIN_DICTIONARY), which a
+// DICTIONARY_PAGE before the data pages holds (see dict.go). There is no
+// page index or bloom filter; the chunk's metadata has its statistics
+// (null_count, min_value, max_value) and its page encoding statistics.
 
 import (
 	"encoding/binary"
@@ -99,7 +101,11 @@ type (
 		vals, defs, reps []byte
 		data             chunkData
 	}
-	scratch struct{ levels, rle, body, zbuf []byte }
+	scratch struct {
+		levels, rle, body, zbuf []byte
+		ids                     []int32 // a page's dictionary indexes
+		dictIDs, dictPage       []byte  // their encoding
+	}
 )
 
 var (
@@ -138,6 +144,7 @@ type chunk struct {
 	nulls        int64
 	uncompressed int64 // the pages' size with their bodies uncompressed, headers included
 	bounds       bounds
+	dict         dict // the dictionary of the data pages
 }
 
 // chunkData holds the encoded pages of a column chunk in blocks that
@@ -185,6 +192,7 @@ func (c *chunk) reset() {
 	c.data.reset()
 	c.numValues, c.nulls, c.uncompressed = 0, 0, 0
 	c.bounds = bounds{}
+	c.dict.reset(false)
 }
 
 // bounds are the min and max of a chunk's non-null values in the sort
@@ -343,12 +351,18 @@ func (w *Writer) cutPage(l *wleaf) error {
 	if err != nil {
 		return fmt.Errorf("datafile: column %s: encoding levels: %w", l.node.name, err)
 	}
-	size := len(levels) + len(p.vals)
-	body := [2][]byte{levels, p.vals}
+	vals, encoding := p.vals, format.Plain
+	if ids, ok := w.dictEncode(l); ok {
+		vals, encoding = ids, plainDictionary
+	} else {
+		l.chunk.dict.plainPages++
+	}
+	size := len(levels) + len(vals)
+	body := [2][]byte{levels, vals}
 	if w.codec != nil {
-		src := p.vals
+		src := vals
 		if len(levels) > 0 {
-			w.scratch.body = append(append(w.scratch.body[:0], levels...), p.vals...)
+			w.scratch.body = append(append(w.scratch.body[:0], levels...), vals...)
 			src = w.scratch.body
 		}
 		if w.scratch.zbuf, err = w.codec.Encode(w.scratch.zbuf[:0], src); err != nil {
@@ -368,7 +382,7 @@ func (w *Writer) cutPage(l *wleaf) error {
 		CompressedPageSize:   int32(zsize),
 		DataPageHeader: thrift.New(format.DataPageHeader{
 			NumValues:               int32(p.entries),
-			Encoding:                format.Plain,
+			Encoding:                encoding,
 			DefinitionLevelEncoding: format.RLE,
 			RepetitionLevelEncoding: format.RLE,
 			// Always written (the field is writezero): the page's
@@ -405,8 +419,9 @@ func (w *Writer) appendLevels(dst, levels []byte, max int) ([]byte, error) {
 func (w *Writer) buffered() (raw, encoded int64) {
 	for _, l := range w.leaves {
 		n := int64(l.page.size())
-		raw += l.chunk.uncompressed + n
-		encoded += l.chunk.data.n + n
+		d := int64(len(l.chunk.dict.values))
+		raw += l.chunk.uncompressed + n + d
+		encoded += l.chunk.data.n + n + d
 	}
 	return raw, encoded
 }
@@ -466,31 +481,40 @@ func (w *Writer) flushRowGroup() error {
 	for i, l := range w.leaves {
 		c := &l.chunk
 		offset := w.offset
+		dp, dpRaw, err := w.dictPage(l)
+		if err != nil {
+			return fmt.Errorf("datafile: column %s: dictionary page: %w", l.node.name, err)
+		}
+		for _, b := range dp {
+			if err := w.write(b); err != nil {
+				return err
+			}
+		}
+		dataOffset := w.offset
 		for _, b := range c.data.blocks[:c.data.used] {
 			if err := w.write(b); err != nil {
 				return err
 			}
 		}
-		encodings := []format.Encoding{format.Plain}
-		if l.maxDef > 0 || l.maxRep > 0 {
-			encodings = append(encodings, format.RLE)
+		encodings, pageStats := l.encodings()
+		md := format.ColumnMetaData{
+			Type:                  l.phys,
+			Encoding:              encodings,
+			PathInSchema:          l.path,
+			Codec:                 w.codecID,
+			NumValues:             c.numValues,
+			TotalUncompressedSize: c.uncompressed + dpRaw,
+			TotalCompressedSize:   w.offset - offset,
+			DataPageOffset:        dataOffset,
+			Statistics:            c.statistics(l.phys),
+			EncodingStats:         pageStats,
 		}
-		rg.Columns[i] = format.ColumnChunk{
-			FileOffset: offset,
-			MetaData: format.ColumnMetaData{
-				Type:                  l.phys,
-				Encoding:              encodings,
-				PathInSchema:          l.path,
-				Codec:                 w.codecID,
-				NumValues:             c.numValues,
-				TotalUncompressedSize: c.uncompressed,
-				TotalCompressedSize:   c.data.n,
-				DataPageOffset:        offset,
-				Statistics:            c.statistics(l.phys),
-			},
+		if dataOffset != offset {
+			md.DictionaryPageOffset = offset
 		}
-		rg.TotalByteSize += c.uncompressed
-		rg.TotalCompressedSize += c.data.n
+		rg.Columns[i] = format.ColumnChunk{FileOffset: offset, MetaData: md}
+		rg.TotalByteSize += md.TotalUncompressedSize
+		rg.TotalCompressedSize += md.TotalCompressedSize
 		c.reset()
 	}
 	w.rowGroups = append(w.rowGroups, rg)

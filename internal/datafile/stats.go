@@ -53,6 +53,7 @@ import (
 	"cmp"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,6 +93,11 @@ type StatsOptions struct {
 	// vectors, the only ones whose bounds can become wide, and there in
 	// stats_parsed too; elsewhere it leaves it out of both.
 	TightBounds bool
+	// Exclude are top-level physical field names that get no statistics
+	// and do not count against NumIndexedCols: columns of the file that are
+	// not table columns (the hidden columns of row tracking), of which
+	// Spark keeps no statistics either.
+	Exclude []string
 }
 
 // Stats are the statistics of one written file.
@@ -341,6 +347,9 @@ func newCollector(physical *schema.StructType, top []*wnode, opts StatsOptions) 
 		for i := range st.Fields {
 			f := &st.Fields[i]
 			n := nodes[i]
+			if path == nil && slices.Contains(opts.Exclude, f.Name) {
+				continue
+			}
 			p := child(path, f.Name)
 			if sub, ok := f.Type.(*schema.StructType); ok && n != nil {
 				walk(sub, n.children, p, append(ancestors, n))

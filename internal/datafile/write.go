@@ -39,8 +39,12 @@ package datafile
 //
 // A page is cut at the first row boundary at which it holds pageSize
 // bytes or pageRows rows, so a row never spans pages: its levels are
-// RLE-encoded, its body compressed, and the page joins, behind its
-// header, the leaf's column chunk in memory. When the row group's
+// RLE-encoded, its values replaced by their indexes in the chunk's
+// dictionary where that pays (dict.go: Spark's PLAIN_DICTIONARY pages,
+// with parquet-mr's fallback to PLAIN), its body compressed, and the page
+// joins, behind its header, the leaf's column chunk in memory; the
+// dictionary page goes before the chunk's data pages when the row group
+// is written. When the row group's
 // buffered size reaches WriteOptions.RowGroupSize (checked after every
 // chunk of rows) and at Close, the last pages are cut and the column
 // chunks written, one after the other; Close then writes the footer.
@@ -107,6 +111,10 @@ type WriteOptions struct {
 	// buffered, as encoded pages, until then: it bounds the Writer's
 	// memory.
 	RowGroupSize int64
+	// NoDictionary writes every data page PLAIN-encoded. By default the
+	// pages of every column but booleans are dictionary-encoded, as Spark
+	// writes them, with the fallback to PLAIN of parquet-mr (see dict.go).
+	NoDictionary bool
 }
 
 // Writer writes one Parquet data file. Create it with NewWriter, call
@@ -116,9 +124,10 @@ type WriteOptions struct {
 // use. After an error, of the io.Writer or a value that does not fit, the
 // Writer is unusable: every later call returns that error.
 //
-// The file has PLAIN-encoded DATA_PAGE pages of up to about 1 MiB or
-// 20000 rows, no dictionaries, and the statistics of every column chunk
-// (null count, min and max) in its footer; see chunk.go.
+// The file has DATA_PAGE pages of up to about 1 MiB or 20000 rows,
+// dictionary-encoded where that pays (see dict.go), else PLAIN, and the
+// statistics of every column chunk (null count, min and max) in its
+// footer; see chunk.go.
 type Writer struct {
 	out     io.Writer
 	codec   compress.Codec // nil when pages are not compressed
@@ -176,6 +185,9 @@ func NewWriter(w io.Writer, physical *schema.StructType, opts WriteOptions) (*Wr
 	}
 	if out.rowGroupSize <= 0 {
 		out.rowGroupSize = DefaultRowGroupSize
+	}
+	for _, l := range leaves {
+		l.noDict = opts.NoDictionary || l.phys == format.Boolean
 	}
 	out.takeBufs()
 	return out, nil
@@ -353,6 +365,10 @@ type wleaf struct {
 	// decimals
 	dec, flen   int
 	prec, scale int
+
+	// noDict: the leaf's pages are always PLAIN (booleans, and
+	// WriteOptions.NoDictionary).
+	noDict bool
 
 	page  page
 	chunk chunk

@@ -583,7 +583,7 @@ func TestWriteErrors(t *testing.T) {
 
 	t.Run("io error", func(t *testing.T) {
 		for _, budget := range []int{0, 100, 1000} {
-			w, err := datafile.NewWriter(&failWriter{n: budget}, sch, datafile.WriteOptions{})
+			w, err := datafile.NewWriter(&failWriter{n: budget}, sch, datafile.WriteOptions{NoDictionary: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -607,7 +607,7 @@ func TestWriteErrors(t *testing.T) {
 func TestWriteSize(t *testing.T) {
 	sch := st(req("id", schema.Long), fld("s", schema.String))
 	var buf bytes.Buffer
-	w, err := datafile.NewWriter(&buf, sch, datafile.WriteOptions{Compression: "none"})
+	w, err := datafile.NewWriter(&buf, sch, datafile.WriteOptions{Compression: "none", NoDictionary: true})
 	if err != nil {
 		t.Fatal(err)
 	}

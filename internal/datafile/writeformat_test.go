@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"github.com/godelta/delta/internal/buildinfo"
 	"io"
+	"maps"
 	"math"
 	"math/big"
 	"slices"
@@ -376,39 +377,86 @@ func TestWriteReadByParquetGoNested(t *testing.T) {
 	}
 }
 
-// dataPages returns the page headers of a column chunk, walking them from
-// its first page: every page must be a DATA_PAGE, and together they fill
-// the chunk exactly.
+// dataPages returns the data page headers of a column chunk, walking
+// them from its first page: a DICTIONARY_PAGE first when the chunk has a
+// dictionary page offset, then DATA_PAGEs, PLAIN_DICTIONARY ones (only
+// with a dictionary) before PLAIN ones, which together fill the chunk
+// exactly, as its encodings and page encoding statistics say.
 func dataPages(t *testing.T, data []byte, cc format.ColumnChunk) []format.PageHeader {
 	t.Helper()
 	md := cc.MetaData
-	r := bytes.NewReader(data[md.DataPageOffset : md.DataPageOffset+md.TotalCompressedSize])
+	start := md.DataPageOffset
+	if md.DictionaryPageOffset != 0 {
+		start = md.DictionaryPageOffset
+	}
+	r := bytes.NewReader(data[start : start+md.TotalCompressedSize])
 	dec := thrift.NewDecoder(new(thrift.CompactProtocol).NewReader(r))
 	var out []format.PageHeader
 	var values, uncompressed int64
+	counts := map[[2]int32]int32{} // (page type, encoding) -> pages
 	for r.Len() > 0 {
 		var h format.PageHeader
 		before := r.Len()
+		at := start + int64(len(data[start:start+md.TotalCompressedSize])-before)
 		if err := dec.Decode(&h); err != nil {
 			t.Fatalf("column %v: page header: %v", md.PathInSchema, err)
 		}
 		headerLen := int64(before - r.Len())
-		if h.Type != format.DataPage || !h.DataPageHeader.Valid {
-			t.Fatalf("column %v: page of type %v", md.PathInSchema, h.Type)
-		}
-		dp := h.DataPageHeader.V
-		if dp.Encoding != format.Plain || dp.DefinitionLevelEncoding != format.RLE || dp.RepetitionLevelEncoding != format.RLE {
-			t.Fatalf("column %v: page encodings %v %v %v", md.PathInSchema, dp.Encoding, dp.DefinitionLevelEncoding, dp.RepetitionLevelEncoding)
-		}
+		uncompressed += headerLen + int64(h.UncompressedPageSize)
 		if _, err := r.Seek(int64(h.CompressedPageSize), io.SeekCurrent); err != nil {
 			t.Fatal(err)
 		}
+		if h.Type == format.DictionaryPage {
+			if at != md.DictionaryPageOffset || len(out) > 0 || !h.DictionaryPageHeader.Valid || h.DictionaryPageHeader.V.Encoding != plainDict {
+				t.Fatalf("column %v: dictionary page %+v at %d (dictionary offset %d) after %d data pages", md.PathInSchema, h, at, md.DictionaryPageOffset, len(out))
+			}
+			counts[[2]int32{int32(h.Type), int32(plainDict)}]++
+			continue
+		}
+		if h.Type != format.DataPage || !h.DataPageHeader.Valid {
+			t.Fatalf("column %v: page of type %v", md.PathInSchema, h.Type)
+		}
+		if len(out) == 0 && at != md.DataPageOffset {
+			t.Fatalf("column %v: first data page at %d, chunk says %d", md.PathInSchema, at, md.DataPageOffset)
+		}
+		dp := h.DataPageHeader.V
+		switch {
+		case dp.Encoding == plainDict && md.DictionaryPageOffset != 0 && counts[[2]int32{int32(format.DataPage), int32(format.Plain)}] == 0:
+		case dp.Encoding == format.Plain:
+		default:
+			t.Fatalf("column %v: data page %d encoded %v (dictionary offset %d)", md.PathInSchema, len(out), dp.Encoding, md.DictionaryPageOffset)
+		}
+		if dp.DefinitionLevelEncoding != format.RLE || dp.RepetitionLevelEncoding != format.RLE {
+			t.Fatalf("column %v: level encodings %v %v", md.PathInSchema, dp.DefinitionLevelEncoding, dp.RepetitionLevelEncoding)
+		}
+		counts[[2]int32{int32(h.Type), int32(dp.Encoding)}]++
 		values += int64(dp.NumValues)
-		uncompressed += headerLen + int64(h.UncompressedPageSize)
 		out = append(out, h)
 	}
 	if values != md.NumValues || uncompressed != md.TotalUncompressedSize {
 		t.Fatalf("column %v: pages of %d values, %d bytes; chunk says %d, %d", md.PathInSchema, values, uncompressed, md.NumValues, md.TotalUncompressedSize)
+	}
+	stats := map[[2]int32]int32{}
+	for _, s := range md.EncodingStats {
+		if s.Count > 0 {
+			stats[[2]int32{int32(s.PageType), int32(s.Encoding)}] += s.Count
+		}
+	}
+	if !maps.Equal(stats, counts) {
+		t.Fatalf("column %v: page encoding statistics %v, pages %v", md.PathInSchema, stats, counts)
+	}
+	encs := map[format.Encoding]bool{}
+	for k := range counts {
+		encs[format.Encoding(k[1])] = true
+	}
+	for _, e := range md.Encoding {
+		if e != format.RLE && !encs[e] {
+			t.Errorf("column %v: encodings %v list %v, which no page has", md.PathInSchema, md.Encoding, e)
+		}
+		delete(encs, e)
+	}
+	if len(encs) > 0 {
+		t.Errorf("column %v: encodings %v lack %v", md.PathInSchema, md.Encoding, encs)
 	}
 	return out
 }
