@@ -141,7 +141,7 @@ func resolve(sch *schema.StructType, set []Assignment) ([]assignment, error) {
 		if a.Value == nil {
 			return nil, fmt.Errorf("%w: no value for column %s", ErrInvalid, a.Column)
 		}
-		idx := fieldIndex(sch, a.Column)
+		idx := write.ColumnIndex(sch, a.Column)
 		if idx < 0 {
 			if strings.Contains(a.Column, ".") {
 				return nil, fmt.Errorf("%w: column %q: only top-level columns can be assigned", ErrInvalid, a.Column)
@@ -158,20 +158,6 @@ func resolve(sch *schema.StructType, set []Assignment) ([]assignment, error) {
 		out = append(out, assignment{idx: idx, field: &sch.Fields[idx], value: a.Value})
 	}
 	return out, nil
-}
-
-func fieldIndex(sch *schema.StructType, name string) int {
-	for i := range sch.Fields {
-		if sch.Fields[i].Name == name {
-			return i
-		}
-	}
-	for i := range sch.Fields {
-		if strings.EqualFold(sch.Fields[i].Name, name) {
-			return i
-		}
-	}
-	return -1
 }
 
 // Update sets the columns of set in the rows of the table snap shows that

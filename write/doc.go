@@ -142,7 +142,8 @@
 // a row that breaks NOT NULL, an invariant, a CHECK constraint, a generated
 // column or the required predicate), ErrBatch (a batch of the wrong shape),
 // ErrInvalidSpec (NewTable), ErrAppendOnly (removing rows from an
-// append-only table) and ErrFileSchema (every *FileSchemaError of FileAdd);
+// append-only table), ErrDVMode (deletion vectors asked for where they
+// cannot be used) and ErrFileSchema (every *FileSchemaError of FileAdd);
 // each also matches deltaerr.ErrInvalidArgument. Store errors come through
 // with their logstore kinds, and commit errors with txn's (txn.ErrConflict).
 //

@@ -34,6 +34,7 @@
 // time T, then the rows each new commit adds, until interrupted (exit 130 on
 // SIGINT); --once prints what is there and exits; --cdf prints the change
 // data feed (see package stream).
+//
 //	delta alter    TABLE add-column 'c TYPE' | add-column 'a.b TYPE' | rename-column a b |
 //	               drop-column c... | widen-column c TYPE | set k=v... | unset [--if-exists] k... |
 //	               add-constraint NAME 'EXPR' | drop-constraint [--if-exists] NAME |
