@@ -84,6 +84,10 @@ type Options struct {
 	// Progress, when set, is called as the rewrite goes, after each file
 	// read (its rows written, or staged for a sorted rewrite).
 	Progress func(Progress)
+	// Auto marks the run as an automatic compaction (a streaming sink's),
+	// recorded as operationParameters.auto, as Spark's auto compaction
+	// records it.
+	Auto bool
 	// Txn configures the commit; Operation and parameters are set here.
 	Txn txn.Options
 	// Logger receives progress records at debug level; nil means
@@ -356,7 +360,7 @@ func operationParameters(opts Options, p *plan, names []string) map[string]any {
 	if opts.Where != nil {
 		pred = []string{opts.Where.String()}
 	}
-	params := map[string]any{"predicate": list(pred), "zOrderBy": "[]", "clusterBy": "[]", "auto": false}
+	params := map[string]any{"predicate": list(pred), "zOrderBy": "[]", "clusterBy": "[]", "auto": opts.Auto}
 	switch {
 	case p.cluster:
 		params["clusterBy"] = list(names)

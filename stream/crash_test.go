@@ -126,7 +126,7 @@ func TestCrashRestart(t *testing.T) {
 				return
 			case <-time.After(15 * time.Millisecond):
 			}
-			res, err := stream.Compact(ctx, tbl.Store(), stream.CompactOptions{MinFiles: 4})
+			res, err := stream.Compact(ctx, tbl.Store(), stream.CompactOptions{})
 			if err != nil && !errors.Is(err, delta.ErrConflict) {
 				t.Errorf("compaction: %v", err)
 				return

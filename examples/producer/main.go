@@ -85,7 +85,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 				return
 			case <-tick.C:
 			}
-			res, err := stream.Compact(cctx, t.Store(), stream.CompactOptions{MinFiles: 4})
+			res, err := stream.Compact(cctx, t.Store(), stream.CompactOptions{})
 			if err == nil && res.Removed > 0 {
 				fmt.Fprintf(out, "compacted %d files into %d at version %d\n", res.Removed, res.Added, res.Commit.Version)
 			}
