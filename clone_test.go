@@ -262,3 +262,58 @@ func TestCloneAppendAndVacuum(t *testing.T) {
 		t.Fatalf("source reads %v", got)
 	}
 }
+
+// A shallow clone takes DML and OPTIMIZE: they read the source's files
+// through the clone and never change the source.
+func TestCloneDMLAndOptimize(t *testing.T) {
+	ctx := context.Background()
+	src := t.TempDir()
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.Long, Nullable: true},
+		{Name: "p", Type: schema.String, Nullable: true},
+	}}
+	source, err := delta.Create(ctx, src, delta.TableSpec{Schema: sch, PartitionColumns: []string{"p"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer source.Close()
+	row := func(id int64, p string) []schema.Value {
+		return []schema.Value{schema.LongValue(id), schema.StringValue(p)}
+	}
+	for _, rows := range [][][]schema.Value{{row(1, "a"), row(2, "a")}, {row(3, "a"), row(4, "b")}} {
+		if _, err := source.AppendRows(ctx, rows, delta.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, _ := source.Snapshot(ctx)
+	before := treeHash(t, src)
+	clone, _, err := source.CloneTo(ctx, snap, t.TempDir(), delta.TxnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer clone.Close()
+
+	if _, err := clone.Delete(ctx, "id = 2", delta.DMLOptions{}); err != nil {
+		t.Fatalf("DELETE on a clone: %v", err)
+	}
+	if _, err := clone.UpdateRows(ctx, "id = id * 10", "id = 4", delta.DMLOptions{}); err != nil {
+		t.Fatalf("UPDATE on a clone: %v", err)
+	}
+	src2 := delta.MergeRows(sch, [][]schema.Value{row(3, "a"), row(5, "b")})
+	if _, err := clone.Merge(src2, "t.id = s.id").WhenMatchedUpdateAll("").WhenNotMatchedInsertAll("").Execute(ctx); err != nil {
+		t.Fatalf("MERGE on a clone: %v", err)
+	}
+	if _, err := clone.Optimize(ctx, delta.OptimizeOptions{}); err != nil {
+		t.Fatalf("OPTIMIZE on a clone: %v", err)
+	}
+	want := []string{"[1 a]", "[3 a]", "[40 b]", "[5 b]"}
+	if got := sortedRows(t, clone, -1); !slices.Equal(got, want) {
+		t.Fatalf("clone after DML and OPTIMIZE: %v, want %v", got, want)
+	}
+	if got, want := sortedRows(t, source, -1), []string{"[1 a]", "[2 a]", "[3 a]", "[4 b]"}; !slices.Equal(got, want) {
+		t.Fatalf("source: %v, want %v", got, want)
+	}
+	if !equalHashes(treeHash(t, src), before) {
+		t.Fatal("the source changed")
+	}
+}

@@ -26,6 +26,10 @@ func (t *Table) Optimize(ctx context.Context, opts OptimizeOptions) (OptimizeRes
 	if opts.TableURI == "" {
 		opts.TableURI = t.rootURI()
 	}
+	if opts.ExternalRoots == nil {
+		// A shallow clone's files lie under its source's root.
+		opts.ExternalRoots = t.clone.roots(ctx, t.store)
+	}
 	if opts.Txn.EngineInfo == "" {
 		opts.Txn.EngineInfo = EngineInfo
 	}

@@ -261,7 +261,7 @@ func curveKey(ctx context.Context, snap *snapshot.Snapshot, opts *Options, curve
 			tops = append(tops, c.Logical[0])
 		}
 	}
-	fr, err := scan.NewFileReader(snap, scan.Options{Columns: tops, TableURI: opts.TableURI})
+	fr, err := scan.NewFileReader(snap, scan.Options{Columns: tops, TableURI: opts.TableURI, ExternalRoots: opts.ExternalRoots})
 	if err != nil {
 		return nil, err
 	}
