@@ -1,0 +1,113 @@
+package deltaarrow
+
+import (
+	"context"
+	"iter"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	delta "github.com/godelta/delta"
+	"github.com/godelta/delta/scan"
+	"github.com/godelta/delta/schema"
+)
+
+// Scan plans a scan of snap, a snapshot of t, with opts (columns,
+// predicate) and returns its rows as Arrow records: NewReader of t.Scan.
+// mem may be nil for memory.DefaultAllocator.
+func Scan(ctx context.Context, t *delta.Table, snap *delta.Snapshot, opts delta.ScanOptions, mem memory.Allocator) (array.RecordReader, error) {
+	s, err := t.Scan(snap, opts)
+	if err != nil {
+		return nil, err
+	}
+	return NewReader(ctx, s, mem)
+}
+
+// NewReader returns the rows of s as an array.RecordReader, one record per
+// scan batch, with the schema Schema(s.Schema()). The scan runs as the
+// reader is read; Release stops it. mem may be nil for
+// memory.DefaultAllocator.
+func NewReader(ctx context.Context, s *scan.Scan, mem memory.Allocator) (array.RecordReader, error) {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	sch := s.Schema()
+	as, err := Schema(sch)
+	if err != nil {
+		return nil, err
+	}
+	types := make([]schema.DataType, len(sch.Fields))
+	for i, f := range sch.Fields {
+		types[i] = f.Type
+	}
+	next, stop := iter.Pull2(s.Batches(ctx))
+	r := &reader{schema: as, types: types, next: next, stop: stop,
+		bld: array.NewRecordBuilder(mem, as)}
+	r.refs.Store(1)
+	return r, nil
+}
+
+type reader struct {
+	refs   atomic.Int64
+	schema *arrow.Schema
+	types  []schema.DataType
+	next   func() (*schema.Batch, error, bool)
+	stop   func()
+	bld    *array.RecordBuilder
+	cur    arrow.RecordBatch
+	err    error
+	done   bool
+}
+
+func (r *reader) Retain() { r.refs.Add(1) }
+
+func (r *reader) Release() {
+	if r.refs.Add(-1) != 0 {
+		return
+	}
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	r.stop()
+	r.bld.Release()
+}
+
+func (r *reader) Schema() *arrow.Schema { return r.schema }
+
+func (r *reader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	for !r.done {
+		b, err, ok := r.next()
+		if !ok {
+			r.done = true
+			break
+		}
+		if err != nil {
+			r.err, r.done = err, true
+			r.stop()
+			break
+		}
+		if b.Len == 0 {
+			continue
+		}
+		for j, t := range r.types {
+			appendColumn(r.bld.Field(j), t, b.Columns[j][:b.Len])
+		}
+		r.cur = r.bld.NewRecordBatch()
+		return true
+	}
+	return false
+}
+
+func (r *reader) RecordBatch() arrow.RecordBatch { return r.cur }
+
+// Record is RecordBatch, for arrow-go's deprecated name.
+func (r *reader) Record() arrow.RecordBatch { return r.cur }
+
+func (r *reader) Err() error { return r.err }
