@@ -8,6 +8,7 @@
 //	               [--limit N] [--format table|csv|jsonl] [--stats]
 //	delta changes  TABLE (--from V | --since T) [--to W] [--columns a,b]
 //	               [--limit N] [--format table|csv|jsonl]
+//	delta report   TABLE [--version V | --timestamp T] [--html FILE]
 //
 // TABLE is a local path or a URI (file:///abs/path, memory://name,
 // s3://bucket/prefix, gs://bucket/prefix, az://container/prefix,
@@ -266,8 +267,15 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		return usageErrorf(cmd, "%v", err)
 	})
 	root.AddCommand(newDescribeCmd(), newHistoryCmd(), newFilesCmd(), newScanCmd(), newChangesCmd(), newCheckpointCmd(), newCreateCmd(), newAppendCmd(), newDemoCmd())
+	for _, c := range extraCommands {
+		root.AddCommand(c())
+	}
 	return root
 }
+
+// extraCommands are commands registered by init functions of their own
+// files, so that adding a command does not edit the list above.
+var extraCommands []func() *cobra.Command
 
 // exitError carries the exit status for an error.
 type exitError struct {
