@@ -21,6 +21,8 @@ type bar struct {
 	Value      string
 	Color      string
 	Title      string
+	// Anchor is a label's text-anchor: start, middle or end.
+	Anchor string
 }
 
 type chart struct {
@@ -55,7 +57,10 @@ func verticalBars(title string, labels []string, values []int64, fmtValue func(i
 		x := 10 + float64(i)*slot
 		c.Bars = append(c.Bars, bar{X: x + slot*0.1, Y: 20 + plot - h, W: slot * 0.8, H: h, Color: palette[0],
 			Value: fmtValue(v), Title: labels[i] + ": " + fmtValue(v)})
-		c.Axis = append(c.Axis, bar{X: x + slot/2, Y: c.Height - 15, Label: labels[i]})
+		c.Axis = append(c.Axis, bar{X: x + slot/2, Y: c.Height - 15, Label: labels[i], Anchor: "middle"})
+		if v > 0 {
+			c.Axis = append(c.Axis, bar{X: x + slot/2, Y: 16 + plot - h, Label: fmtValue(v), Anchor: "middle"})
+		}
 	}
 	return c
 }
@@ -80,7 +85,8 @@ func horizontalBars(title string, labels []string, values []int64, color string,
 		y := 10 + float64(i)*20
 		c.Bars = append(c.Bars, bar{X: 200, Y: y, W: w, H: 14, Color: color, Value: fmtValue(v),
 			Title: labels[i] + ": " + fmtValue(v)})
-		c.Axis = append(c.Axis, bar{X: 195, Y: y + 11, Label: shorten(labels[i], 30), Value: fmtValue(v)})
+		c.Axis = append(c.Axis, bar{X: 195, Y: y + 11, Label: shorten(labels[i], 30), Anchor: "end"},
+			bar{X: 205 + w, Y: y + 11, Label: fmtValue(v), Anchor: "start"})
 	}
 	return c
 }
@@ -115,7 +121,7 @@ func (r *Report) historyChart() chart {
 		most = max(most, d.Commits)
 	}
 	plot := 180.0
-	slot := (c.Width - 20) / float64(len(days))
+	slot := min((c.Width-20)/float64(len(days)), 40)
 	for i, d := range days {
 		x := 10 + float64(i)*slot
 		y := 20 + plot
@@ -130,10 +136,11 @@ func (r *Report) historyChart() chart {
 				Title: fmt.Sprintf("%s: %d %s", d.Day.Format(time.DateOnly), n, op)})
 		}
 	}
-	c.Axis = append(c.Axis, bar{X: 10, Y: 215, Label: days[0].Day.Format(time.DateOnly)})
+	c.Axis = append(c.Axis, bar{X: 10, Y: 215, Label: days[0].Day.Format(time.DateOnly), Anchor: "start"})
 	if len(days) > 1 {
-		c.Axis = append(c.Axis, bar{X: c.Width - 90, Y: 215, Label: days[len(days)-1].Day.Format(time.DateOnly)})
+		c.Axis = append(c.Axis, bar{X: 10 + float64(len(days))*slot, Y: 215, Label: days[len(days)-1].Day.Format(time.DateOnly), Anchor: "end"})
 	}
+	c.Axis = append(c.Axis, bar{X: 5, Y: 12, Label: fmt.Sprintf("highest: %d commits a day", most), Anchor: "start"})
 	return c
 }
 
@@ -193,6 +200,7 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
 <title>Table health: {{.R.Name}}</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:960px;color:#222;background:#fff}
@@ -216,9 +224,9 @@ pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}.note{color:#6
 <p>OPTIMIZE: {{if .R.Optimize.Files}}{{.R.Optimize.Files}} files ({{bytes .R.Optimize.Bytes}}) in {{.R.Optimize.Partitions}} partitions would become about {{.R.Optimize.FilesAfter}} files of {{bytes .R.TargetFileSize}}.{{else}}nothing to compact.{{end}}<br>
 VACUUM: {{.R.Vacuum.Tombstones}} removed files in the log ({{bytes .R.Vacuum.Bytes}}); {{.R.Vacuum.Expired}} ({{bytes .R.Vacuum.ExpiredBytes}}) older than the retention of {{.R.Vacuum.Retention}}, deletable now.</p>
 {{range .Charts}}<h2>{{.Title}}</h2>
-{{if .Empty}}<p class="note">{{.Empty}}</p>{{else}}<svg xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}" role="img" aria-label="{{.Title}}">
+{{if .Empty}}<p class="note">{{.Empty}}</p>{{else}}<svg width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}" role="img" aria-label="{{.Title}}">
 {{range .Bars}}<rect x="{{f .X}}" y="{{f .Y}}" width="{{f .W}}" height="{{f .H}}" fill="{{.Color}}"><title>{{.Title}}</title></rect>
-{{end}}{{range .Axis}}{{if .Value}}<text x="{{f .X}}" y="{{f .Y}}" text-anchor="end">{{.Label}}</text>{{else}}<text x="{{f .X}}" y="{{f .Y}}" text-anchor="middle">{{.Label}}</text>{{end}}
+{{end}}{{range .Axis}}<text x="{{f .X}}" y="{{f .Y}}" text-anchor="{{.Anchor}}">{{.Label}}</text>
 {{end}}{{range .Legend}}<rect x="{{f .X}}" y="{{f .Y}}" width="10" height="10" fill="{{.Color}}"></rect><text x="{{f .X}}" y="{{f .Y}}" dx="14" dy="9">{{.Label}}</text>
 {{end}}</svg>{{end}}
 {{end}}<h2>Full report</h2>
