@@ -432,9 +432,9 @@ func columnValues(arr arrow.Array, b *binding, out []schema.Value) error {
 	return nil
 }
 
-type validity interface{ IsValid(int) bool }
+type validityChecker interface{ IsValid(int) bool }
 
-func fillInts[T int8 | int16 | int32 | int64](out []schema.Value, vs []T, a validity, nulls bool, t schema.DataType) {
+func fillInts[T int8 | int16 | int32 | int64](out []schema.Value, vs []T, a validityChecker, nulls bool, t schema.DataType) {
 	for i := range out {
 		if nulls && !a.IsValid(i) {
 			continue

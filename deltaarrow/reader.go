@@ -43,7 +43,7 @@ func NewReader(ctx context.Context, s *scan.Scan, mem memory.Allocator) (array.R
 		types[i] = f.Type
 	}
 	next, stop := iter.Pull2(s.Batches(ctx))
-	r := &reader{schema: as, types: types, next: next, stop: stop,
+	r := &reader{schema: as, types: types, next: next, stop: stop, mem: mem,
 		bld: array.NewRecordBuilder(mem, as)}
 	r.refs.Store(1)
 	return r, nil
@@ -55,10 +55,12 @@ type reader struct {
 	types  []schema.DataType
 	next   func() (*schema.Batch, error, bool)
 	stop   func()
-	bld    *array.RecordBuilder
-	cur    arrow.RecordBatch
-	err    error
-	done   bool
+	mem    memory.Allocator
+	// bld builds the nested columns; column writes the others itself.
+	bld  *array.RecordBuilder
+	cur  arrow.RecordBatch
+	err  error
+	done bool
 }
 
 func (r *reader) Retain() { r.refs.Add(1) }
@@ -96,10 +98,23 @@ func (r *reader) Next() bool {
 		if b.Len == 0 {
 			continue
 		}
+		cols := make([]arrow.Array, len(r.types))
 		for j, t := range r.types {
-			appendColumn(r.bld.Field(j), t, b.Columns[j][:b.Len])
+			col, err := column(r.mem, t, r.schema.Field(j).Type, r.bld.Field(j), b.Columns[j][:b.Len])
+			if err != nil {
+				r.err, r.done = err, true
+				r.stop()
+				for _, c := range cols[:j] {
+					c.Release()
+				}
+				return false
+			}
+			cols[j] = col
 		}
-		r.cur = r.bld.NewRecordBatch()
+		r.cur = array.NewRecordBatch(r.schema, cols, int64(b.Len))
+		for _, c := range cols {
+			c.Release()
+		}
 		return true
 	}
 	return false
