@@ -3,7 +3,6 @@ package deltaarrow_test
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,25 +16,8 @@ import (
 	"github.com/godelta/delta/deltaarrow"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/testutil"
 )
-
-// testdata returns the corpus directory: $GODELTA_TESTDATA, or else
-// shared/testdata beside the module checkout. It skips the test when the
-// corpus is absent (and fails it in CI).
-func testdata(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("GODELTA_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "testdata")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("corpus not found at %s (set GODELTA_TESTDATA)", dir)
-		}
-		t.Skipf("corpus not found at %s (set GODELTA_TESTDATA)", dir)
-	}
-	return dir
-}
 
 // The all-types tables of the corpus, and tables with partition columns,
 // column mapping, deletion vectors and variants.
@@ -134,7 +116,7 @@ func arrowScan(t *testing.T, tb *delta.Table) (*arrow.Schema, []arrow.RecordBatc
 }
 
 func TestCorpusRoundTrip(t *testing.T) {
-	dir := testdata(t)
+	dir := testutil.CorpusDir(t)
 	ctx := context.Background()
 	for _, name := range corpusTables {
 		t.Run(name, func(t *testing.T) {

@@ -46,14 +46,7 @@ func column(mem memory.Allocator, t schema.DataType, at arrow.DataType, b array.
 	}
 	if _, ok := t.(schema.DecimalType); ok {
 		buf, dst := values[decimal128.Num](mem, n)
-		return fixed(mem, at, vals, buf, func(i int, v schema.Value) {
-			if u, ok := v.DecimalInt64(); ok {
-				dst[i] = decimal128.FromI64(u)
-			} else {
-				u, _, _ := v.Decimal()
-				dst[i] = decimal128.FromBigInt(u)
-			}
-		}), nil
+		return fixed(mem, at, vals, buf, func(i int, v schema.Value) { dst[i] = decimal(v) }), nil
 	}
 	appendColumn(b, t, vals)
 	return b.NewArray(), nil

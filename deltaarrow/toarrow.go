@@ -9,102 +9,33 @@ import (
 )
 
 // appendColumn appends the values of one column of type t to b, whose
-// type is arrowType(t). The type is switched on once; the loop over the
-// values is typed. Null values (whatever their column) append nulls.
+// type is arrowType(t): the nested path (the elements of arrays, the
+// fields of structs), through builders; top-level primitive columns are
+// written directly by column. Null values append nulls.
 func appendColumn(b array.Builder, t schema.DataType, vals []schema.Value) {
 	b.Reserve(len(vals))
 	switch b := b.(type) {
 	case *array.BooleanBuilder:
-		for _, v := range vals {
-			if v.IsNull() {
-				b.UnsafeAppendBoolToBitmap(false)
-			} else {
-				b.UnsafeAppend(v.Bool())
-			}
-		}
+		appendEach(b, vals, schema.Value.Bool)
 	case *array.Int8Builder:
-		for _, v := range vals {
-			if v.IsNull() {
-				b.UnsafeAppendBoolToBitmap(false)
-			} else {
-				b.UnsafeAppend(int8(v.Int64()))
-			}
-		}
+		appendEach(b, vals, func(v schema.Value) int8 { return int8(v.Int64()) })
 	case *array.Int16Builder:
-		for _, v := range vals {
-			if v.IsNull() {
-				b.UnsafeAppendBoolToBitmap(false)
-			} else {
-				b.UnsafeAppend(int16(v.Int64()))
-			}
-		}
+		appendEach(b, vals, func(v schema.Value) int16 { return int16(v.Int64()) })
 	case *array.Int32Builder:
-		for _, v := range vals {
-			if v.IsNull() {
-				b.UnsafeAppendBoolToBitmap(false)
-			} else {
-				b.UnsafeAppend(int32(v.Int64()))
-			}
-		}
+		appendEach(b, vals, func(v schema.Value) int32 { return int32(v.Int64()) })
 	case *array.Int64Builder:
-		for _, v := range vals {
-			if v.IsNull() {
-				b.UnsafeAppendBoolToBitmap(false)
-			} else {
-				b.UnsafeAppend(v.Int64())
-			}
-		}
+		appendEach(b, vals, schema.Value.Int64)
 	case *array.Float32Builder:
-		for _, v := range vals {
-			if v.IsNull() {
-				b.UnsafeAppendBoolToBitmap(false)
-			} else {
-				b.UnsafeAppend(float32(v.Float64()))
-			}
-		}
+		appendEach(b, vals, func(v schema.Value) float32 { return float32(v.Float64()) })
 	case *array.Float64Builder:
-		for _, v := range vals {
-			if v.IsNull() {
-				b.UnsafeAppendBoolToBitmap(false)
-			} else {
-				b.UnsafeAppend(v.Float64())
-			}
-		}
+		appendEach(b, vals, schema.Value.Float64)
 	case *array.Date32Builder:
-		for _, v := range vals {
-			if v.IsNull() {
-				b.UnsafeAppendBoolToBitmap(false)
-			} else {
-				b.UnsafeAppend(arrow.Date32(v.Int64()))
-			}
-		}
+		appendEach(b, vals, func(v schema.Value) arrow.Date32 { return arrow.Date32(v.Int64()) })
 	case *array.TimestampBuilder:
-		for _, v := range vals {
-			if v.IsNull() {
-				b.UnsafeAppendBoolToBitmap(false)
-			} else {
-				b.UnsafeAppend(arrow.Timestamp(v.Int64()))
-			}
-		}
+		appendEach(b, vals, func(v schema.Value) arrow.Timestamp { return arrow.Timestamp(v.Int64()) })
 	case *array.StringBuilder:
-		n := 0
-		for _, v := range vals {
-			n += len(v.Raw())
-		}
-		b.ReserveData(n)
-		for _, v := range vals {
-			if v.IsNull() {
-				b.AppendNull()
-			} else {
-				b.Append(v.Raw())
-			}
-		}
+		appendEach(b, vals, schema.Value.Raw)
 	case *array.BinaryBuilder:
-		n := 0
-		for _, v := range vals {
-			n += len(v.Raw())
-		}
-		b.ReserveData(n)
 		for _, v := range vals {
 			if v.IsNull() {
 				b.AppendNull()
@@ -113,16 +44,7 @@ func appendColumn(b array.Builder, t schema.DataType, vals []schema.Value) {
 			}
 		}
 	case *array.Decimal128Builder:
-		for _, v := range vals {
-			if v.IsNull() {
-				b.UnsafeAppendBoolToBitmap(false)
-			} else if u, ok := v.DecimalInt64(); ok {
-				b.UnsafeAppend(decimal128.FromI64(u))
-			} else {
-				u, _, _ := v.Decimal()
-				b.UnsafeAppend(decimal128.FromBigInt(u))
-			}
-		}
+		appendEach(b, vals, decimal)
 	case *array.NullBuilder:
 		b.AppendNulls(len(vals))
 	default:
@@ -130,6 +52,29 @@ func appendColumn(b array.Builder, t schema.DataType, vals []schema.Value) {
 			appendValue(b, t, v)
 		}
 	}
+}
+
+// appendEach appends get of each value to b, or a null.
+func appendEach[T any, B interface {
+	Append(T)
+	AppendNull()
+}](b B, vals []schema.Value, get func(schema.Value) T) {
+	for _, v := range vals {
+		if v.IsNull() {
+			b.AppendNull()
+		} else {
+			b.Append(get(v))
+		}
+	}
+}
+
+// decimal returns a decimal value's unscaled value as a decimal128.
+func decimal(v schema.Value) decimal128.Num {
+	if u, ok := v.DecimalInt64(); ok {
+		return decimal128.FromI64(u)
+	}
+	u, _, _ := v.Decimal()
+	return decimal128.FromBigInt(u)
 }
 
 // appendValue appends one value of type t to b: the nested path.

@@ -2,22 +2,21 @@ package deltaarrow
 
 import (
 	"context"
+	"iter"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	delta "github.com/godelta/delta"
+	"github.com/godelta/delta/schema"
 )
 
 // Append writes the records of r to t as a blind append: delta.Table.Append
 // of Batches(t's schema, r). The records' schema is matched to the
 // table's first; a mismatch is a *SchemaError and writes nothing. Append
-// does not release r.
+// does not release r. To append one arrow.RecordBatch, wrap it with
+// array.NewRecordReader.
 func Append(ctx context.Context, t *delta.Table, r array.RecordReader, opts delta.WriteOptions) (delta.CommitResult, error) {
-	snap, err := t.Snapshot(ctx)
-	if err != nil {
-		return delta.CommitResult{}, err
-	}
-	batches, err := Batches(snap.Schema(), r)
+	batches, err := tableBatches(ctx, t, r)
 	if err != nil {
 		return delta.CommitResult{}, err
 	}
@@ -29,13 +28,18 @@ func Append(ctx context.Context, t *delta.Table, r array.RecordReader, opts delt
 // schema is matched to the table's first; a mismatch is a *SchemaError and
 // writes nothing. Overwrite does not release r.
 func Overwrite(ctx context.Context, t *delta.Table, r array.RecordReader, opts delta.OverwriteOptions) (delta.CommitResult, error) {
-	snap, err := t.Snapshot(ctx)
-	if err != nil {
-		return delta.CommitResult{}, err
-	}
-	batches, err := Batches(snap.Schema(), r)
+	batches, err := tableBatches(ctx, t, r)
 	if err != nil {
 		return delta.CommitResult{}, err
 	}
 	return t.Overwrite(ctx, batches, opts)
+}
+
+// tableBatches is Batches of r for the latest schema of t.
+func tableBatches(ctx context.Context, t *delta.Table, r array.RecordReader) (iter.Seq2[schema.Batch, error], error) {
+	snap, err := t.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return Batches(snap.Schema(), r)
 }

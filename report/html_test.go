@@ -19,6 +19,7 @@ import (
 	"github.com/godelta/delta/bench/synth"
 	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/report"
+	"github.com/godelta/delta/testutil"
 )
 
 // chromium returns the headless browser the HTML tests open pages in. It
@@ -176,20 +177,7 @@ func TestHTMLInChromium(t *testing.T) {
 	})
 
 	t.Run("corpus", func(t *testing.T) {
-		dir := testdata(t)
-		tb, err := delta.Open(ctx, filepath.Join(dir, "golden/data-reader-partition-values/delta"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tb.Close()
-		snap, err := tb.Snapshot(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := report.Build(ctx, snap, report.Options{Name: "data-reader-partition-values"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := buildReport(t, filepath.Join(testutil.CorpusDir(t), "golden/data-reader-partition-values/delta"))
 		// histogram ×2, partitions, history; the stats chart is a note
 		// (the table has no stats).
 		checkPage(t, bin, writeHTML(t, r), 4, "#4e79a7", "#f28e2b")
@@ -206,19 +194,7 @@ func TestHTMLInChromium(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tb, err := delta.Open(ctx, root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tb.Close()
-		snap, err := tb.Snapshot(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := report.Build(ctx, snap, report.Options{Name: "synthetic 100k files"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := buildReport(t, root)
 		if r.Files != int64(live) || r.StatsFiles != int64(live) || r.LogTail != k || r.Vacuum.Tombstones != 5*k {
 			t.Fatalf("files %d stats %d tail %d tombstones %d, want %d, %d, %d, %d", r.Files, r.StatsFiles, r.LogTail, r.Vacuum.Tombstones, live, live, k, 5*k)
 		}
@@ -226,20 +202,22 @@ func TestHTMLInChromium(t *testing.T) {
 	})
 }
 
-// testdata returns the corpus directory: $GODELTA_TESTDATA, or else
-// shared/testdata beside the module checkout. It skips the test when the
-// corpus is absent (and fails it in CI).
-func testdata(t *testing.T) string {
+// buildReport opens the table at dir and builds its report.
+func buildReport(t *testing.T, dir string) *report.Report {
 	t.Helper()
-	dir := os.Getenv("GODELTA_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "testdata")
+	ctx := context.Background()
+	tb, err := delta.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("corpus not found at %s (set GODELTA_TESTDATA)", dir)
-		}
-		t.Skipf("corpus not found at %s (set GODELTA_TESTDATA)", dir)
+	defer tb.Close()
+	snap, err := tb.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return dir
+	r, err := report.Build(ctx, snap, report.Options{Name: filepath.Base(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
