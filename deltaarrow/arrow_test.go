@@ -101,7 +101,7 @@ func arrowScan(t *testing.T, tb *delta.Table) (*arrow.Schema, []arrow.RecordBatc
 		if err := array.RecordEqual(rec, rec); !err {
 			t.Fatal("record not equal to itself")
 		}
-		b, err := deltaarrow.RecordBatches(snap.Schema(), rec)
+		b, err := deltaarrow.FromRecord(snap.Schema(), rec)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,8 +44,10 @@
 // error. Besides the types above, the conversion takes narrower signed
 // integers, float32 for double, large and view strings and binaries,
 // Decimal256 and timestamps of any unit whose values are whole
-// microseconds. Batches converts records to schema.Batch for other writers:
-// MERGE sources are to be built on it once the MERGE builder lands.
+// microseconds. Batches (a reader) and FromRecord (one record) convert
+// records to schema.Batch for other writers. MERGE sources are not wired
+// yet: the MERGE builder is on another branch, and an Arrow source for it
+// is to be built on Batches.
 //
 // # Errors and concurrency
 //

@@ -253,9 +253,9 @@ func Batches(sch *schema.StructType, r array.RecordReader) (iter.Seq2[schema.Bat
 	}, nil
 }
 
-// RecordBatches converts one record to a batch of the table schema sch,
+// FromRecord converts one record to a batch of the table schema sch,
 // as Batches does.
-func RecordBatches(sch *schema.StructType, rec arrow.RecordBatch) (schema.Batch, error) {
+func FromRecord(sch *schema.StructType, rec arrow.RecordBatch) (schema.Batch, error) {
 	idx, kids, err := bindFields(rec.Schema().Fields(), sch, "")
 	if err != nil {
 		return schema.Batch{}, err
