@@ -79,7 +79,7 @@ func BenchmarkArrow(b *testing.B) {
 		b.SetBytes(size)
 		b.ReportAllocs()
 		for b.Loop() {
-			r, err := deltaarrow.NewReader(ctx, newScan(b, conc), memory.DefaultAllocator)
+			r, err := deltaarrow.NewReader(ctx, newScan(b, conc), nil) // the default allocator
 			if err != nil {
 				b.Fatal(err)
 			}

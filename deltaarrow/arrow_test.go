@@ -88,8 +88,8 @@ func arrowScan(t *testing.T, tb *delta.Table) (*arrow.Schema, []arrow.RecordBatc
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	r, err := deltaarrow.Scan(ctx, tb, snap, delta.ScanOptions{}, mem)
+	// nil: the package's recycling allocator, as most callers use it.
+	r, err := deltaarrow.Scan(ctx, tb, snap, delta.ScanOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

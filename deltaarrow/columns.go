@@ -46,6 +46,7 @@ func column(mem memory.Allocator, t schema.DataType, at arrow.DataType, b array.
 	}
 	if _, ok := t.(schema.DecimalType); ok {
 		buf, dst := values[decimal128.Num](mem, n)
+		clear(dst) // the slots of nulls; an allocator need not zero memory
 		return fixed(mem, at, vals, buf, func(i int, v schema.Value) { dst[i] = decimal(v) }), nil
 	}
 	appendColumn(b, t, vals)

@@ -16,7 +16,7 @@ import (
 
 // Scan plans a scan of snap, a snapshot of t, with opts (columns,
 // predicate) and returns its rows as Arrow records: NewReader of t.Scan.
-// mem may be nil for memory.DefaultAllocator.
+// mem may be nil, as for NewReader.
 func Scan(ctx context.Context, t *delta.Table, snap *delta.Snapshot, opts delta.ScanOptions, mem memory.Allocator) (array.RecordReader, error) {
 	s, err := t.Scan(snap, opts)
 	if err != nil {
@@ -27,11 +27,12 @@ func Scan(ctx context.Context, t *delta.Table, snap *delta.Snapshot, opts delta.
 
 // NewReader returns the rows of s as an array.RecordReader, one record per
 // scan batch, with the schema Schema(s.Schema()). The scan runs as the
-// reader is read; Release stops it. mem may be nil for
-// memory.DefaultAllocator.
+// reader is read; Release stops it. mem may be nil for the package's
+// allocator, which recycles the buffers of released records (release each
+// record when done with it, as arrow-go's readers expect).
 func NewReader(ctx context.Context, s *scan.Scan, mem memory.Allocator) (array.RecordReader, error) {
 	if mem == nil {
-		mem = memory.DefaultAllocator
+		mem = defaultPool
 	}
 	sch := s.Schema()
 	as, err := Schema(sch)
