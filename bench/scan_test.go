@@ -15,7 +15,6 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltalog"
-	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/snapshot"
@@ -55,58 +54,64 @@ var scanTableOnce struct {
 func scanTable(b *testing.B) (dir string, files []string, size int64) {
 	b.Helper()
 	s := &scanTableOnce
-	s.Do(func() {
-		s.dir, s.err = os.MkdirTemp("", "godelta-scan-bench-*")
-		if s.err != nil {
-			return
-		}
-		base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		acts := []actions.Action{
-			{Protocol: &actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}},
-			{Metadata: &actions.Metadata{ID: "bench", Format: actions.Format{Provider: "parquet"}, SchemaString: scanSchema, Configuration: map[string]string{}}},
-		}
-		rows := make([]scanRow, scanRowsPerFile)
-		for f := range scanFiles {
-			for i := range rows {
-				id := int64(f*scanRowsPerFile + i)
-				rows[i] = scanRow{ID: id, Value: float64(id) * 0.5, Name: fmt.Sprintf("name-%d", id%1000),
-					TS: base.Add(time.Duration(id) * time.Millisecond)}
-				if id%3 != 0 {
-					v := int32(id)
-					rows[i].Opt = &v
-				}
-			}
-			var buf bytes.Buffer
-			w := parquet.NewGenericWriter[scanRow](&buf, parquet.Compression(&parquet.Snappy))
-			if _, s.err = w.Write(rows); s.err != nil {
-				return
-			}
-			if s.err = w.Close(); s.err != nil {
-				return
-			}
-			name := fmt.Sprintf("part-%05d.snappy.parquet", f)
-			if s.err = os.WriteFile(filepath.Join(s.dir, name), buf.Bytes(), 0o644); s.err != nil {
-				return
-			}
-			s.files = append(s.files, filepath.Join(s.dir, name))
-			s.bytes += int64(buf.Len())
-			acts = append(acts, actions.Action{Add: &actions.Add{Path: name, Size: int64(buf.Len()), DataChange: true,
-				Stats: fmt.Sprintf(`{"numRecords":%d}`, scanRowsPerFile)}})
-		}
-		var store *logstore.Portable
-		if store, s.err = local.New(s.dir); s.err != nil {
-			return
-		}
-		var data []byte
-		if data, s.err = actions.EncodeCommit(acts); s.err != nil {
-			return
-		}
-		s.err = store.PutIfAbsent(context.Background(), deltalog.CommitKey(0), data)
-	})
+	s.Do(func() { s.dir, s.files, s.bytes, s.err = writeScanTable(scanFiles, scanRowsPerFile) })
 	if s.err != nil {
 		b.Fatal(s.err)
 	}
 	return s.dir, s.files, s.bytes
+}
+
+// writeScanTable writes a table of nfiles Parquet files of rowsPerFile
+// rows of scanRow each, written by parquet-go directly, in a new
+// temporary directory.
+func writeScanTable(nfiles, rowsPerFile int) (dir string, files []string, size int64, err error) {
+	dir, err = os.MkdirTemp("", "godelta-scan-bench-*")
+	if err != nil {
+		return "", nil, 0, err
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	acts := []actions.Action{
+		{Protocol: &actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}},
+		{Metadata: &actions.Metadata{ID: "bench", Format: actions.Format{Provider: "parquet"}, SchemaString: scanSchema, Configuration: map[string]string{}}},
+	}
+	rows := make([]scanRow, rowsPerFile)
+	for f := range nfiles {
+		for i := range rows {
+			id := int64(f*rowsPerFile + i)
+			rows[i] = scanRow{ID: id, Value: float64(id) * 0.5, Name: fmt.Sprintf("name-%d", id%1000),
+				TS: base.Add(time.Duration(id) * time.Millisecond)}
+			if id%3 != 0 {
+				v := int32(id)
+				rows[i].Opt = &v
+			}
+		}
+		var buf bytes.Buffer
+		w := parquet.NewGenericWriter[scanRow](&buf, parquet.Compression(&parquet.Snappy))
+		if _, err = w.Write(rows); err != nil {
+			return "", nil, 0, err
+		}
+		if err = w.Close(); err != nil {
+			return "", nil, 0, err
+		}
+		name := fmt.Sprintf("part-%05d.snappy.parquet", f)
+		if err = os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
+			return "", nil, 0, err
+		}
+		files = append(files, filepath.Join(dir, name))
+		size += int64(buf.Len())
+		acts = append(acts, actions.Action{Add: &actions.Add{Path: name, Size: int64(buf.Len()), DataChange: true,
+			Stats: fmt.Sprintf(`{"numRecords":%d}`, rowsPerFile)}})
+	}
+	store, err := local.New(dir)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	data, err := actions.EncodeCommit(acts)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	err = store.PutIfAbsent(context.Background(), deltalog.CommitKey(0), data)
+	return dir, files, size, err
 }
 
 // BenchmarkScan reads every row of the table through package scan, with

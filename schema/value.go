@@ -336,6 +336,26 @@ func (v Value) Bytes() []byte {
 	return nil
 }
 
+// Raw returns the bytes of a binary or string value as a string, without
+// the copy Bytes makes: the column-wise converters (Arrow builders) append
+// it as is. It is "" for other kinds.
+func (v Value) Raw() string {
+	if v.kind == KindBinary || v.kind == KindString {
+		return v.str
+	}
+	return ""
+}
+
+// DecimalInt64 returns a decimal's unscaled value when it fits in 64 bits,
+// without the allocation of Decimal; ok is false for a larger decimal or
+// another kind.
+func (v Value) DecimalInt64() (unscaled int64, ok bool) {
+	if v.kind != KindDecimal || v.ptr != nil {
+		return 0, false
+	}
+	return v.num, true
+}
+
 // Decimal returns a decimal's unscaled value (a copy), precision and scale:
 // the value is unscaled × 10^-scale.
 func (v Value) Decimal() (unscaled *big.Int, precision, scale int) {

@@ -41,6 +41,7 @@
 //	               enable-feature NAME
 //	delta convert  DIR [--partition-by 'a STRING, b INT'] [--property k=v]
 //	delta append   TABLE FILE... --merge-schema   (new columns of the files added in the same commit)
+//	delta report   TABLE [--version V | --timestamp T] [--html FILE]
 //
 // TABLE is a local path or a URI (file:///abs/path, memory://name,
 // s3://bucket/prefix, gs://bucket/prefix, az://container/prefix,
@@ -393,8 +394,15 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newTailCmd())
 	root.AddCommand(newIcebergCmd())
 	root.AddCommand(newAlterCmd(), newConvertCmd())
+	for _, c := range extraCommands {
+		root.AddCommand(c())
+	}
 	return root
 }
+
+// extraCommands are commands registered by init functions of their own
+// files, so that adding a command does not edit the list above.
+var extraCommands []func() *cobra.Command
 
 // exitError carries the exit status for an error.
 type exitError struct {
