@@ -118,7 +118,7 @@ func runStream(b *testing.B, store logstore.Store, pace time.Duration, rows int)
 				return
 			case <-time.After(200 * time.Millisecond):
 			}
-			res, err := stream.Compact(ctx, store, stream.CompactOptions{MinFiles: 10})
+			res, err := stream.Compact(ctx, store, stream.CompactOptions{})
 			if err != nil && !errors.Is(err, txn.ErrConflict) && ctx.Err() == nil {
 				b.Error(err)
 				return
