@@ -18,9 +18,10 @@
 // partition directories such as _a=1) are skipped, as Spark skips them:
 // _SUCCESS, .crc files, _committed_ markers.
 //
-// Dir converts a local directory, which it walks itself. The Store
-// interface lists one level and no sub-directory, so for a table on
-// another store the caller lists the keys and calls Convert with them.
+// Store converts the files under a store's root on any backend, walking
+// its directories with logstore.Walk (the stores' DirLister capability,
+// which local, memory, S3, GCS and Azure have); Dir is Store for a local
+// directory; Convert takes the keys when the caller lists them itself.
 //
 // Concurrency: the files' statistics are computed by Options.Concurrency
 // workers; the commit is one put-if-absent of version 0, so of two
@@ -37,7 +38,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -110,36 +110,33 @@ type Result struct {
 	Bytes int64
 }
 
-// Dir converts the local directory dir: it lists it recursively and
-// converts the Parquet files found (Convert). The table is then dir.
+// Dir converts the local directory dir (Store over a local store of dir).
 func Dir(ctx context.Context, dir string, opts Options) (Result, error) {
 	store, err := localStore(dir)
 	if err != nil {
 		return Result{}, err
 	}
+	return Store(ctx, store, opts)
+}
+
+// Store converts the Parquet files under the root of store, on any
+// backend: it walks the root (logstore.Walk, through the store's
+// directory listing) without entering hidden directories, skips hidden
+// files, and converts the rest (Convert). The table's root is then the
+// store's root.
+func Store(ctx context.Context, store logstore.Store, opts Options) (Result, error) {
+	enter := func(sub string) bool {
+		name := strings.TrimSuffix(sub, "/")
+		return !hidden(name[strings.LastIndexByte(name, '/')+1:], true)
+	}
 	var keys []string
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	for info, err := range logstore.Walk(ctx, store, "", enter) {
 		if err != nil {
-			return err
+			return Result{}, fmt.Errorf("convert: listing %s: %w", logstore.RedactURI(store.URI()), err)
 		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil || rel == "." {
-			return err
+		if !hidden(info.Key[strings.LastIndexByte(info.Key, '/')+1:], false) {
+			keys = append(keys, info.Key)
 		}
-		rel = filepath.ToSlash(rel)
-		if hidden(d.Name(), d.IsDir()) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type().IsRegular() {
-			keys = append(keys, rel)
-		}
-		return nil
-	})
-	if err != nil {
-		return Result{}, fmt.Errorf("convert: listing %s: %w", dir, err)
 	}
 	slices.Sort(keys)
 	return Convert(ctx, store, keys, opts)

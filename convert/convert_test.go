@@ -1,6 +1,7 @@
 package convert_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/logstore/local"
+	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
@@ -280,4 +282,46 @@ func filter(rows []string, col string, ok func(string) bool) []string {
 		}
 	}
 	return out
+}
+
+// Convert works on any store that lists directories, not just a local
+// one: here a memory store, with a Hive partition and hidden files.
+func TestConvertStoreNotLocal(t *testing.T) {
+	store := memory.New()
+	var want []string
+	for _, p := range []string{"x", "y"} {
+		var buf bytes.Buffer
+		rows := []rec{{ID: 1, Name: sp(p)}, {ID: 2}}
+		if err := parquet.Write(&buf, rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.PutIfAbsent(ctx, "p="+p+"/part-0.parquet", buf.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, fmt.Sprintf("id=1 name=%s p=%s", p, p), fmt.Sprintf("id=2 name=null p=%s", p))
+	}
+	for _, junk := range []string{"_SUCCESS", "p=x/.part-0.parquet.crc", "_temporary/0/x.parquet"} {
+		if err := store.PutIfAbsent(ctx, junk, []byte("junk")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parts, err := schema.ParseDDL("p STRING")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := convert.Store(ctx, store, convert.Options{PartitionSchema: parts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Files != 2 {
+		t.Fatalf("converted %d files, want 2", res.Files)
+	}
+	s, err := snapshot.Load(ctx, store, deltalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(want)
+	if got := rowsOf(t, s, ""); !slices.Equal(got, want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/convert"
 	"github.com/godelta/delta/internal/progress"
 	"github.com/godelta/delta/schema"
@@ -15,7 +16,7 @@ func newConvertCmd() *cobra.Command {
 	var partitionBy string
 	var props []string
 	cmd := &cobra.Command{
-		Use:   "convert DIR [--partition-by 'a STRING, b INT']",
+		Use:   "convert DIR|URI [--partition-by 'a STRING, b INT']",
 		Short: "Put a directory of Parquet files under a Delta log (CONVERT TO DELTA)",
 		Long: "convert writes version 0 of a Delta table over the Parquet files of DIR, in place:\n" +
 			"one commit of adds with statistics computed from the files; nothing is rewritten.\n" +
@@ -52,13 +53,14 @@ func newConvertCmd() *cobra.Command {
 				bar.Add(1)
 			}
 			opts.Txn.EngineInfo = "godelta-cli"
-			res, err := convert.Dir(cmd.Context(), args[0], opts)
+			t, res, err := delta.Convert(cmd.Context(), args[0], opts)
 			if bar != nil {
 				bar.Done()
 			}
 			if err != nil {
 				return failure(err)
 			}
+			t.Close()
 			fmt.Fprintf(cmd.OutOrStdout(), "converted %s: %d files, %d bytes, version %d\n", args[0], res.Files, res.Bytes, res.Version)
 			return nil
 		},
