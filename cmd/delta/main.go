@@ -39,7 +39,7 @@
 //	               drop-column c... | widen-column c TYPE | set k=v... | unset [--if-exists] k... |
 //	               add-constraint NAME 'EXPR' | drop-constraint [--if-exists] NAME |
 //	               enable-feature NAME
-//	delta convert  DIR [--partition-by 'a STRING, b INT'] [--property k=v]
+//	delta convert  DIR|URI [--partition-by 'a STRING, b INT'] [--property k=v]
 //	delta append   TABLE FILE... --merge-schema   (new columns of the files added in the same commit)
 //	delta report   TABLE [--version V | --timestamp T] [--html FILE]
 //
