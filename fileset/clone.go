@@ -13,6 +13,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/internal/dv"
+	"github.com/godelta/delta/internal/rowcheck"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/txn"
@@ -74,7 +75,8 @@ func Clone(ctx context.Context, source *snapshot.Snapshot, target logstore.Store
 		return res, fmt.Errorf("fileset: clone: %w", err)
 	}
 	m := source.Metadata()
-	if err := txn.WriteSupported(&p, &m); err != nil {
+	// A clone's rows are the source's, checked when they were written.
+	if err := txn.WriteSupportedChecked(&p, &m); err != nil {
 		return res, fmt.Errorf("fileset: clone: %w", err)
 	}
 	root, err := EncodedRoot(source.Store().URI())
@@ -142,6 +144,7 @@ func Clone(ctx context.Context, source *snapshot.Snapshot, target logstore.Store
 	}
 	o.Clock = func() time.Time { return time.UnixMilli(now) }
 	tx := txn.BeginCreate(target, o)
+	rowcheck.Mark(tx) // the source's rows, checked when they were written
 	tx.SetProtocol(p)
 	tx.SetMetadata(meta)
 	for _, d := range domains {

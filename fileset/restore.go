@@ -11,6 +11,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/rowcheck"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/txn"
 )
@@ -86,12 +87,15 @@ func Restore(ctx context.Context, latest, target *snapshot.Snapshot, opts Restor
 			target.Version(), latest.Version(), deltaerr.ErrInvalidArgument)
 	}
 	p, m := latest.Protocol(), latest.Metadata()
-	if err := txn.WriteSupported(&p, &m); err != nil {
+	// The rows RESTORE brings back were checked when they were written,
+	// under the metadata it restores with them: only the other writer
+	// features must be ones this build supports.
+	if err := txn.WriteSupportedChecked(&p, &m); err != nil {
 		return res, fmt.Errorf("fileset: restore: %w", err)
 	}
 	newProto := MergeProtocols(target.Protocol(), latest.Protocol())
 	tm := target.Metadata()
-	if err := txn.WriteSupported(&newProto, &tm); err != nil {
+	if err := txn.WriteSupportedChecked(&newProto, &tm); err != nil {
 		return res, fmt.Errorf("fileset: restore to version %d: %w", target.Version(), err)
 	}
 
@@ -153,6 +157,7 @@ func Restore(ctx context.Context, latest, target *snapshot.Snapshot, opts Restor
 		clock = o.Clock
 	}
 	tx := txn.Begin(latest, o)
+	rowcheck.Mark(tx) // restored rows were checked when first written
 	tx.ReadWholeTable()
 	tx.SetMetadata(tm)
 	tx.SetProtocol(newProto)

@@ -114,7 +114,10 @@ type Result struct {
 func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result, error) {
 	res := Result{StartVersion: -1, EndVersion: -1, DryRun: opts.DryRun, Lite: opts.Lite}
 	p, m := snap.Protocol(), snap.Metadata()
-	if err := txn.WriteSupported(&p, &m); err != nil {
+	// VACUUM writes no row: the table's row rules (CHECK constraints,
+	// invariants, generated columns) do not stop it; every other writer
+	// feature must be one this build supports (vacuumProtocolCheck).
+	if err := txn.WriteSupportedChecked(&p, &m); err != nil {
 		return res, fmt.Errorf("vacuum: %w", err)
 	}
 	tableRet := snap.Config().DeletedFileRetention()
