@@ -197,13 +197,39 @@ func runDemo(ctx context.Context, w io.Writer, dir string) error {
 	}
 	step("constraint", start, "a row with amount -1.00 is refused, nothing committed")
 
-	// 7. History.
+	// 7. Rows changed in place: a DELETE, then an OPTIMIZE of the files
+	// it and the appends left, then what VACUUM would reclaim.
+	start = time.Now()
+	del, err := t.Delete(ctx, "region = 'us' AND id % 10 = 0", delta.DMLOptions{})
+	if err != nil {
+		return err
+	}
+	step("delete", start, "region = 'us' AND id %% 10 = 0: %d rows deleted (%s), %d files rewritten, version %d",
+		del.Metrics.NumDeletedRows, del.Strategy, del.Metrics.NumRemovedFiles, del.Commit.Version)
+
+	start = time.Now()
+	opt, err := t.Optimize(ctx, delta.OptimizeOptions{})
+	if err != nil {
+		return err
+	}
+	step("optimize", start, "%d small files compacted into %d (dataChange=false), version %d",
+		opt.Metrics.NumFilesRemoved, opt.Metrics.NumFilesAdded, opt.Commit.Version)
+
+	start = time.Now()
+	vac, err := t.Vacuum(ctx, delta.VacuumOptions{DryRun: true})
+	if err != nil {
+		return err
+	}
+	step("vacuum", start, "dry run: %d files to delete; the %d files DELETE and OPTIMIZE removed stay %v for readers of older versions",
+		len(vac.Files), del.Metrics.NumRemovedFiles+opt.Metrics.NumFilesRemoved, vac.TableRetention)
+
+	// 8. History.
 	start = time.Now()
 	hist, err := t.History(ctx, 3)
 	if err != nil {
 		return err
 	}
-	step("history", start, "%d commits; the latest is %s at version %d", snap.Version()+1, hist[0].Info.Operation, hist[0].Version)
+	step("history", start, "%d commits; the latest is %s at version %d", hist[0].Version+1, hist[0].Info.Operation, hist[0].Version)
 
 	fmt.Fprintf(w, "\nTry: go run ./cmd/delta scan %s --where \"region = 'us' AND id < 20\"\n", dir)
 	fmt.Fprintf(w, "     go run ./cmd/delta history %s --limit 5\n", dir)

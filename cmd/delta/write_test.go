@@ -160,7 +160,7 @@ func TestConcurrentAppendProcesses(t *testing.T) {
 func TestDemo(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo")
 	r := mustRun(t, "demo", dir)
-	for _, step := range []string{"create", "append", "scan", "time travel", "checkpoint", "constraint", "history"} {
+	for _, step := range []string{"create", "append", "scan", "time travel", "checkpoint", "constraint", "delete", "optimize", "vacuum", "history"} {
 		if !strings.Contains(r.stdout, "\n"+step) {
 			t.Errorf("demo output lacks the %s step:\n%s", step, r.stdout)
 		}
