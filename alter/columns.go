@@ -53,7 +53,7 @@ func ParsePath(s string) ([]string, error) {
 func lookup(sch *schema.StructType, path []string) (*schema.StructType, int, error) {
 	st := sch
 	for i, name := range path {
-		j := fieldIndex(st, name)
+		j := st.Index(name)
 		if j < 0 {
 			return nil, -1, notFound(path[:i+1])
 		}
@@ -67,13 +67,6 @@ func lookup(sch *schema.StructType, path []string) (*schema.StructType, int, err
 		st = sub
 	}
 	return nil, -1, notFound(path)
-}
-
-func fieldIndex(st *schema.StructType, name string) int {
-	if i := slices.IndexFunc(st.Fields, func(f schema.StructField) bool { return f.Name == name }); i >= 0 {
-		return i
-	}
-	return slices.IndexFunc(st.Fields, func(f schema.StructField) bool { return strings.EqualFold(f.Name, name) })
 }
 
 func notFound(path []string) error {
@@ -123,7 +116,7 @@ func AddColumn(ctx context.Context, snap *snapshot.Snapshot, parent []string, fi
 			}
 			st = sub
 		}
-		if fieldIndex(st, field.Name) >= 0 {
+		if st.Index(field.Name) >= 0 {
 			return change{}, invalid("column %s already exists", logged.Name)
 		}
 		nf, err := cleanField(field)
@@ -199,7 +192,7 @@ func RenameColumn(ctx context.Context, snap *snapshot.Snapshot, path []string, n
 		if err != nil {
 			return change{}, err
 		}
-		if k := fieldIndex(st, newName); k >= 0 && k != j {
+		if k := st.Index(newName); k >= 0 && k != j {
 			return change{}, invalid("column %s already exists", strings.Join(newPath, "."))
 		}
 		if err := checkUnused(s, path, "rename"); err != nil {

@@ -101,11 +101,11 @@ func (r *resolver) column(name string, sees side) (string, side, error) {
 // column, optionally qualified.
 func (r *resolver) targetColumn(name string) (int, error) {
 	if rest, ok := cutAlias(name, r.talias); ok {
-		if i := write.ColumnIndex(r.tsch, rest); i >= 0 {
+		if i := r.tsch.Index(rest); i >= 0 {
 			return i, nil
 		}
 	}
-	if i := write.ColumnIndex(r.tsch, name); i >= 0 {
+	if i := r.tsch.Index(name); i >= 0 {
 		return i, nil
 	}
 	return -1, fmt.Errorf("%w: cannot assign %q: not a top-level column of the target", ErrMergeColumn, name)
@@ -260,13 +260,13 @@ func (p *plan) planClause(r *resolver, c Clause, sides side, what string) (plann
 	pc.values = make([]expr.Expr, len(p.tsch.Fields))
 	if c.All {
 		for i, f := range p.tsch.Fields {
-			if write.ColumnIndex(p.ssch, f.Name) < 0 {
+			if p.ssch.Index(f.Name) < 0 {
 				if p.generated[i] {
 					continue // computed by the writer
 				}
 				return pc, fmt.Errorf("%w: %s: the source has no column %q for %s *", ErrMergeColumn, what, f.Name, c.Action)
 			}
-			pc.values[i] = expr.Column{Name: sourcePrefix + p.ssch.Fields[write.ColumnIndex(p.ssch, f.Name)].Name}
+			pc.values[i] = expr.Column{Name: sourcePrefix + p.ssch.Fields[p.ssch.Index(f.Name)].Name}
 		}
 		return pc, nil
 	}
@@ -325,7 +325,7 @@ func (p *plan) splitOn() {
 			continue
 		}
 		name := strings.TrimPrefix(col.Name, targetPrefix)
-		i := write.ColumnIndex(p.tsch, name)
+		i := p.tsch.Index(name)
 		if i < 0 {
 			continue // a nested field: no hash key, the condition still decides
 		}

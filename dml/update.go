@@ -141,7 +141,7 @@ func resolve(sch *schema.StructType, set []Assignment) ([]assignment, error) {
 		if a.Value == nil {
 			return nil, fmt.Errorf("%w: no value for column %s", ErrInvalid, a.Column)
 		}
-		idx := write.ColumnIndex(sch, a.Column)
+		idx := sch.Index(a.Column)
 		if idx < 0 {
 			if strings.Contains(a.Column, ".") {
 				return nil, fmt.Errorf("%w: column %q: only top-level columns can be assigned", ErrInvalid, a.Column)

@@ -40,7 +40,7 @@ func (r Row) Get(name string) (schema.Value, bool) {
 	if r.schema == nil {
 		return schema.Value{}, false
 	}
-	i := fieldIndex(r.schema, name)
+	i := r.schema.Index(name)
 	if i < 0 {
 		return schema.Value{}, false
 	}

@@ -497,7 +497,7 @@ func (l *rowLookup) lookup(name string) (schema.DataType, schema.Value, bool) {
 		if !ok {
 			return nil, schema.Value{}, false
 		}
-		idx := fieldIndex(st, seg)
+		idx := st.Index(seg)
 		if idx < 0 {
 			return nil, schema.Value{}, false
 		}
@@ -523,20 +523,6 @@ func (l *rowLookup) top(name string) schema.Value {
 		return schema.Value{}
 	}
 	return l.cols[idx][l.i]
-}
-
-func fieldIndex(st *schema.StructType, name string) int {
-	for i := range st.Fields {
-		if st.Fields[i].Name == name {
-			return i
-		}
-	}
-	for i := range st.Fields {
-		if strings.EqualFold(st.Fields[i].Name, name) {
-			return i
-		}
-	}
-	return -1
 }
 
 // dataKey turns a file path from the log into a store key. Relative paths

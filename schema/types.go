@@ -157,6 +157,23 @@ func (t *StructType) FieldFold(name string) (*StructField, bool) {
 	return nil, false
 }
 
+// Index returns the position of the top-level field named name, matched
+// exactly first, then under case folding (as Spark resolves column names),
+// or -1 when there is none.
+func (t *StructType) Index(name string) int {
+	for i := range t.Fields {
+		if t.Fields[i].Name == name {
+			return i
+		}
+	}
+	for i := range t.Fields {
+		if strings.EqualFold(t.Fields[i].Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
 // Walk calls fn for every leaf column in schema order, depth first, with
 // its path of logical names from the top. Struct-typed fields are walked
 // into; every other field, arrays and maps included, is a leaf. fn gets a

@@ -2,7 +2,6 @@ package write
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -98,7 +97,7 @@ func (l *rowLookup) lookup(name string) (schema.DataType, schema.Value, bool) {
 	for rest, more := name, true; more; {
 		var p string
 		p, rest, more = strings.Cut(rest, ".")
-		idx := fieldIndex(st, p)
+		idx := st.Index(p)
 		if idx < 0 {
 			return nil, schema.Value{}, false
 		}
@@ -120,14 +119,6 @@ func (l *rowLookup) lookup(name string) (schema.DataType, schema.Value, bool) {
 		}
 	}
 	return nil, schema.Value{}, false
-}
-
-// fieldIndex finds a field by name, exactly first, then ignoring case.
-func fieldIndex(st *schema.StructType, name string) int {
-	if i := slices.IndexFunc(st.Fields, func(f schema.StructField) bool { return f.Name == name }); i >= 0 {
-		return i
-	}
-	return slices.IndexFunc(st.Fields, func(f schema.StructField) bool { return strings.EqualFold(f.Name, name) })
 }
 
 // apply fills the generated columns of vals and checks every constraint;

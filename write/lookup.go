@@ -30,8 +30,3 @@ func GeneratedColumns(sch *schema.StructType) []int {
 	}
 	return out
 }
-
-// ColumnIndex returns the index in sch of the top-level column name,
-// matched exactly first, then ignoring case, as RowLookup matches; -1 if
-// there is none.
-func ColumnIndex(sch *schema.StructType, name string) int { return fieldIndex(sch, name) }

@@ -38,7 +38,7 @@ func MergeSchemas(table, src *schema.StructType, widen bool) (*schema.StructType
 func mergeStruct(dst, src *schema.StructType, prefix string, widen bool) (bool, error) {
 	added := false
 	for _, sf := range src.Fields {
-		j := fieldIndex(dst, sf.Name)
+		j := dst.Index(sf.Name)
 		if j < 0 {
 			nf := sf
 			nf.Nullable = true
@@ -82,7 +82,7 @@ func reshape(src, dst *schema.StructType) func([]schema.Value) []schema.Value {
 	}
 	slots := make([]slot, len(dst.Fields))
 	for i, df := range dst.Fields {
-		j := fieldIndex(src, df.Name)
+		j := src.Index(df.Name)
 		slots[i] = slot{from: j}
 		if j < 0 {
 			continue

@@ -32,7 +32,7 @@ func RewritesRows(snap *snapshot.Snapshot, pred expr.Expr) (rewrites, changeData
 			return false, false, fmt.Errorf("write: replaceWhere column %q is not in the table: %w", c, deltaerr.ErrInvalidArgument)
 		}
 		top := splitColumn(c)[0]
-		if i := fieldIndex(sch, top); i < 0 || !slices.Contains(parts, sch.Fields[i].Name) {
+		if i := sch.Index(top); i < 0 || !slices.Contains(parts, sch.Fields[i].Name) {
 			rewrites = true
 		}
 	}
@@ -132,7 +132,7 @@ func DeleteWhere(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, r
 	if ropts.DeletionVectors && ropts.ReadColumns == nil {
 		// Marking rows needs only the predicate's columns.
 		for _, c := range expr.Columns(pred) {
-			if i := fieldIndex(sch, splitColumn(c)[0]); i >= 0 && !slices.Contains(ropts.ReadColumns, sch.Fields[i].Name) {
+			if i := sch.Index(splitColumn(c)[0]); i >= 0 && !slices.Contains(ropts.ReadColumns, sch.Fields[i].Name) {
 				ropts.ReadColumns = append(ropts.ReadColumns, sch.Fields[i].Name)
 			}
 		}

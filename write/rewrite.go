@@ -197,7 +197,7 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 	if project {
 		// Where each column read goes in the row.
 		for _, f := range fr.Schema().Fields {
-			rw.slots = append(rw.slots, fieldIndex(snap.Schema(), f.Name))
+			rw.slots = append(rw.slots, snap.Schema().Index(f.Name))
 		}
 	}
 	if opts.SortKey != nil {
