@@ -223,11 +223,12 @@ func UpdateRows(sch *schema.StructType, set []Assignment, pred expr.Expr) write.
 		assigned[a.idx] = true
 	}
 	var out []schema.Value
+	rl := write.NewRowLookup(sch) // rebound to each row: no allocation per row
 	return func(add *actions.Add, pos int64, row []schema.Value) (write.Verdict, []schema.Value, error) {
 		if err != nil {
 			return write.Keep, nil, err
 		}
-		lookup := write.RowLookup(sch, row)
+		lookup := rl.Bind(row)
 		if pred != nil && expr.Eval(pred, lookup) != expr.True {
 			return write.Keep, nil, nil
 		}

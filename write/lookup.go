@@ -13,8 +13,29 @@ import (
 // column means the same there as in a CHECK constraint. The lookup reads
 // row when called: it must not outlive the row's values.
 func RowLookup(sch *schema.StructType, row []schema.Value) expr.Lookup {
-	l := &rowLookup{sch: sch, vals: row}
-	return l.lookup
+	return NewRowLookup(sch).Bind(row)
+}
+
+// BoundLookup is RowLookup for one row after another: Bind points it at
+// the next row without allocating, for a RowFunc that evaluates
+// expressions on every row it sees. It is not safe for concurrent use.
+type BoundLookup struct {
+	l  rowLookup
+	fn expr.Lookup
+}
+
+// NewRowLookup returns a BoundLookup over rows of sch.
+func NewRowLookup(sch *schema.StructType) *BoundLookup {
+	b := &BoundLookup{l: rowLookup{sch: sch}}
+	b.fn = b.l.lookup
+	return b
+}
+
+// Bind makes the lookup read row, and returns it; a lookup returned
+// earlier reads row too from then on.
+func (b *BoundLookup) Bind(row []schema.Value) expr.Lookup {
+	b.l.vals = row
+	return b.fn
 }
 
 // GeneratedColumns returns the schema indexes of the top-level generated
