@@ -197,6 +197,12 @@ func compareTri(op Op, lv, rv schema.Value) Tri {
 	if !ok {
 		return Unknown
 	}
+	return opResult(op, c)
+}
+
+// opResult is the truth of op for an order c of its operands (negative,
+// zero or positive).
+func opResult(op Op, c int) Tri {
 	var res bool
 	switch op {
 	case Eq:

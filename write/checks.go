@@ -13,7 +13,7 @@ import (
 // rowCheck is one predicate every row must satisfy.
 type rowCheck struct {
 	kind, name, text string
-	e                expr.Expr
+	e                *expr.Program
 }
 
 // generated is a generated column: its index in the schema and the
@@ -22,7 +22,7 @@ type generated struct {
 	idx  int
 	name string
 	text string
-	e    expr.Expr
+	e    *expr.Program
 }
 
 // checks are the constraints of a table, compiled once per call.
@@ -30,6 +30,9 @@ type checks struct {
 	sch       *schema.StructType
 	generated []generated
 	preds     []rowCheck
+	// nullChecked are the top-level fields where a null can break the
+	// schema: not nullable, or nested with a part that is not.
+	nullChecked []int
 }
 
 // compileChecks reads the constraints of a table: generated columns and
@@ -37,14 +40,18 @@ type checks struct {
 // properties (in name order), and the required predicate, if any.
 func compileChecks(sch *schema.StructType, constraints []tableconfig.Constraint, require expr.Expr) (*checks, error) {
 	c := &checks{sch: sch}
+	rows := expr.RowResolver(sch)
 	for i := range sch.Fields {
 		f := &sch.Fields[i]
+		if mayBreakNull(f.Type, f.Nullable) {
+			c.nullChecked = append(c.nullChecked, i)
+		}
 		if raw, ok := f.Metadata.Get(MetaGenerationExpression); ok {
 			e, err := parseGeneration(raw)
 			if err != nil {
 				return nil, fmt.Errorf("write: generated column %s: %w", f.Name, err)
 			}
-			c.generated = append(c.generated, generated{idx: i, name: f.Name, text: e.String(), e: expr.Cast{Value: e, To: f.Type}})
+			c.generated = append(c.generated, generated{idx: i, name: f.Name, text: e.String(), e: expr.Compile(expr.Cast{Value: e, To: f.Type}, rows)})
 		}
 	}
 	var inv func(st *schema.StructType, prefix string) error
@@ -56,7 +63,7 @@ func compileChecks(sch *schema.StructType, constraints []tableconfig.Constraint,
 				if err != nil {
 					return fmt.Errorf("write: invariant of column %s: %w", prefix+f.Name, err)
 				}
-				c.preds = append(c.preds, rowCheck{kind: KindInvariant, name: prefix + f.Name, text: e.String(), e: e})
+				c.preds = append(c.preds, rowCheck{kind: KindInvariant, name: prefix + f.Name, text: e.String(), e: expr.Compile(e, rows)})
 			}
 			if sub, ok := f.Type.(*schema.StructType); ok {
 				if err := inv(sub, prefix+f.Name+"."); err != nil {
@@ -74,59 +81,34 @@ func compileChecks(sch *schema.StructType, constraints []tableconfig.Constraint,
 		if err != nil {
 			return nil, fmt.Errorf("write: CHECK constraint %s: %w", k.Name, err)
 		}
-		c.preds = append(c.preds, rowCheck{kind: KindCheck, name: k.Name, text: k.Expression, e: e})
+		c.preds = append(c.preds, rowCheck{kind: KindCheck, name: k.Name, text: k.Expression, e: expr.Compile(e, rows)})
 	}
 	if require != nil {
-		c.preds = append(c.preds, rowCheck{kind: KindPredicate, name: "replaceWhere", text: require.String(), e: require})
+		c.preds = append(c.preds, rowCheck{kind: KindPredicate, name: "replaceWhere", text: require.String(), e: expr.Compile(require, rows)})
 	}
 	return c, nil
 }
 
 // rowLookup resolves column names, dotted for nested struct fields and
-// matched ignoring case, to the values of one row.
+// matched ignoring case (expr.FieldPath), to the values of one row.
 type rowLookup struct {
 	sch  *schema.StructType
 	vals []schema.Value
 }
 
 func (l *rowLookup) lookup(name string) (schema.DataType, schema.Value, bool) {
-	st := l.sch
-	vals := l.vals
-	// Cut, not Split: this runs for every column reference of every row
-	// a DML predicate or a constraint evaluates, and must not allocate.
-	for rest, more := name, true; more; {
-		var p string
-		p, rest, more = strings.Cut(rest, ".")
-		idx := st.Index(p)
-		if idx < 0 {
-			return nil, schema.Value{}, false
-		}
-		f := &st.Fields[idx]
-		var v schema.Value // a field of a null struct is null
-		if vals != nil && idx < len(vals) {
-			v = vals[idx]
-		}
-		if !more {
-			return f.Type, v, true
-		}
-		sub, ok := f.Type.(*schema.StructType)
-		if !ok {
-			return nil, schema.Value{}, false
-		}
-		st, vals = sub, nil
-		if !v.IsNull() {
-			vals = v.Fields()
-		}
+	path, t, ok := expr.FieldPath(l.sch, name)
+	if !ok {
+		return nil, schema.Value{}, false
 	}
-	return nil, schema.Value{}, false
+	return t, expr.ValueAt(l.vals, path), true
 }
 
 // apply fills the generated columns of vals and checks every constraint;
 // row is the row's number for errors.
 func (c *checks) apply(vals []schema.Value, row int64) error {
-	l := &rowLookup{sch: c.sch, vals: vals}
 	for _, g := range c.generated {
-		v, err := expr.EvalValue(g.e, l.lookup)
+		v, err := g.e.Value(vals)
 		if err != nil {
 			return &ConstraintError{Kind: KindGenerated, Name: g.name, Expression: g.text, Row: row, Values: showRow(c.sch, vals), Err: err}
 		}
@@ -140,14 +122,14 @@ func (c *checks) apply(vals []schema.Value, row int64) error {
 				Values: fmt.Sprintf("%s (given %s, computed %s)", showRow(c.sch, vals), given, v)}
 		}
 	}
-	for i := range c.sch.Fields {
+	for _, i := range c.nullChecked {
 		f := &c.sch.Fields[i]
 		if path, bad := nullViolation(vals[i], f.Type, f.Nullable, f.Name); bad {
 			return &ConstraintError{Kind: KindNotNull, Name: path, Row: row, Values: showRow(c.sch, vals)}
 		}
 	}
 	for _, p := range c.preds {
-		v, err := expr.EvalValue(p.e, l.lookup)
+		v, err := p.e.Value(vals)
 		if err != nil {
 			return &ConstraintError{Kind: p.kind, Name: p.name, Expression: p.text, Row: row, Values: showRow(c.sch, vals), Err: err}
 		}
@@ -178,6 +160,28 @@ func sameValue(a, b schema.Value) bool {
 		return c == 0
 	}
 	return a.Kind() == b.Kind() && a.String() == b.String()
+}
+
+// mayBreakNull reports whether a value of type t can hold a null the
+// schema forbids (see nullViolation): when it is not nullable itself or
+// a nested part is not.
+func mayBreakNull(t schema.DataType, nullable bool) bool {
+	if !nullable {
+		return true
+	}
+	switch t := t.(type) {
+	case *schema.StructType:
+		for i := range t.Fields {
+			if mayBreakNull(t.Fields[i].Type, t.Fields[i].Nullable) {
+				return true
+			}
+		}
+	case *schema.ArrayType:
+		return mayBreakNull(t.ElementType, t.ContainsNull)
+	case *schema.MapType:
+		return true // a map key is never null
+	}
+	return false
 }
 
 // nullViolation finds a null where the schema allows none: in a

@@ -137,29 +137,30 @@ func DeleteWhere(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, r
 			}
 		}
 	}
-	// One lookup for every row: it allocates nothing per row.
-	l := &rowLookup{sch: sch}
+	// Compiled once: evaluating it on a row allocates nothing.
+	p := expr.Compile(pred, expr.RowResolver(sch))
 	drop := func(_ *actions.Add, _ int64, row []schema.Value) (Verdict, []schema.Value, error) {
-		l.vals = row
-		m, err := l.matches(pred)
-		if m {
-			return Drop, nil, err
+		m, err := p.Matches(row)
+		if err != nil {
+			return Keep, nil, predicateErr(pred, err)
 		}
-		return Keep, nil, err
+		if m {
+			return Drop, nil, nil
+		}
+		return Keep, nil, nil
 	}
 	return Rewrite(ctx, snap, cands, drop, ropts)
 }
 
 // matches reports whether pred is TRUE on a row.
 func matches(pred expr.Expr, sch *schema.StructType, row []schema.Value) (bool, error) {
-	return (&rowLookup{sch: sch, vals: row}).matches(pred)
+	m, err := expr.Compile(pred, expr.RowResolver(sch)).Matches(row)
+	if err != nil {
+		return false, predicateErr(pred, err)
+	}
+	return m, nil
 }
 
-// matches reports whether pred is TRUE on the row of l.
-func (l *rowLookup) matches(pred expr.Expr) (bool, error) {
-	v, err := expr.EvalValue(pred, l.lookup)
-	if err != nil {
-		return false, fmt.Errorf("write: replaceWhere %s: %w", pred, err)
-	}
-	return v.Kind() == schema.KindBoolean && v.Bool(), nil
+func predicateErr(pred expr.Expr, err error) error {
+	return fmt.Errorf("write: predicate %s: %w", pred, err)
 }

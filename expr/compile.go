@@ -1,0 +1,516 @@
+package expr
+
+// Compiled evaluation. EvalValue walks the expression tree for every row:
+// it switches on each node's type, finds each column by name and copies
+// each node out of its interface. That is right for a predicate evaluated
+// once per file (pruning) and too slow for one evaluated once per row of
+// a rewrite, where it cost more than reading and writing the row. Compile
+// does that work once: columns become positions in the row, literals
+// values, function names functions, and the tree a tree of closures.
+//
+// # Invariant
+//
+// A Program computes exactly what EvalValue computes with a lookup over
+// the same rows: every closure below calls the helpers EvalValue calls
+// (arith, compareTri, castValue, the function table, ...) in the same
+// order, and adds only work EvalValue repeats per row. A change to the
+// semantics belongs in those helpers, where both paths pick it up;
+// compile_test.go checks the two against each other.
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"github.com/godelta/delta/schema"
+)
+
+// Ref locates a column's value in the rows a Program evaluates. Input
+// picks the row: 0 for the first, 1 for the second (MERGE evaluates a
+// target row with a source row). Path is the field index at each level:
+// the first in the row, the others in nested structs.
+type Ref struct {
+	Input int
+	Path  []int
+}
+
+// Resolver locates a column for Compile, or reports false when the rows
+// have no such column; evaluating the column then fails with ErrEval, as
+// EvalValue fails when its Lookup has no value.
+type Resolver func(column string) (Ref, bool)
+
+// FieldPath resolves a column name against sch: each part of a dotted
+// name matched as schema.StructType.Index matches it (exactly, then
+// ignoring case), the parts after the first reaching into struct fields.
+// It returns the index path and the column's type.
+func FieldPath(sch *schema.StructType, name string) ([]int, schema.DataType, bool) {
+	var path []int
+	st := sch
+	for rest, more := name, true; more; {
+		var p string
+		p, rest, more = strings.Cut(rest, ".")
+		idx := st.Index(p)
+		if idx < 0 {
+			return nil, nil, false
+		}
+		path = append(path, idx)
+		f := &st.Fields[idx]
+		if !more {
+			return path, f.Type, true
+		}
+		sub, ok := f.Type.(*schema.StructType)
+		if !ok {
+			return nil, nil, false
+		}
+		st = sub
+	}
+	return nil, nil, false
+}
+
+// RowResolver resolves columns against one row of schema sch (Input 0),
+// by FieldPath.
+func RowResolver(sch *schema.StructType) Resolver {
+	return func(column string) (Ref, bool) {
+		path, _, ok := FieldPath(sch, column)
+		return Ref{Path: path}, ok
+	}
+}
+
+// ValueAt returns the value at path in row: a field of a null struct, or
+// of a row or struct shorter than the path, is null.
+func ValueAt(row []schema.Value, path []int) schema.Value {
+	vals := row
+	var v schema.Value
+	for _, i := range path {
+		if i >= len(vals) {
+			return schema.Value{}
+		}
+		v = vals[i]
+		if v.IsNull() {
+			return v
+		}
+		vals = v.Fields()
+	}
+	return v
+}
+
+// Program is an expression compiled against a row layout by Compile. It
+// holds no state between calls and is safe for concurrent use.
+type Program struct {
+	src  Expr
+	eval valueFn
+	test testFn
+}
+
+// valueFn and testFn are compiled nodes: the value of an expression
+// (EvalValue) and the truth of a predicate (evalBool) over two input rows.
+type (
+	valueFn func(a, b []schema.Value) (schema.Value, error)
+	testFn  func(a, b []schema.Value) (Tri, error)
+)
+
+// Compile compiles e, resolving its columns with resolve. It does not fail:
+// what EvalValue would fail on (a column resolve does not know, an unknown
+// function) fails each evaluation with the error EvalValue returns.
+func Compile(e Expr, resolve Resolver) *Program {
+	c := compiler{resolve: resolve}
+	return &Program{src: e, eval: c.value(e), test: c.test(e)}
+}
+
+// Expr returns the expression p was compiled from.
+func (p *Program) Expr() Expr { return p.src }
+
+// Value is EvalValue of the expression over row (input 0).
+func (p *Program) Value(row []schema.Value) (schema.Value, error) {
+	return p.eval(row, nil)
+}
+
+// Value2 is EvalValue over two rows, inputs 0 and 1.
+func (p *Program) Value2(a, b []schema.Value) (schema.Value, error) {
+	return p.eval(a, b)
+}
+
+// Test is the predicate's truth over row: EvalValue's three-valued result,
+// evaluation errors returned, not read as Unknown (Eval's pruning reading).
+func (p *Program) Test(row []schema.Value) (Tri, error) {
+	return p.test(row, nil)
+}
+
+// Test2 is Test over two rows, inputs 0 and 1.
+func (p *Program) Test2(a, b []schema.Value) (Tri, error) {
+	return p.test(a, b)
+}
+
+// Matches reports whether the predicate is TRUE on row.
+func (p *Program) Matches(row []schema.Value) (bool, error) {
+	t, err := p.test(row, nil)
+	return t == True, err
+}
+
+type compiler struct {
+	resolve Resolver
+}
+
+// value compiles e as EvalValue evaluates it.
+func (c *compiler) value(e Expr) valueFn {
+	switch e := e.(type) {
+	case Column:
+		return c.column(e.Name)
+	case Literal:
+		v := literalValue(e)
+		return func(_, _ []schema.Value) (schema.Value, error) { return v, nil }
+	case Arith:
+		return c.arith(e)
+	case Neg:
+		x := c.value(e.Value)
+		return func(a, b []schema.Value) (schema.Value, error) {
+			v, err := x(a, b)
+			if err != nil {
+				return schema.Value{}, err
+			}
+			return negate(v)
+		}
+	case Cast:
+		x, to := c.value(e.Value), e.To
+		return func(a, b []schema.Value) (schema.Value, error) {
+			v, err := x(a, b)
+			if err != nil {
+				return schema.Value{}, err
+			}
+			return castValue(v, to)
+		}
+	case Call:
+		return c.call(e)
+	case Compare, In, IsNull, Not, And, Or:
+		t := c.test(e)
+		return func(a, b []schema.Value) (schema.Value, error) {
+			r, err := t(a, b)
+			if err != nil {
+				return schema.Value{}, err
+			}
+			return triValue(r), nil
+		}
+	}
+	err := fmt.Errorf("%w: unknown expression %T", ErrEval, e)
+	return func(_, _ []schema.Value) (schema.Value, error) { return schema.Value{}, err }
+}
+
+// arith compiles arithmetic as EvalValue computes it.
+func (c *compiler) arith(e Arith) valueFn {
+	op := e.Op
+	// A column with an integer literal (id % 100, n + 1) is the common
+	// shape: the literal's value is taken once, not called for per row.
+	if lit, ok := e.Right.(Literal); ok && !lit.IsText && isInt(literalValue(lit).Kind()) && op != Div {
+		l, rv := c.value(e.Left), literalValue(lit)
+		rk, k := rv.Kind(), rv.Int64()
+		return func(a, b []schema.Value) (schema.Value, error) {
+			lv, err := l(a, b)
+			if err != nil {
+				return schema.Value{}, err
+			}
+			if lk := lv.Kind(); isInt(lk) {
+				return intArith(op, max(lk, rk), lv.Int64(), k)
+			}
+			return arith(op, lv, rv)
+		}
+	}
+	l, r := c.value(e.Left), c.value(e.Right)
+	return func(a, b []schema.Value) (schema.Value, error) {
+		lv, err := l(a, b)
+		if err != nil {
+			return schema.Value{}, err
+		}
+		rv, err := r(a, b)
+		if err != nil {
+			return schema.Value{}, err
+		}
+		// Integers (not divided, which gives a double) are what arith
+		// computes last; the common case goes there directly.
+		if lk, rk := lv.Kind(), rv.Kind(); isInt(lk) && isInt(rk) && op != Div {
+			return intArith(op, max(lk, rk), lv.Int64(), rv.Int64())
+		}
+		return arith(op, lv, rv)
+	}
+}
+
+// column compiles a column reference.
+func (c *compiler) column(name string) valueFn {
+	ref, ok := c.resolve(name)
+	if !ok {
+		err := fmt.Errorf("%w: no value for column %q", ErrEval, name)
+		return func(_, _ []schema.Value) (schema.Value, error) { return schema.Value{}, err }
+	}
+	pick := func(a, b []schema.Value) []schema.Value { return a }
+	if ref.Input == 1 {
+		pick = func(a, b []schema.Value) []schema.Value { return b }
+	}
+	if len(ref.Path) == 1 {
+		i := ref.Path[0]
+		if ref.Input == 0 {
+			return func(a, _ []schema.Value) (schema.Value, error) {
+				if i < len(a) {
+					return a[i], nil
+				}
+				return schema.Value{}, nil
+			}
+		}
+		return func(_, b []schema.Value) (schema.Value, error) {
+			if i < len(b) {
+				return b[i], nil
+			}
+			return schema.Value{}, nil
+		}
+	}
+	path := ref.Path
+	return func(a, b []schema.Value) (schema.Value, error) {
+		return ValueAt(pick(a, b), path), nil
+	}
+}
+
+// call compiles a function call as call evaluates it.
+func (c *compiler) call(e Call) valueFn {
+	f, err := lookupFunction(e.Name, len(e.Args))
+	if err != nil {
+		return func(_, _ []schema.Value) (schema.Value, error) { return schema.Value{}, err }
+	}
+	args := make([]valueFn, len(e.Args))
+	for i, a := range e.Args {
+		args[i] = c.value(a)
+	}
+	if f.lazy != nil {
+		switch strings.ToLower(e.Name) {
+		case "coalesce", "nvl", "ifnull":
+			return func(a, b []schema.Value) (schema.Value, error) {
+				for _, x := range args {
+					v, err := x(a, b)
+					if err != nil || !v.IsNull() {
+						return v, err
+					}
+				}
+				return schema.Value{}, nil
+			}
+		case "if":
+			cond := c.test(e.Args[0])
+			return func(a, b []schema.Value) (schema.Value, error) {
+				t, err := cond(a, b)
+				if err != nil {
+					return schema.Value{}, err
+				}
+				if t == True {
+					return args[1](a, b)
+				}
+				return args[2](a, b)
+			}
+		}
+		return c.interpret(e)
+	}
+	name := e.Name
+	return func(a, b []schema.Value) (schema.Value, error) {
+		vals := make([]schema.Value, len(args))
+		for i, x := range args {
+			v, err := x(a, b)
+			if err != nil {
+				return schema.Value{}, err
+			}
+			if v.IsNull() && !f.takesNull {
+				return schema.Value{}, nil
+			}
+			vals[i] = v
+		}
+		v, err := f.eval(vals)
+		if err != nil {
+			return schema.Value{}, fmt.Errorf("%s: %w", name, err)
+		}
+		return v, nil
+	}
+}
+
+// interpret evaluates e with EvalValue over a lookup of the rows: for a
+// lazy function this file does not compile, so that a new one is correct
+// before it is fast.
+func (c *compiler) interpret(e Expr) valueFn {
+	refs := map[string]Ref{}
+	for _, name := range Columns(e) {
+		if r, ok := c.resolve(name); ok {
+			refs[name] = r
+		}
+	}
+	return func(a, b []schema.Value) (schema.Value, error) {
+		return EvalValue(e, func(name string) (schema.DataType, schema.Value, bool) {
+			r, ok := refs[name]
+			if !ok {
+				return nil, schema.Value{}, false
+			}
+			row := a
+			if r.Input == 1 {
+				row = b
+			}
+			v := ValueAt(row, r.Path)
+			return v.Type(), v, true
+		})
+	}
+}
+
+// test compiles e as evalBool evaluates it.
+func (c *compiler) test(e Expr) testFn {
+	switch e := e.(type) {
+	case And:
+		terms := c.tests(e.Terms)
+		return func(a, b []schema.Value) (Tri, error) {
+			out := True
+			for _, t := range terms {
+				r, err := t(a, b)
+				if err != nil {
+					return Unknown, err
+				}
+				switch r {
+				case False:
+					return False, nil
+				case Unknown:
+					out = Unknown
+				}
+			}
+			return out, nil
+		}
+	case Or:
+		terms := c.tests(e.Terms)
+		return func(a, b []schema.Value) (Tri, error) {
+			out := False
+			for _, t := range terms {
+				r, err := t(a, b)
+				if err != nil {
+					return Unknown, err
+				}
+				switch r {
+				case True:
+					return True, nil
+				case Unknown:
+					out = Unknown
+				}
+			}
+			return out, nil
+		}
+	case Not:
+		x := c.test(e.Value)
+		return func(a, b []schema.Value) (Tri, error) {
+			r, err := x(a, b)
+			return r.not(), err
+		}
+	case IsNull:
+		x, negate := c.value(e.Value), e.Negate
+		return func(a, b []schema.Value) (Tri, error) {
+			v, err := x(a, b)
+			if err != nil {
+				return Unknown, err
+			}
+			if v.IsNull() != negate {
+				return True, nil
+			}
+			return False, nil
+		}
+	case Compare:
+		return c.compare(e.Op, e.Left, e.Right)
+	case In:
+		items := make([]testFn, len(e.List))
+		for i, x := range e.List {
+			items[i] = c.compare(Eq, e.Value, x)
+		}
+		negate := e.Negate
+		return func(a, b []schema.Value) (Tri, error) {
+			out := False
+			for _, t := range items {
+				r, err := t(a, b)
+				if err != nil {
+					return Unknown, err
+				}
+				switch r {
+				case True:
+					if negate {
+						return False, nil
+					}
+					return True, nil
+				case Unknown:
+					out = Unknown
+				}
+			}
+			if negate {
+				return out.not(), nil
+			}
+			return out, nil
+		}
+	}
+	x := c.value(e)
+	return func(a, b []schema.Value) (Tri, error) {
+		v, err := x(a, b)
+		return valueTri(v), err
+	}
+}
+
+func (c *compiler) tests(es []Expr) []testFn {
+	out := make([]testFn, len(es))
+	for i, e := range es {
+		out[i] = c.test(e)
+	}
+	return out
+}
+
+// compare compiles a comparison as compareErr evaluates it. Both sides
+// are evaluated first, in order; a text literal is then read again with
+// the other side's type.
+func (c *compiler) compare(op Op, le, re Expr) testFn {
+	l, r := c.value(le), c.value(re)
+	lit, ltext := le.(Literal)
+	ltext = ltext && lit.IsText
+	rit, rtext := re.(Literal)
+	rtext = rtext && rit.IsText
+	if lit, ok := re.(Literal); ok && !lit.IsText && isInt(literalValue(lit).Kind()) {
+		// A comparison with an integer literal: its value is taken once.
+		rv := literalValue(lit)
+		k := rv.Int64()
+		return func(a, b []schema.Value) (Tri, error) {
+			lv, err := l(a, b)
+			if err != nil {
+				return Unknown, err
+			}
+			if isInt(lv.Kind()) {
+				return opResult(op, cmp.Compare(lv.Int64(), k)), nil
+			}
+			return compareTri(op, lv, rv), nil
+		}
+	}
+	if !ltext && !rtext {
+		return func(a, b []schema.Value) (Tri, error) {
+			lv, err := l(a, b)
+			if err != nil {
+				return Unknown, err
+			}
+			rv, err := r(a, b)
+			if err != nil {
+				return Unknown, err
+			}
+			// Two integers compare as Order compares them, with no
+			// coercion to try first.
+			if isInt(lv.Kind()) && isInt(rv.Kind()) {
+				return opResult(op, cmp.Compare(lv.Int64(), rv.Int64())), nil
+			}
+			return compareTri(op, lv, rv), nil
+		}
+	}
+	return func(a, b []schema.Value) (Tri, error) {
+		lv, err := l(a, b)
+		if err != nil {
+			return Unknown, err
+		}
+		rv, err := r(a, b)
+		if err != nil {
+			return Unknown, err
+		}
+		if ltext {
+			lv = sparkTextAs(lit, rv.Type())
+		}
+		if rtext {
+			rv = sparkTextAs(rit, lv.Type())
+		}
+		return compareTri(op, lv, rv), nil
+	}
+}
