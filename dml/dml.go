@@ -351,9 +351,8 @@ func CheckColumns(sch *schema.StructType, e expr.Expr, what string) error {
 	if e == nil {
 		return nil
 	}
-	lookup := write.RowLookup(sch, nil)
 	for _, c := range expr.Columns(e) {
-		if _, _, ok := lookup(c); !ok {
+		if _, _, ok := expr.FieldPath(sch, c); !ok {
 			return fmt.Errorf("%w: %s %s: column %q is not in the table", ErrInvalid, what, e, c)
 		}
 	}
@@ -370,9 +369,8 @@ func CheckPredicate(sch *schema.StructType, pred expr.Expr) error {
 	if err := CheckColumns(sch, pred, "predicate"); err != nil {
 		return err
 	}
-	lookup := write.RowLookup(sch, nil)
 	return expr.CheckPredicate(pred, func(c string) (schema.DataType, bool) {
-		t, _, ok := lookup(c)
+		_, t, ok := expr.FieldPath(sch, c)
 		return t, ok
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"iter"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -144,7 +143,10 @@ func (m *merger) plan1(ctx context.Context, snap *snapshot.Snapshot, s Strategy,
 	}
 
 	// Not-matched source rows: inserts, through the row writer.
-	nIns, batches := m.insertBatches()
+	nIns, batches, err := m.insertBatches()
+	if err != nil {
+		return mm, err
+	}
 	if nIns > 0 {
 		if snap.Config().ChangeDataFeed() {
 			m.staged.Adds, m.staged.CDC, err = write.RowsWithChanges(ctx, snap, batches, opts.Options)
@@ -238,7 +240,7 @@ func (m *merger) loadSource(src Source) error {
 		kb.buf = kb.buf[:0]
 		ok := true
 		for k, key := range m.keys {
-			v, err := expr.EvalValue(key.sval, m.lookup(nil, row))
+			v, err := key.prog.Value2(nil, row)
 			if err != nil || !kb.add(v, &m.tsch.Fields[key.tcol]) {
 				ok = false
 				break
@@ -272,28 +274,6 @@ func (m *merger) loadSource(src Source) error {
 		}
 	}
 	return nil
-}
-
-// lookup resolves the names of resolved expressions against a target row
-// and a source row; a nil row has no columns.
-func (m *merger) lookup(trow, srow []schema.Value) expr.Lookup {
-	tl := write.RowLookup(m.tsch, trow)
-	sl := write.RowLookup(m.ssch, srow)
-	return func(name string) (schema.DataType, schema.Value, bool) {
-		if rest, ok := strings.CutPrefix(name, targetPrefix); ok {
-			if trow == nil {
-				return nil, schema.Value{}, false
-			}
-			return tl(rest)
-		}
-		if rest, ok := strings.CutPrefix(name, sourcePrefix); ok {
-			if srow == nil {
-				return nil, schema.Value{}, false
-			}
-			return sl(rest)
-		}
-		return nil, schema.Value{}, false
-	}
 }
 
 // filePredicate is the predicate over target columns that every target
@@ -384,8 +364,15 @@ func (m *merger) candidates(ctx context.Context, pred expr.Expr, loc write.Optio
 // match returns the source rows the target row trow matches.
 func (m *merger) match(trow []schema.Value, buf []int32) ([]int32, error) {
 	buf = buf[:0]
+	var err error
 	try := func(i int32) {
-		if expr.Eval(m.on, m.lookup(trow, m.rows[i])) == expr.True {
+		if err != nil {
+			return
+		}
+		var t expr.Tri
+		if t, err = m.onProg.Test2(trow, m.rows[i]); err != nil {
+			err = fmt.Errorf("merge: the merge condition %s: %w", m.onText, err)
+		} else if t == expr.True {
 			buf = append(buf, i)
 		}
 	}
@@ -397,7 +384,7 @@ func (m *merger) match(trow []schema.Value, buf []int32) ([]int32, error) {
 		for _, i := range m.intIndex[v.Int64()] {
 			try(i)
 		}
-		return buf, nil
+		return buf, err
 	}
 	if m.index == nil {
 		if len(m.keys) > 0 {
@@ -406,7 +393,7 @@ func (m *merger) match(trow []schema.Value, buf []int32) ([]int32, error) {
 		for i := range m.rows {
 			try(int32(i))
 		}
-		return buf, nil
+		return buf, err
 	}
 	var kb keyBuilder
 	for _, key := range m.keys {
@@ -417,7 +404,21 @@ func (m *merger) match(trow []schema.Value, buf []int32) ([]int32, error) {
 	for _, i := range m.index[string(kb.buf)] {
 		try(i)
 	}
-	return buf, nil
+	return buf, err
+}
+
+// holds reports whether the clause's condition is TRUE on a target row
+// and a source row (either nil where the clause has no such side); a
+// clause without a condition always holds.
+func (c *plannedClause) holds(trow, srow []schema.Value) (bool, error) {
+	if c.condProg == nil {
+		return true, nil
+	}
+	t, err := c.condProg.Test2(trow, srow)
+	if err != nil {
+		return false, fmt.Errorf("merge: the clause condition %s: %w", c.text, err)
+	}
+	return t == expr.True, nil
 }
 
 // isIntegral reports whether values of t are integers read with Int64.
@@ -459,7 +460,10 @@ func (m *merger) decide(trow []schema.Value) (decision, []schema.Value, error) {
 		}
 		srow := m.rows[hits[0]]
 		for _, c := range m.matched {
-			if c.cond != nil && expr.Eval(c.cond, m.lookup(trow, srow)) != expr.True {
+			if ok, err := c.holds(trow, srow); err != nil || !ok {
+				if err != nil {
+					return keep, nil, err
+				}
 				continue
 			}
 			if c.action == ActionDelete {
@@ -471,7 +475,10 @@ func (m *merger) decide(trow []schema.Value) (decision, []schema.Value, error) {
 		return keep, nil, nil
 	}
 	for _, c := range m.bySrc {
-		if c.cond != nil && expr.Eval(c.cond, m.lookup(trow, nil)) != expr.True {
+		if ok, err := c.holds(trow, nil); err != nil || !ok {
+			if err != nil {
+				return keep, nil, err
+			}
 			continue
 		}
 		if c.action == ActionDelete {
@@ -491,15 +498,14 @@ func (m *merger) values(c plannedClause, trow, srow []schema.Value) ([]schema.Va
 	if trow != nil {
 		copy(out, trow)
 	}
-	l := m.lookup(trow, srow)
-	for i, e := range c.values {
+	for i, e := range c.valueProgs {
 		if e == nil {
 			if m.generated[i] {
 				out[i] = schema.Value{}
 			}
 			continue
 		}
-		v, err := expr.EvalValue(e, l)
+		v, err := e.Value2(trow, srow)
 		if err != nil {
 			return nil, fmt.Errorf("merge: the value of %q: %w", m.tsch.Fields[i].Name, err)
 		}
@@ -587,10 +593,11 @@ func (m *merger) findMatches(ctx context.Context, files []*actions.Add, loc writ
 }
 
 // insertBatches counts the rows the NOT MATCHED clauses insert and yields
-// them in batches of table rows. An error computing a row is yielded.
-func (m *merger) insertBatches() (int64, iter.Seq2[schema.Batch, error]) {
+// them in batches of table rows. An error evaluating a condition is
+// returned; one computing a row is yielded.
+func (m *merger) insertBatches() (int64, iter.Seq2[schema.Batch, error], error) {
 	if len(m.notMatched) == 0 {
-		return 0, nil
+		return 0, nil, nil
 	}
 	type ins struct {
 		row    int
@@ -602,7 +609,11 @@ func (m *merger) insertBatches() (int64, iter.Seq2[schema.Batch, error]) {
 			continue
 		}
 		for k, c := range m.notMatched {
-			if c.cond != nil && expr.Eval(c.cond, m.lookup(nil, srow)) != expr.True {
+			ok, err := c.holds(nil, srow)
+			if err != nil {
+				return 0, nil, err
+			}
+			if !ok {
 				continue
 			}
 			todo = append(todo, ins{i, k})
@@ -610,7 +621,7 @@ func (m *merger) insertBatches() (int64, iter.Seq2[schema.Batch, error]) {
 		}
 	}
 	n := len(m.tsch.Fields)
-	return int64(len(todo)), func(yield func(schema.Batch, error) bool) {
+	batches := func(yield func(schema.Batch, error) bool) {
 		for start := 0; start < len(todo); start += insertBatchRows {
 			end := min(start+insertBatchRows, len(todo))
 			b := schema.Batch{Len: end - start, Columns: make([][]schema.Value, n)}
@@ -632,6 +643,7 @@ func (m *merger) insertBatches() (int64, iter.Seq2[schema.Batch, error]) {
 			}
 		}
 	}
+	return int64(len(todo)), batches, nil
 }
 
 // fillMetrics adds up the per-file row counts of the files rewritten

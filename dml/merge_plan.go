@@ -9,7 +9,6 @@ import (
 
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/schema"
-	"github.com/godelta/delta/write"
 )
 
 // side is the side of a merge a column belongs to.
@@ -34,7 +33,7 @@ type resolver struct {
 }
 
 func hasColumn(sch *schema.StructType, name string) bool {
-	_, _, ok := write.RowLookup(sch, nil)(name)
+	_, _, ok := expr.FieldPath(sch, name)
 	return ok
 }
 
@@ -119,6 +118,11 @@ type plannedClause struct {
 	action Action
 	values []expr.Expr
 	text   string // the condition as given, for operationParameters
+
+	// condProg and valueProgs are cond and values compiled (see
+	// plan.compile); valueProgs[i] is nil where values[i] is.
+	condProg   *expr.Program
+	valueProgs []*expr.Program
 }
 
 // plan is a merge checked and resolved against its two schemas.
@@ -137,6 +141,7 @@ type plan struct {
 	needsAllFiles               bool // a NOT MATCHED BY SOURCE clause without a condition
 	bySourceConds               expr.Expr
 	maxPartitionValuesInPruning int
+	onProg                      *expr.Program // on compiled: over a target row (input 0) and a source row (input 1)
 }
 
 // clauseText is a clause as operationParameters record it.
@@ -147,9 +152,10 @@ type clauseText struct {
 
 // joinKey is one equality term t.col = s.expr of the condition.
 type joinKey struct {
-	tcol  int       // target column index
-	tname string    // target column name
-	sval  expr.Expr // source-side value (resolved)
+	tcol  int           // target column index
+	tname string        // target column name
+	sval  expr.Expr     // source-side value (resolved)
+	prog  *expr.Program // sval compiled, over a source row (input 1)
 }
 
 // newPlan checks spec against the target schema tsch (with its partition
@@ -229,7 +235,45 @@ func newPlan(spec MergeSpec, tsch, ssch *schema.StructType, partitions []string)
 	if len(p.bySrc) > 0 && !p.needsAllFiles {
 		p.bySourceConds = or(conds)
 	}
+	p.compile()
 	return p, nil
+}
+
+// compile compiles the resolved expressions the merge evaluates per row,
+// over a target row (input 0) and a source row (input 1): the condition,
+// the join keys' source values, and each clause's condition and values.
+func (p *plan) compile() {
+	refs := func(name string) (expr.Ref, bool) {
+		if rest, ok := strings.CutPrefix(name, targetPrefix); ok {
+			path, _, ok := expr.FieldPath(p.tsch, rest)
+			return expr.Ref{Input: 0, Path: path}, ok
+		}
+		if rest, ok := strings.CutPrefix(name, sourcePrefix); ok {
+			path, _, ok := expr.FieldPath(p.ssch, rest)
+			return expr.Ref{Input: 1, Path: path}, ok
+		}
+		return expr.Ref{}, false
+	}
+	p.onProg = expr.Compile(p.on, refs)
+	for i := range p.keys {
+		p.keys[i].prog = expr.Compile(p.keys[i].sval, refs)
+	}
+	for _, cs := range [][]plannedClause{p.matched, p.notMatched, p.bySrc} {
+		for i := range cs {
+			c := &cs[i]
+			if c.cond != nil {
+				c.condProg = expr.Compile(c.cond, refs)
+			}
+			if c.values != nil {
+				c.valueProgs = make([]*expr.Program, len(c.values))
+				for j, e := range c.values {
+					if e != nil {
+						c.valueProgs[j] = expr.Compile(e, refs)
+					}
+				}
+			}
+		}
+	}
 }
 
 // planClause resolves one clause.

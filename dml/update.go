@@ -219,22 +219,35 @@ func UpdateRows(sch *schema.StructType, set []Assignment, pred expr.Expr) write.
 	as, err := resolve(sch, set)
 	gen := write.GeneratedColumns(sch)
 	assigned := map[int]bool{}
-	for _, a := range as {
+	// Compiled once: a row is evaluated without a name lookup or an
+	// allocation.
+	rows := expr.RowResolver(sch)
+	values := make([]*expr.Program, len(as))
+	for i, a := range as {
 		assigned[a.idx] = true
+		values[i] = expr.Compile(a.value, rows)
+	}
+	var where *expr.Program
+	if pred != nil {
+		where = expr.Compile(pred, rows)
 	}
 	var out []schema.Value
-	rl := write.NewRowLookup(sch) // rebound to each row: no allocation per row
 	return func(add *actions.Add, pos int64, row []schema.Value) (write.Verdict, []schema.Value, error) {
 		if err != nil {
 			return write.Keep, nil, err
 		}
-		lookup := rl.Bind(row)
-		if pred != nil && expr.Eval(pred, lookup) != expr.True {
-			return write.Keep, nil, nil
+		if where != nil {
+			t, err := where.Test(row)
+			if err != nil {
+				return write.Keep, nil, fmt.Errorf("dml: WHERE %s: %w", pred, err)
+			}
+			if t != expr.True {
+				return write.Keep, nil, nil
+			}
 		}
 		out = append(out[:0], row...)
-		for _, a := range as {
-			v, err := expr.EvalValue(a.value, lookup)
+		for i, a := range as {
+			v, err := values[i].Value(row)
 			if err != nil {
 				return write.Keep, nil, fmt.Errorf("dml: SET %s = %s: %w", a.field.Name, a.value, err)
 			}

@@ -89,21 +89,6 @@ func compileChecks(sch *schema.StructType, constraints []tableconfig.Constraint,
 	return c, nil
 }
 
-// rowLookup resolves column names, dotted for nested struct fields and
-// matched ignoring case (expr.FieldPath), to the values of one row.
-type rowLookup struct {
-	sch  *schema.StructType
-	vals []schema.Value
-}
-
-func (l *rowLookup) lookup(name string) (schema.DataType, schema.Value, bool) {
-	path, t, ok := expr.FieldPath(l.sch, name)
-	if !ok {
-		return nil, schema.Value{}, false
-	}
-	return t, expr.ValueAt(l.vals, path), true
-}
-
 // apply fills the generated columns of vals and checks every constraint;
 // row is the row's number for errors.
 func (c *checks) apply(vals []schema.Value, row int64) error {
@@ -280,10 +265,9 @@ func CheckConstraints(sch *schema.StructType, props map[string]string) error {
 		if err != nil {
 			return specErr("CHECK constraint %s: %v", name, err)
 		}
-		l := &rowLookup{sch: sch}
 		types := map[string]schema.DataType{}
 		for _, c := range expr.Columns(e) {
-			t, _, ok := l.lookup(c)
+			_, t, ok := expr.FieldPath(sch, c)
 			if !ok {
 				return specErr("CHECK constraint %s (%s): column %q is not in the table", name, props[k], c)
 			}
@@ -294,4 +278,18 @@ func CheckConstraints(sch *schema.StructType, props map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// GeneratedColumns returns the schema indexes of the top-level generated
+// columns of sch (those with delta.generationExpression). The row writer
+// computes a generated column given as null, so an operation that changes
+// a row's other columns passes null for these to have them computed again.
+func GeneratedColumns(sch *schema.StructType) []int {
+	var out []int
+	for i := range sch.Fields {
+		if _, ok := sch.Fields[i].Metadata.Get(MetaGenerationExpression); ok {
+			out = append(out, i)
+		}
+	}
+	return out
 }

@@ -27,8 +27,7 @@ func RewritesRows(snap *snapshot.Snapshot, pred expr.Expr) (rewrites, changeData
 	sch := snap.Schema()
 	parts := snap.Metadata().PartitionColumns
 	for _, c := range expr.Columns(pred) {
-		l := &rowLookup{sch: sch}
-		if _, _, ok := l.lookup(c); !ok {
+		if _, _, ok := expr.FieldPath(sch, c); !ok {
 			return false, false, fmt.Errorf("write: replaceWhere column %q is not in the table: %w", c, deltaerr.ErrInvalidArgument)
 		}
 		top := splitColumn(c)[0]
