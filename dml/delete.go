@@ -36,10 +36,12 @@ func Delete(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts O
 			if err != nil {
 				return nil, err
 			}
-			p := &Plan{Rewritten: r, ReadPredicate: pred, ReadWholeTable: pred == nil}
+			// The time to find the files (skipping); the rest is the
+			// rewrite's. A DELETE that removes whole files by their
+			// partition values spends all of it finding them, as Spark
+			// counts it.
+			p := &Plan{Rewritten: r, ReadPredicate: pred, ReadWholeTable: pred == nil, ScanTime: r.FindTime}
 			if !rewrites(snap, pred) {
-				// Whole files removed by their partition values: all
-				// the time went to finding them, as Spark counts it.
 				p.ScanTime = time.Since(start)
 			}
 			return p, nil

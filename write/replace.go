@@ -96,6 +96,7 @@ func DeleteWhere(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, r
 	if err != nil {
 		return r, err
 	}
+	findStart := time.Now()
 	s, err := scan.New(snap, scan.Options{Predicate: pred, TableURI: opts.TableURI, ExternalRoots: opts.ExternalRoots})
 	if err != nil {
 		return r, err
@@ -122,6 +123,7 @@ func DeleteWhere(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, r
 			r.Read = append(r.Read, f.Add.Path)
 		}
 	}
+	r.FindTime = time.Since(findStart)
 	if !rewrites {
 		return r, nil
 	}
@@ -148,7 +150,9 @@ func DeleteWhere(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, r
 		}
 		return Keep, nil, nil
 	}
-	return Rewrite(ctx, snap, cands, drop, ropts)
+	rw, err := Rewrite(ctx, snap, cands, drop, ropts)
+	rw.FindTime = r.FindTime
+	return rw, err
 }
 
 // matches reports whether pred is TRUE on a row.

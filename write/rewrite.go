@@ -133,6 +133,10 @@ type Rewritten struct {
 	// SortRuns is the number of sorted runs a sorted rewrite spilled to
 	// disk (0: it sorted in memory).
 	SortRuns int
+	// FindTime is the time DeleteWhere took to find the files to read or
+	// remove (partition and statistics skipping), before rewriting them:
+	// what DML reports as scanTimeMs.
+	FindTime time.Duration
 }
 
 // errChanges ends the read of a file at its first changed row.
