@@ -203,6 +203,16 @@ func (c *compiler) arith(e Arith) valueFn {
 	if lit, ok := e.Right.(Literal); ok && !lit.IsText && isInt(literalValue(lit).Kind()) && op != Div {
 		l, rv := c.value(e.Left), literalValue(lit)
 		rk, k := rv.Kind(), rv.Int64()
+		if in, i, ok := c.slot(e.Left); ok {
+			// ... and a column's read in place.
+			return func(a, b []schema.Value) (schema.Value, error) {
+				lv := at(a, b, in, i)
+				if lk := lv.Kind(); isInt(lk) {
+					return intArith(op, max(lk, rk), lv.Int64(), k)
+				}
+				return arith(op, lv, rv)
+			}
+		}
 		return func(a, b []schema.Value) (schema.Value, error) {
 			lv, err := l(a, b)
 			if err != nil {
@@ -231,6 +241,34 @@ func (c *compiler) arith(e Arith) valueFn {
 		}
 		return arith(op, lv, rv)
 	}
+}
+
+// slot reports whether e is a top-level column the rows have: input and
+// index, for a node to read it in place (at) instead of calling a
+// compiled column.
+func (c *compiler) slot(e Expr) (input, idx int, ok bool) {
+	col, isCol := e.(Column)
+	if !isCol {
+		return 0, 0, false
+	}
+	ref, found := c.resolve(col.Name)
+	if !found || len(ref.Path) != 1 {
+		return 0, 0, false
+	}
+	return ref.Input, ref.Path[0], true
+}
+
+// at is the value of a slot: null past the end of a row, as for a
+// compiled column.
+func at(a, b []schema.Value, input, i int) schema.Value {
+	row := a
+	if input == 1 {
+		row = b
+	}
+	if i < len(row) {
+		return row[i]
+	}
+	return schema.Value{}
 }
 
 // column compiles a column reference.
@@ -467,6 +505,16 @@ func (c *compiler) compare(op Op, le, re Expr) testFn {
 		// A comparison with an integer literal: its value is taken once.
 		rv := literalValue(lit)
 		k := rv.Int64()
+		if in, i, ok := c.slot(le); ok {
+			// ... and a column's read in place.
+			return func(a, b []schema.Value) (Tri, error) {
+				lv := at(a, b, in, i)
+				if isInt(lv.Kind()) {
+					return opResult(op, cmp.Compare(lv.Int64(), k)), nil
+				}
+				return compareTri(op, lv, rv), nil
+			}
+		}
 		return func(a, b []schema.Value) (Tri, error) {
 			lv, err := l(a, b)
 			if err != nil {
@@ -494,6 +542,21 @@ func (c *compiler) compare(op Op, le, re Expr) testFn {
 				return opResult(op, cmp.Compare(lv.Int64(), rv.Int64())), nil
 			}
 			return compareTri(op, lv, rv), nil
+		}
+	}
+	if rtext && !ltext {
+		// Text compared with a string (s = 'x') reads as that string;
+		// that reading is taken once, others per row.
+		asString := sparkTextAs(rit, schema.String)
+		return func(a, b []schema.Value) (Tri, error) {
+			lv, err := l(a, b)
+			if err != nil {
+				return Unknown, err
+			}
+			if lv.Kind() == schema.KindString {
+				return compareTri(op, lv, asString), nil
+			}
+			return compareTri(op, lv, sparkTextAs(rit, lv.Type())), nil
 		}
 	}
 	return func(a, b []schema.Value) (Tri, error) {

@@ -31,8 +31,10 @@ type checks struct {
 	generated []generated
 	preds     []rowCheck
 	// nullChecked are the top-level fields where a null can break the
-	// schema: not nullable, or nested with a part that is not.
-	nullChecked []int
+	// schema: not nullable, or nested with a part that is not; notNull
+	// those of them that are primitive and not nullable, checked without
+	// walking a type.
+	nullChecked, notNull []int
 }
 
 // compileChecks reads the constraints of a table: generated columns and
@@ -43,7 +45,10 @@ func compileChecks(sch *schema.StructType, constraints []tableconfig.Constraint,
 	rows := expr.RowResolver(sch)
 	for i := range sch.Fields {
 		f := &sch.Fields[i]
-		if mayBreakNull(f.Type, f.Nullable) {
+		switch {
+		case !f.Nullable && isPrimitive(f.Type):
+			c.notNull = append(c.notNull, i)
+		case mayBreakNull(f.Type, f.Nullable):
 			c.nullChecked = append(c.nullChecked, i)
 		}
 		if raw, ok := f.Metadata.Get(MetaGenerationExpression); ok {
@@ -107,6 +112,11 @@ func (c *checks) apply(vals []schema.Value, row int64) error {
 				Values: fmt.Sprintf("%s (given %s, computed %s)", showRow(c.sch, vals), given, v)}
 		}
 	}
+	for _, i := range c.notNull {
+		if vals[i].IsNull() {
+			return &ConstraintError{Kind: KindNotNull, Name: c.sch.Fields[i].Name, Row: row, Values: showRow(c.sch, vals)}
+		}
+	}
 	for _, i := range c.nullChecked {
 		f := &c.sch.Fields[i]
 		if path, bad := nullViolation(vals[i], f.Type, f.Nullable, f.Name); bad {
@@ -145,6 +155,15 @@ func sameValue(a, b schema.Value) bool {
 		return c == 0
 	}
 	return a.Kind() == b.Kind() && a.String() == b.String()
+}
+
+// isPrimitive reports whether t is not a struct, an array or a map.
+func isPrimitive(t schema.DataType) bool {
+	switch t.(type) {
+	case *schema.StructType, *schema.ArrayType, *schema.MapType:
+		return false
+	}
+	return true
 }
 
 // mayBreakNull reports whether a value of type t can hold a null the
