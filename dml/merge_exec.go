@@ -123,16 +123,25 @@ func (m *merger) plan1(ctx context.Context, snap *snapshot.Snapshot, s Strategy,
 	m.staged.ReadPredicate = readPred
 	m.staged.ReadWholeTable = readPred == nil
 
-	// Matched and not-matched-by-source rows: one rewrite of the files.
-	// An insert-only merge reads the files only to find the matches.
+	// Matched and not-matched-by-source rows: one rewrite of the files,
+	// which then writes the inserts (not-matched source rows, known once
+	// every file is read) to the same files as the updated rows. An
+	// insert-only merge reads the files only to find the matches.
 	useDV := s == MergeOnRead
+	var nIns int64
 	if len(m.matched)+len(m.bySrc) > 0 {
 		r, err := write.Rewrite(ctx, snap, files, m.rowFunc, write.RewriteOptions{
-			Options: opts.Options, DeletionVectors: useDV, InlineDVMax: opts.InlineDVMax})
+			Options: opts.Options, DeletionVectors: useDV, InlineDVMax: opts.InlineDVMax,
+			Insert: func() (iter.Seq2[schema.Batch, error], error) {
+				_, batches, err := m.insertBatches()
+				return batches, err
+			},
+		})
 		if err != nil {
 			return mm, err
 		}
 		m.staged.Rewritten = r
+		nIns = r.Inserted
 	} else {
 		if err := m.findMatches(ctx, files, opts.Options); err != nil {
 			return mm, err
@@ -140,21 +149,19 @@ func (m *merger) plan1(ctx context.Context, snap *snapshot.Snapshot, s Strategy,
 		for _, f := range files {
 			m.staged.Read = append(m.staged.Read, f.Path)
 		}
-	}
-
-	// Not-matched source rows: inserts, through the row writer.
-	nIns, batches, err := m.insertBatches()
-	if err != nil {
-		return mm, err
-	}
-	if nIns > 0 {
-		if snap.Config().ChangeDataFeed() {
-			m.staged.Adds, m.staged.CDC, err = write.RowsWithChanges(ctx, snap, batches, opts.Options)
-		} else {
-			m.staged.Adds, err = write.Rows(ctx, snap, batches, opts.Options)
-		}
-		if err != nil {
+		var batches iter.Seq2[schema.Batch, error]
+		if nIns, batches, err = m.insertBatches(); err != nil {
 			return mm, err
+		}
+		if nIns > 0 {
+			if snap.Config().ChangeDataFeed() {
+				m.staged.Adds, m.staged.CDC, err = write.RowsWithChanges(ctx, snap, batches, opts.Options)
+			} else {
+				m.staged.Adds, err = write.Rows(ctx, snap, batches, opts.Options)
+			}
+			if err != nil {
+				return mm, err
+			}
 		}
 	}
 	m.fillMetrics(&mm, m.staged.Rewritten, useDV)

@@ -556,3 +556,50 @@ func TestMergeConcurrentDelete(t *testing.T) {
 		})
 	}
 }
+
+// An upsert writes its updated and inserted rows to the same new file, as
+// Spark does: with copy-on-write the kept rows too, with deletion vectors
+// only those two kinds (the target file stays, under a vector).
+func TestMergeUpsertOneFile(t *testing.T) {
+	ctx := context.Background()
+	for _, dv := range []bool{false, true} {
+		t.Run(fmt.Sprint("dv=", dv), func(t *testing.T) {
+			var target, source []mrow
+			for i := range int64(10) {
+				target = append(target, mrow{id: id(i), v: fmt.Sprint("t", i), n: i, p: "a"})
+				source = append(source, mrow{id: id(i + 5), v: fmt.Sprint("s", i+5), n: i, p: "a", kind: "u"})
+			}
+			snap := newTable(t, table{dv: dv}, target)
+			spec := MergeSpec{On: must("t.id = s.id"),
+				Matched:    []Clause{{Action: ActionUpdate, All: true}},
+				NotMatched: []Clause{{Action: ActionInsert, All: true}}}
+			res, err := Merge(ctx, snap, sourceOf(source), spec, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := res.Merge
+			if m.NumTargetRowsUpdated != 5 || m.NumTargetRowsInserted != 5 || m.NumTargetFilesAdded != 1 {
+				t.Errorf("updated %d, inserted %d, files added %d; want 5, 5 and one file", m.NumTargetRowsUpdated, m.NumTargetRowsInserted, m.NumTargetFilesAdded)
+			}
+			after, err := snap.Update(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var newFiles int
+			for a, err := range after.Files(ctx) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a.DeletionVector == nil {
+					newFiles++
+				}
+			}
+			if want := 1; newFiles != want {
+				t.Errorf("%d files without a deletion vector after the merge, want %d", newFiles, want)
+			}
+			if got := len(tableRows(t, after)); got != 15 {
+				t.Errorf("%d rows after the merge, want 15", got)
+			}
+		})
+	}
+}

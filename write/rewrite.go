@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/godelta/delta/actions"
@@ -90,6 +91,14 @@ type RewriteOptions struct {
 	// and its rows written (or, sorted, staged), with the file: for
 	// progress reports.
 	FileDone func(a *actions.Add)
+	// Insert, when set, is called once every file has been read (so the
+	// rows it gives may depend on what the RowFunc saw) and gives new rows
+	// to add, in batches of table rows. They are written to the same data
+	// files as the rows kept and updated, as Spark writes a MERGE's
+	// inserted and updated rows together, and are checked like them; they
+	// get insert change data and fresh row ids. Rewritten.Inserted counts
+	// them. Insert needs a rewrite that changes data (not NoDataChange).
+	Insert func() (iter.Seq2[Batch, error], error)
 }
 
 // Rewritten is what a rewrite of files changes in a table, for a
@@ -118,9 +127,10 @@ type Rewritten struct {
 	DVAdds []actions.Add
 
 	// Rows counted, as DML metrics report them: Dropped (deleted),
-	// Updated, and Copied (kept rows written again by a copy-on-write
-	// rewrite; always 0 with DeletionVectors).
-	Dropped, Updated, Copied int64
+	// Updated, Copied (kept rows written again by a copy-on-write
+	// rewrite; always 0 with DeletionVectors) and Inserted (the rows of
+	// RewriteOptions.Insert).
+	Dropped, Updated, Copied, Inserted int64
 	// Deletion vectors, as Spark counts them: DVsAdded, vectors put on
 	// files that had none; DVsUpdated, files whose vector was replaced by
 	// a larger one; DVsRemoved, vectors gone with their file (a file
@@ -204,6 +214,9 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 			rw.slots = append(rw.slots, snap.Schema().Index(f.Name))
 		}
 	}
+	if opts.Insert != nil && opts.NoDataChange {
+		return out, fmt.Errorf("write: a rewrite that inserts rows (Insert) changes data, and cannot be NoDataChange: %w", deltaerr.ErrInvalidArgument)
+	}
 	if opts.SortKey != nil {
 		if !opts.NoDataChange {
 			return out, fmt.Errorf("write: a sorted rewrite (SortKey) must be a NoDataChange one: %w", deltaerr.ErrInvalidArgument)
@@ -226,7 +239,7 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 		rw.cleanup()
 		return Rewritten{}, err
 	}
-	out.Dropped, out.Updated, out.Copied, out.DVBytes = rw.dropped, rw.updated, rw.copied, rw.dvBytes
+	out.Dropped, out.Updated, out.Copied, out.Inserted, out.DVBytes = rw.dropped, rw.updated, rw.copied, rw.inserted, rw.dvBytes
 	out.Adds = data.adds
 	out.Rows = data.row
 	if rw.sorter != nil {
@@ -263,8 +276,8 @@ type rewriter struct {
 	store   logstore.Store
 	dvFiles []string // deletion vector files put, for cleanup
 	dvBytes int64
-	// rows dropped, updated, and kept and written again
-	dropped, updated, copied int64
+	// rows dropped, updated, kept and written again, and inserted
+	dropped, updated, copied, inserted int64
 
 	// sorter, when set, takes the rows to write, which are written in
 	// the order of key when every file is read.
@@ -319,7 +332,33 @@ func (rw *rewriter) run(ctx context.Context, files []*actions.Add, opts RewriteO
 			return err
 		}
 	}
+	if err := rw.insert(ctx, opts); err != nil {
+		return err
+	}
 	return rw.flush(ctx, true)
+}
+
+// insert writes the rows of opts.Insert, with their insert change data.
+func (rw *rewriter) insert(ctx context.Context, opts RewriteOptions) error {
+	if opts.Insert == nil {
+		return nil
+	}
+	batches, err := opts.Insert()
+	if err != nil || batches == nil {
+		return err
+	}
+	return rw.data.feed(ctx, batches, func(vals []schema.Value) error {
+		// The data writer completes vals (generated columns): the
+		// change data is the row as written.
+		if err := rw.data.add(vals); err != nil {
+			return err
+		}
+		rw.inserted++
+		if rw.cdc != nil {
+			return rw.cdc.addAs(vals, ChangeInsert)
+		}
+		return nil
+	}, func() error { return rw.flush(ctx, false) })
 }
 
 // sortedFlushRows is how many sorted rows are staged between flushes.

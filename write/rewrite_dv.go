@@ -62,6 +62,9 @@ func (rw *rewriter) runDV(ctx context.Context, files []*actions.Add, opts Rewrit
 			touched = append(touched, t)
 		}
 	}
+	if err := rw.insert(ctx, opts); err != nil {
+		return err
+	}
 	if err := rw.flush(ctx, true); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -382,5 +383,70 @@ func TestReplaceAbsolutePath(t *testing.T) {
 	want := map[int64]string{2: "2|v2|a", 3: "3|v3|a", 4: "4|v4|a", 5: "5|v5|a"}
 	if !maps.Equal(got, want) {
 		t.Errorf("rows kept %v, want %v", got, want)
+	}
+}
+
+// Insert: the rows it gives are written after every file is read, into
+// the same files as the rows kept and updated, with insert change data.
+func TestRewriteInsert(t *testing.T) {
+	for _, cdf := range []bool{false, true} {
+		t.Run(fmt.Sprint("cdf=", cdf), func(t *testing.T) {
+			ctx := context.Background()
+			snap := newSnapshot(t, rewriteSpec(cdf))
+			a := writeFile(t, snap, "a", 0, 10)
+			old := rowKeys(t, snap, a)
+			seen := 0
+			fn := func(f *actions.Add, pos int64, row []schema.Value) (Verdict, []schema.Value, error) {
+				seen++
+				if pos%5 == 0 {
+					return Update, []schema.Value{row[0], s("u" + row[1].String()), row[2]}, nil
+				}
+				return Keep, nil, nil
+			}
+			calls := 0
+			insert := func() (iter.Seq2[Batch, error], error) {
+				calls++
+				if seen < 10 {
+					t.Errorf("Insert called after %d rows, before the file was read", seen)
+				}
+				return batchOf(
+					[]schema.Value{l(100), s("new100"), s("a")},
+					[]schema.Value{l(101), s("new101"), s("b")},
+				), nil
+			}
+			r, err := Rewrite(ctx, snap, []*actions.Add{a}, fn, RewriteOptions{Insert: insert})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if calls != 1 || r.Inserted != 2 || r.Updated != 2 || r.Copied != 8 {
+				t.Errorf("Insert called %d times; inserted %d, updated %d, copied %d; want 1, 2, 2, 8", calls, r.Inserted, r.Updated, r.Copied)
+			}
+			// One file per partition: partition a's holds the copied,
+			// updated and inserted rows together.
+			if len(r.Adds) != 2 {
+				t.Fatalf("%d files written, want 2 (one per partition)", len(r.Adds))
+			}
+			want := map[int64]string{100: "100|new100|a", 101: "101|new101|b"}
+			for id, row := range old {
+				want[id] = row
+				if id%5 == 0 {
+					want[id] = fmt.Sprintf("%d|uv%d|a", id, id)
+				}
+			}
+			now := rowKeys(t, snap, ptrs(r.Adds)...)
+			if !maps.Equal(now, want) {
+				t.Errorf("rows after the rewrite:\n%v\nwant\n%v", now, want)
+			}
+			if cdf {
+				if got, wantCDC := changeRows(t, snap, r.CDC), diff(old, now); !slices.Equal(got, wantCDC) {
+					t.Errorf("change data:\n%v\nwant the diff\n%v", got, wantCDC)
+				}
+			} else if len(r.CDC) != 0 {
+				t.Errorf("%d change data files on a table without the change data feed", len(r.CDC))
+			}
+			if _, err := Rewrite(ctx, snap, []*actions.Add{a}, fn, RewriteOptions{Insert: insert, NoDataChange: true}); !errors.Is(err, deltaerr.ErrInvalidArgument) {
+				t.Errorf("Insert with NoDataChange: %v, want ErrInvalidArgument", err)
+			}
+		})
 	}
 }

@@ -375,6 +375,15 @@ func joinColumn(path []string) string {
 }
 
 func (w *rowWriter) run(ctx context.Context, batches iter.Seq2[Batch, error]) error {
+	if err := w.feed(ctx, batches, w.add, func() error { return w.flush(ctx, false) }); err != nil {
+		return err
+	}
+	return w.flush(ctx, true)
+}
+
+// feed passes each row of batches, checked for shape, to add, and calls
+// flush after each batch, so that staging holds no more than a batch.
+func (w *rowWriter) feed(ctx context.Context, batches iter.Seq2[Batch, error], add func([]schema.Value) error, flush func() error) error {
 	vals := make([]schema.Value, len(w.sch.Fields))
 	for b, err := range batches {
 		if err != nil {
@@ -390,15 +399,15 @@ func (w *rowWriter) run(ctx context.Context, batches iter.Seq2[Batch, error]) er
 			for j := range vals {
 				vals[j] = b.Columns[j][i]
 			}
-			if err := w.add(vals); err != nil {
+			if err := add(vals); err != nil {
 				return err
 			}
 		}
-		if err := w.flush(ctx, false); err != nil {
+		if err := flush(); err != nil {
 			return err
 		}
 	}
-	return w.flush(ctx, true)
+	return nil
 }
 
 // add checks and completes one row (when the writer checks rows) and
