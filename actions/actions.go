@@ -174,6 +174,13 @@ type CheckpointMetadata struct {
 	Tags    map[string]string `json:"tags,omitempty"`
 }
 
+// TagRowTrackingPreserved is the commitInfo tag by which a writer says
+// that the commit preserved the stable row ids of the rows it updated or
+// copied and the row commit versions of those it copied ("true", also when
+// it updated or copied none), as PROTOCOL.md "Row Tracking" asks of
+// writers to a table with row tracking enabled.
+const TagRowTrackingPreserved = "delta.rowTracking.preserved"
+
 // CommitInfo is the commitInfo action. Its content is free-form; the fields
 // below are those Delta writers commonly set. Raw holds the whole object as
 // read, so nothing a writer recorded is lost.
@@ -190,6 +197,8 @@ type CommitInfo struct {
 	EngineInfo          string         `json:"engineInfo,omitempty"`
 	ClientVersion       string         `json:"clientVersion,omitempty"`
 	TxnID               string         `json:"txnId,omitempty"`
+	// Tags are string tags, such as TagRowTrackingPreserved.
+	Tags map[string]string `json:"tags,omitempty"`
 
 	// Raw is the object as it was read; nil for a CommitInfo built in code.
 	Raw json.RawMessage `json:"-"`

@@ -228,6 +228,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, op Operation, opts Option
 		if topts.OperationParameters == nil {
 			topts.OperationParameters = op.Parameters
 		}
+		topts.RowTrackingPreserved = true // write.Rewrite keeps row identities
 		tx := txn.Begin(snap, topts)
 		if plan.ReadWholeTable || plan.ReadPredicate == nil {
 			tx.ReadWholeTable()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/dml"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/scan"
@@ -65,6 +67,22 @@ func TestRowTracking(t *testing.T) {
 					t.Errorf("updated row %d: row commit version %d, want %d", id, a[1], upd.Commit.Version)
 				case id%10 != 1 && a[1] != b[1]:
 					t.Errorf("row %d: row commit version %d, was %d", id, a[1], b[1])
+				}
+			}
+			// Both commits say so (PROTOCOL.md "Row Tracking").
+			for _, v := range []int64{del.Commit.Version, upd.Commit.Version} {
+				data, err := store.Get(ctx, deltalog.CommitKey(v))
+				if err != nil {
+					t.Fatal(err)
+				}
+				acts, err := actions.DecodeCommit(deltalog.CommitKey(v), data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, a := range acts {
+					if a.CommitInfo != nil && a.CommitInfo.Tags[actions.TagRowTrackingPreserved] != "true" {
+						t.Errorf("version %d: commitInfo tags %v, want %s true", v, a.CommitInfo.Tags, actions.TagRowTrackingPreserved)
+					}
 				}
 			}
 		})

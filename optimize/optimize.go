@@ -305,6 +305,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result, er
 	if topts.Logger == nil {
 		topts.Logger = opts.Logger
 	}
+	topts.RowTrackingPreserved = true // write.Rewrite keeps row identities
 	tx := txn.Begin(snap, topts)
 	if opts.Where != nil {
 		tx.ReadPredicate(opts.Where)

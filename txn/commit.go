@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/godelta/delta/actions"
@@ -498,6 +499,11 @@ func (t *Transaction) encode(st *attemptState, version int64) ([]byte, int64, er
 	}
 	if st.ict {
 		ci.InCommitTimestamp = &ts
+	}
+	if t.snap != nil && t.config != nil && t.config.RowTracking() {
+		// A create says nothing, as Spark's and Kernel's do not.
+		preserved := t.opts.RowTrackingPreserved || len(t.removes) == 0
+		ci.Tags = map[string]string{actions.TagRowTrackingPreserved: strconv.FormatBool(preserved)}
 	}
 
 	n := 3 + len(t.domains) + len(t.txns) + len(t.adds) + len(t.removes) + len(t.cdcs)

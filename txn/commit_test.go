@@ -686,3 +686,47 @@ func TestRowsChecked(t *testing.T) {
 		t.Fatalf("checked commit: %d, %v", res.Version, err)
 	}
 }
+
+// TestRowTrackingPreservedTag: on a table with row tracking enabled, a
+// commit says whether it preserved row identities (PROTOCOL.md "Row
+// Tracking"): true when it removes nothing or its writer says so, false
+// when it removes files and does not; a table where the feature is only
+// supported gets no tag.
+func TestRowTrackingPreservedTag(t *testing.T) {
+	supported := rowTrackingSpec(19, true)
+	supported.config = nil
+	for _, c := range []struct {
+		name   string
+		spec   tableSpec
+		opts   txn.Options
+		remove bool
+		want   string // "" for no tag
+	}{
+		{"append", rowTrackingSpec(19, true), txn.Options{}, false, "true"},
+		{"rewrite that preserves", rowTrackingSpec(19, true), txn.Options{RowTrackingPreserved: true}, true, "true"},
+		{"rewrite that does not say", rowTrackingSpec(19, true), txn.Options{}, true, "false"},
+		{"feature only supported", supported, txn.Options{RowTrackingPreserved: true}, true, ""},
+		{"no row tracking", tableSpec{}, txn.Options{}, false, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store := memory.New()
+			createTable(t, store, c.spec)
+			if ci := readCommit(t, store, 0)[0].CommitInfo; ci != nil && ci.Tags[actions.TagRowTrackingPreserved] != "" {
+				t.Errorf("the create is tagged %v", ci.Tags)
+			}
+			tx := txn.Begin(load(t, store), c.opts)
+			tx.Add(addFile("n1", "a", 3))
+			if c.remove {
+				tx.Remove(removeFile("f1", true))
+			}
+			if _, err := tx.Commit(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			ci := readCommit(t, store, 1)[0].CommitInfo
+			got, ok := ci.Tags[actions.TagRowTrackingPreserved]
+			if c.want == "" && ok || got != c.want {
+				t.Errorf("tag %q (set %v), want %q", got, ok, c.want)
+			}
+		})
+	}
+}

@@ -71,6 +71,14 @@ type Options struct {
 	// due: CommitResult.PostCommit.Checkpoint stays false whatever the
 	// table's delta.checkpointInterval.
 	NoCheckpoint bool
+	// RowTrackingPreserved says that the stable row ids of the rows the
+	// commit updates or copies, and the row commit versions of those it
+	// copies, were preserved (materialized, as write.Rewrite does). On a
+	// table with row tracking enabled the commit is then tagged
+	// actions.TagRowTrackingPreserved "true"; a commit that removes no file
+	// is tagged so without it, and one that removes files without it is
+	// tagged "false", as PROTOCOL.md "Row Tracking" asks.
+	RowTrackingPreserved bool
 }
 
 // Errors of Commit, besides *ConflictError.

@@ -249,6 +249,9 @@ func dropFiles(snap *snapshot.Snapshot, err error, adds []actions.Add) {
 
 // txnOptions fills in the operation and Spark's operation parameters.
 func txnOptions(o txn.Options, snap *snapshot.Snapshot, mode string, pred expr.Expr) txn.Options {
+	// An overwrite copies rows only through Rewrite (replaceWhere), which
+	// keeps their identities.
+	o.RowTrackingPreserved = true
 	if o.Operation == "" {
 		o.Operation = "WRITE"
 	}
