@@ -43,6 +43,11 @@
 // deleted when it fails, unless the commit's outcome is unknown
 // (txn.ErrCommitUnknown).
 //
+// Predicates, conditions and values are evaluated per row with Spark SQL
+// semantics (expr.EvalValue: SQL nulls, a row is changed only where its
+// condition is TRUE), compiled once per attempt against the row layout
+// (expr.Compile), so that a row costs no name lookup and no allocation.
+//
 // Run is that pipeline for any operation given as an Operation (its name,
 // parameters, and a Plan function run on each attempt's snapshot); Delete
 // and Update are built on it, and so is MERGE.
@@ -54,7 +59,10 @@
 // or whose value cannot be cast to its column's type is ErrInvalid
 // (deltaerr.ErrInvalidArgument); a predicate that can never be TRUE by its
 // form (not boolean) is expr.ErrNotPredicate; a row that breaks a constraint is a
-// *write.ConstraintError. Nothing is committed on any error.
+// *write.ConstraintError. A row on which a predicate, a condition or a
+// value cannot be evaluated (an integer overflow, expr.ErrOverflow) fails
+// the operation, as in Spark with ANSI mode on, rather than leaving the
+// row out. Nothing is committed on any error.
 //
 // # Concurrency
 //
