@@ -461,6 +461,25 @@ func TestErrors(t *testing.T) {
 			_, err := dml.ParseAssignments(" ")
 			return err
 		}, dml.ErrInvalid},
+		// A predicate that overflows on a row fails the operation (Spark
+		// with ANSI on), in a DELETE, an UPDATE and a MERGE alike.
+		{"overflow in a DELETE predicate", func() error {
+			_, err := dml.Delete(ctx, snap, mustParse(t, "id * 9223372036854775807 > 0"), dml.Options{})
+			return err
+		}, expr.ErrOverflow},
+		{"overflow in an UPDATE predicate", func() error {
+			set, _ := dml.ParseAssignments("v = 'x'")
+			_, err := dml.Update(ctx, snap, set, mustParse(t, "id * 9223372036854775807 > 0"), dml.Options{})
+			return err
+		}, expr.ErrOverflow},
+		{"overflow in a MERGE condition", func() error {
+			src := dml.RowsSource(&schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.Long, Nullable: true}}},
+				[][]schema.Value{{schema.LongValue(3)}})
+			spec := dml.MergeSpec{On: mustParse(t, "t.id = s.id"),
+				Matched: []dml.Clause{{Condition: mustParse(t, "t.id * 9223372036854775807 > 0"), Action: dml.ActionDelete}}}
+			_, err := dml.Merge(ctx, snap, src, spec, dml.Options{})
+			return err
+		}, expr.ErrOverflow},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
