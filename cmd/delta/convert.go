@@ -15,6 +15,7 @@ import (
 func newConvertCmd() *cobra.Command {
 	var partitionBy string
 	var props []string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "convert DIR|URI [--partition-by 'a STRING, b INT']",
 		Short: "Put a directory of Parquet files under a Delta log (CONVERT TO DELTA)",
@@ -61,13 +62,24 @@ func newConvertCmd() *cobra.Command {
 				return failure(err)
 			}
 			t.Close()
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), convertJSON{Version: res.Version, NumConvertedFiles: res.Files, SizeInBytes: res.Bytes})
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "converted %s: %d files, %d bytes, version %d\n", args[0], res.Files, res.Bytes, res.Version)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&partitionBy, "partition-by", "", "partition columns with types, in directory order (`'a STRING, b INT'`)")
 	cmd.Flags().StringArrayVar(&props, "property", nil, "table property `KEY=VALUE` (repeatable)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document, of a stable shape")
 	return cmd
+}
+
+// convertJSON is convert --json; numConvertedFiles is Spark's metric name.
+type convertJSON struct {
+	Version           int64 `json:"version"`
+	NumConvertedFiles int   `json:"numConvertedFiles"`
+	SizeInBytes       int64 `json:"sizeInBytes"`
 }
 
 // splitProperty splits KEY=VALUE.

@@ -39,7 +39,7 @@
 //	               drop-column c... | widen-column c TYPE | set k=v... | unset [--if-exists] k... |
 //	               add-constraint NAME 'EXPR' | drop-constraint [--if-exists] NAME |
 //	               enable-feature NAME
-//	delta convert  DIR|URI [--partition-by 'a STRING, b INT'] [--property k=v]
+//	delta convert  DIR|URI [--partition-by 'a STRING, b INT'] [--property k=v] [--json]
 //	delta append   TABLE FILE... --merge-schema   (new columns of the files added in the same commit)
 //	delta report   TABLE [--version V | --timestamp T] [--html FILE]
 //
@@ -196,7 +196,8 @@
 // clone --json prints {"version" (0), "sourceVersion", "sourceTableSize",
 // "sourceNumOfFiles", "numRemovedFiles", "numCopiedFiles", "removedFilesSize",
 // "copiedFilesSize"} (ints). generate-manifest --json prints {"numFiles",
-// "written": [manifest keys], "deleted": [stale manifest keys]}.
+// "written": [manifest keys], "deleted": [stale manifest keys]}. convert
+// --json prints {"version" (0), "numConvertedFiles", "sizeInBytes"} (ints).
 //
 // # Rows
 //
