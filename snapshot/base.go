@@ -194,6 +194,11 @@ func (b *baseState) rebuild(ctx context.Context, err error) (*rebuilt, error) {
 // alone. It reads everything at once; it only runs when a checkpoint is
 // found damaged.
 func rebuildAt(ctx context.Context, store logstore.Store, version int64) (*rebuilt, error) {
+	return deltalog.Relist(ctx, func() (*rebuilt, error) { return rebuildListed(ctx, store, version) })
+}
+
+// rebuildListed is one attempt of rebuildAt, with one listing.
+func rebuildListed(ctx context.Context, store logstore.Store, version int64) (*rebuilt, error) {
 	files, err := deltalog.List(ctx, store, 0)
 	if err != nil {
 		return nil, err
@@ -219,11 +224,11 @@ func rebuildAt(ctx context.Context, store logstore.Store, version int64) (*rebui
 		if err == nil {
 			ms, err = readBaseMeta(ctx, store, base.version, keys, r.txns, r.domains)
 		}
-		var cpErr *checkpointError
+		cpErr, err := skippable(err)
 		switch {
 		case err == nil:
 			return &rebuilt{files: fs, meta: ms}, nil
-		case errors.As(err, &cpErr):
+		case cpErr != nil:
 			slog.WarnContext(ctx, "skipping unreadable checkpoint", "version", cpErr.version, "err", cpErr.err)
 			skip[cpErr.version] = true
 		default:
