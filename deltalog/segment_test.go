@@ -113,3 +113,32 @@ func TestNewSegment(t *testing.T) {
 		})
 	}
 }
+
+func TestEarliest(t *testing.T) {
+	tests := []struct {
+		name    string
+		files   []string
+		want    int64
+		wantErr error
+	}{
+		{"commit 0", []string{"0", "1", "1.cp", "2"}, 0, nil},
+		{"cleaned log", []string{"5.cp", "5", "6", "10.cp", "10"}, 5, nil},
+		{"cleanup cut short", []string{"3", "4", "5.cp", "5", "6"}, 5, nil},
+		{"empty", nil, 0, deltaerr.ErrTableNotFound},
+		{"commits without a start", []string{"3", "4"}, 0, deltaerr.ErrMissingLogFile},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Earliest(listing(t, tt.files...))
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("got %d, %v; want %d", got, err, tt.want)
+			}
+		})
+	}
+}
