@@ -117,9 +117,20 @@ func readCheckpoint(ctx context.Context, store logstore.Store, version int64, ke
 		return fn(batch)
 	})
 	if err != nil && (errors.Is(err, deltaerr.ErrCorrupt) || errors.Is(err, logstore.ErrNotFound)) {
-		return &checkpointError{version: version, err: err}
+		return &checkpointError{version: version, err: err, vanished: listedMissing(err, keys)}
 	}
 	return err
+}
+
+// listedMissing reports whether err says that one of keys, the files a
+// listing named, was not found. An error that names no key (from a store
+// that is not a *logstore.Portable) counts as one of them.
+func listedMissing(err error, keys []string) bool {
+	if !errors.Is(err, logstore.ErrNotFound) {
+		return false
+	}
+	var op *logstore.OpError
+	return !errors.As(err, &op) || slices.Contains(keys, op.Key)
 }
 
 // checkpointName names the checkpoint of version in an error: its file, or

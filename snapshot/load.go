@@ -93,13 +93,13 @@ func load(ctx context.Context, store logstore.Store, version int64) (*Snapshot, 
 // and fall back to an older one. A listed checkpoint that is not found is
 // not skipped: it vanished after the listing (log cleanup replaced it with
 // a newer one), and err becomes a deltalog.Vanished error, for
-// deltalog.Relist to list again.
+// deltalog.Relist to list again. A missing sidecar is damage, and skipped.
 func skippable(err error) (*checkpointError, error) {
 	var cpErr *checkpointError
 	if !errors.As(err, &cpErr) {
 		return nil, err
 	}
-	if errors.Is(cpErr.err, logstore.ErrNotFound) {
+	if cpErr.vanished {
 		return nil, deltalog.Vanished(fmt.Sprintf("checkpoint of version %d", cpErr.version), cpErr.err)
 	}
 	return cpErr, err
@@ -130,6 +130,9 @@ func pastListing(ctx context.Context, store logstore.Store, files []deltalog.Log
 type checkpointError struct {
 	version int64
 	err     error
+	// vanished is set when a file the listing named (a checkpoint part,
+	// not a sidecar it references) was not found.
+	vanished bool
 }
 
 func (e *checkpointError) Error() string {
