@@ -43,7 +43,11 @@ var (
 	ErrTimestampOutOfRange = errors.New("timestamp out of range")
 
 	// ErrMissingLogFile is returned when the log has a hole: a commit that the
-	// versions around it say must exist is not there.
+	// versions around it say must exist is not there, a log with commits
+	// has neither commit 0 nor a checkpoint, or a log file a listing named
+	// is gone when it is read. Readers list the log again a few times
+	// before they return it (deltalog.Relist), so that a listing that
+	// raced a writer or log cleanup is not mistaken for a broken log.
 	ErrMissingLogFile = errors.New("missing log file")
 
 	// ErrInvalidArgument is returned for a bad argument from the caller, such

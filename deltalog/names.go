@@ -22,12 +22,27 @@
 // Reading the contents of commits and checkpoints is the job of packages
 // checkpoint and snapshot. The package imports only logstore and deltaerr.
 //
+// # Listings that race writers and cleanup
+//
+// A listing is not a point-in-time view of the log: it may show commit
+// N+1 without N (a directory read while a writer creates files, object
+// store list pages), and log cleanup may delete a file it shows before the
+// file is read. List looks up the commits missing between two listed ones
+// directly. What is still wrong once the files are read comes out as
+// deltaerr.ErrMissingLogFile (NewSegment's hole rules, Vanished for a
+// listed file that is gone), and Relist is the one place that lists again:
+// every reader of the listing runs its list-and-read through it, a bounded
+// number of times, so that a race heals and a genuine hole still fails
+// with deltaerr.ErrMissingLogFile. A listing never serves the versions
+// below a hole in place of the latest one (see package snapshot).
+//
 // # Errors
 //
 // Errors are tested with errors.Is on the kinds of package deltaerr:
 // NewSegment gives deltaerr.ErrTableNotFound for a listing with no commit
 // and no checkpoint, deltaerr.ErrVersionNotFound for a version the listing
-// does not reach and deltaerr.ErrMissingLogFile for a hole in the commits;
+// does not reach and deltaerr.ErrMissingLogFile for a hole in the commits
+// (or a log with commits but neither commit 0 nor a checkpoint);
 // a _last_checkpoint that cannot be decoded is a *deltaerr.CorruptError
 // (deltaerr.ErrCorrupt). Store errors keep their logstore kinds.
 //

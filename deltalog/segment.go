@@ -125,7 +125,10 @@ func (s Segment) CheckpointVersion() (int64, bool) {
 // checkpoint; deltaerr.ErrVersionNotFound when version is newer than the
 // newest or older than the earliest version the remaining log can
 // reconstruct; deltaerr.ErrMissingLogFile when a commit between the
-// checkpoint and the version is missing.
+// checkpoint and the version is missing, or when the listing has commits
+// but neither commit 0 nor any complete checkpoint (the log's start is
+// missing). A caller that lists the log itself retries ErrMissingLogFile
+// through Relist.
 func NewSegment(files []LogFile, version int64, skip map[int64]bool) (Segment, error) {
 	if version < 0 && version != Latest {
 		return Segment{}, fmt.Errorf("version %d: %w", version, deltaerr.ErrInvalidArgument)
@@ -161,6 +164,15 @@ func NewSegment(files []LogFile, version int64, skip map[int64]bool) (Segment, e
 		}
 	}
 	if len(seg.Checkpoint) == 0 {
+		if _, ok := commits[0]; !ok && len(completeCheckpoints(files)) == 0 {
+			// Commits with neither commit 0 nor any checkpoint before
+			// them: the start of the log is missing (metadata cleanup
+			// always keeps a checkpoint for the oldest version it keeps),
+			// or the listing raced a cleanup that deleted the old start
+			// before it showed the new one.
+			return Segment{}, fmt.Errorf("version %d cannot be reconstructed: the log has neither commit 0 nor a checkpoint: %w",
+				version, deltaerr.ErrMissingLogFile)
+		}
 		if _, ok := commits[0]; !ok {
 			return Segment{}, fmt.Errorf("version %d cannot be reconstructed: no checkpoint at or before it and no commit 0 (earliest reconstructable is %s): %w",
 				version, earliestDesc(files, skip), deltaerr.ErrVersionNotFound)
@@ -254,15 +266,25 @@ func earliestDesc(files []LogFile, skip map[int64]bool) string {
 
 // Earliest returns the oldest version of a listing that a segment can be
 // built for: 0 when commit 0 is present, else the version of the oldest
-// complete checkpoint. deltaerr.ErrTableNotFound when there is neither.
+// complete checkpoint. When there is neither: deltaerr.ErrTableNotFound
+// for a listing without commits, deltaerr.ErrMissingLogFile for one with
+// commits (the log's start is missing, or the listing raced log cleanup;
+// see Relist).
 func Earliest(files []LogFile) (int64, error) {
+	hasCommits := false
 	for _, f := range files {
-		if f.Kind == Commit && f.Version == 0 {
-			return 0, nil
+		if f.Kind == Commit {
+			if f.Version == 0 {
+				return 0, nil
+			}
+			hasCommits = true
 		}
 	}
 	if cps := completeCheckpoints(files); len(cps) > 0 {
 		return cps[len(cps)-1][0].Version, nil
+	}
+	if hasCommits {
+		return 0, fmt.Errorf("the log has commits but neither commit 0 nor a checkpoint: %w", deltaerr.ErrMissingLogFile)
 	}
 	return 0, fmt.Errorf("no commit 0 and no checkpoint in %s: %w", LogDir, deltaerr.ErrTableNotFound)
 }

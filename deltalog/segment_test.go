@@ -69,7 +69,8 @@ func TestNewSegment(t *testing.T) {
 		{"crc ignored", []string{"0", "0.crc", "1", "1.crc"}, Latest, nil, 1, -1, nil},
 		{"gap after checkpoint", []string{"0", "1", "1.cp", "3"}, Latest, nil, 0, 0, deltaerr.ErrMissingLogFile},
 		{"gap without checkpoint", []string{"0", "1", "3"}, Latest, nil, 0, 0, deltaerr.ErrMissingLogFile},
-		{"no commit 0", []string{"1", "2"}, Latest, nil, 0, 0, deltaerr.ErrVersionNotFound},
+		{"no commit 0 and no checkpoint: the start is missing", []string{"1", "2"}, Latest, nil, 0, 0, deltaerr.ErrMissingLogFile},
+		{"no commit 0, the only checkpoint skipped", []string{"5.cp", "5", "6"}, Latest, map[int64]bool{5: true}, 0, 0, deltaerr.ErrVersionNotFound},
 		{"before cleaned log", []string{"5.cp", "5", "6"}, 3, nil, 0, 0, deltaerr.ErrVersionNotFound},
 		{"after latest", []string{"0", "1"}, 5, nil, 0, 0, deltaerr.ErrVersionNotFound},
 		{"empty", nil, Latest, nil, 0, 0, deltaerr.ErrTableNotFound},
@@ -108,6 +109,35 @@ func TestNewSegment(t *testing.T) {
 			}
 			if next-1 != seg.Version {
 				t.Errorf("commits end at %d, want %d", next-1, seg.Version)
+			}
+		})
+	}
+}
+
+func TestEarliest(t *testing.T) {
+	tests := []struct {
+		name    string
+		files   []string
+		want    int64
+		wantErr error
+	}{
+		{"commit 0", []string{"0", "1", "1.cp", "2"}, 0, nil},
+		{"cleaned log", []string{"5.cp", "5", "6", "10.cp", "10"}, 5, nil},
+		{"cleanup cut short", []string{"3", "4", "5.cp", "5", "6"}, 5, nil},
+		{"empty", nil, 0, deltaerr.ErrTableNotFound},
+		{"commits without a start", []string{"3", "4"}, 0, deltaerr.ErrMissingLogFile},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Earliest(listing(t, tt.files...))
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("got %d, %v; want %d", got, err, tt.want)
 			}
 		})
 	}

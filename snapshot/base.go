@@ -117,9 +117,20 @@ func readCheckpoint(ctx context.Context, store logstore.Store, version int64, ke
 		return fn(batch)
 	})
 	if err != nil && (errors.Is(err, deltaerr.ErrCorrupt) || errors.Is(err, logstore.ErrNotFound)) {
-		return &checkpointError{version: version, err: err}
+		return &checkpointError{version: version, err: err, vanished: listedMissing(err, keys)}
 	}
 	return err
+}
+
+// listedMissing reports whether err says that one of keys, the files a
+// listing named, was not found. An error that names no key (from a store
+// that is not a *logstore.Portable) counts as one of them.
+func listedMissing(err error, keys []string) bool {
+	if !errors.Is(err, logstore.ErrNotFound) {
+		return false
+	}
+	var op *logstore.OpError
+	return !errors.As(err, &op) || slices.Contains(keys, op.Key)
 }
 
 // checkpointName names the checkpoint of version in an error: its file, or
@@ -194,6 +205,11 @@ func (b *baseState) rebuild(ctx context.Context, err error) (*rebuilt, error) {
 // alone. It reads everything at once; it only runs when a checkpoint is
 // found damaged.
 func rebuildAt(ctx context.Context, store logstore.Store, version int64) (*rebuilt, error) {
+	return deltalog.Relist(ctx, func() (*rebuilt, error) { return rebuildListed(ctx, store, version) })
+}
+
+// rebuildListed is one attempt of rebuildAt, with one listing.
+func rebuildListed(ctx context.Context, store logstore.Store, version int64) (*rebuilt, error) {
 	files, err := deltalog.List(ctx, store, 0)
 	if err != nil {
 		return nil, err
@@ -219,11 +235,11 @@ func rebuildAt(ctx context.Context, store logstore.Store, version int64) (*rebui
 		if err == nil {
 			ms, err = readBaseMeta(ctx, store, base.version, keys, r.txns, r.domains)
 		}
-		var cpErr *checkpointError
+		cpErr, err := skippable(err)
 		switch {
 		case err == nil:
 			return &rebuilt{files: fs, meta: ms}, nil
-		case errors.As(err, &cpErr):
+		case cpErr != nil:
 			slog.WarnContext(ctx, "skipping unreadable checkpoint", "version", cpErr.version, "err", cpErr.err)
 			skip[cpErr.version] = true
 		default:

@@ -28,6 +28,11 @@ type Commit struct {
 // History returns up to limit commits of the table, newest first, from the
 // commit files still present. A limit of 0 or less means all of them.
 func History(ctx context.Context, store logstore.Store, limit int) ([]Commit, error) {
+	return deltalog.Relist(ctx, func() ([]Commit, error) { return history(ctx, store, limit) })
+}
+
+// history is one attempt of History, with one listing.
+func history(ctx context.Context, store logstore.Store, limit int) ([]Commit, error) {
 	files, err := deltalog.List(ctx, store, 0)
 	if err != nil {
 		return nil, err
@@ -88,7 +93,8 @@ func commitTimes(files []deltalog.LogFile) []commitTime {
 var errStop = errors.New("stop")
 
 // readCommitInfo returns the commitInfo of a commit file, or nil if it has
-// none.
+// none. A commit file gone since the listing that named it is a
+// deltalog.Vanished error.
 func readCommitInfo(ctx context.Context, store logstore.Store, key string) (*actions.CommitInfo, error) {
 	var ci *actions.CommitInfo
 	err := actions.ReadActions(key, logstore.NewWindowReader(ctx, store, key, 0), func(a *actions.Action) error {
@@ -100,7 +106,7 @@ func readCommitInfo(ctx context.Context, store logstore.Store, key string) (*act
 		return nil
 	})
 	if err != nil && err != errStop {
-		return nil, err
+		return nil, deltalog.Vanished(key, err)
 	}
 	return ci, nil
 }
@@ -109,11 +115,13 @@ func readCommitInfo(ctx context.Context, store logstore.Store, key string) (*act
 // can still be reconstructed: 0 while commit 0 exists, else the oldest
 // complete checkpoint's, after log cleanup.
 func EarliestVersion(ctx context.Context, store logstore.Store) (int64, error) {
-	files, err := deltalog.List(ctx, store, 0)
-	if err != nil {
-		return 0, err
-	}
-	return deltalog.Earliest(files)
+	return deltalog.Relist(ctx, func() (int64, error) {
+		files, err := deltalog.List(ctx, store, 0)
+		if err != nil {
+			return 0, err
+		}
+		return deltalog.Earliest(files)
+	})
 }
 
 // VersionAtTimestamp returns the newest version whose commit timestamp is at
@@ -127,11 +135,13 @@ func EarliestVersion(ctx context.Context, store logstore.Store) (int64, error) {
 // t before the earliest commit that can still be reconstructed, or after
 // the latest commit, is deltaerr.ErrTimestampOutOfRange.
 func VersionAtTimestamp(ctx context.Context, latest *Snapshot, t time.Time) (int64, error) {
-	files, err := deltalog.List(ctx, latest.store, 0)
-	if err != nil {
-		return 0, err
-	}
-	return versionAt(ctx, latest, files, t)
+	return deltalog.Relist(ctx, func() (int64, error) {
+		files, err := deltalog.List(ctx, latest.store, 0)
+		if err != nil {
+			return 0, err
+		}
+		return versionAt(ctx, latest, files, t)
+	})
 }
 
 // versionAt is VersionAtTimestamp on files, a listing of the whole log.
@@ -222,11 +232,13 @@ func versionAt(ctx context.Context, latest *Snapshot, files []deltalog.LogFile, 
 // the version found, which reads like Load: its file actions are read on
 // first use.
 func LoadAtTimestamp(ctx context.Context, latest *Snapshot, t time.Time) (*Snapshot, error) {
-	files, err := deltalog.List(ctx, latest.store, 0)
-	if err != nil {
-		return nil, err
-	}
-	return loadAt(ctx, latest, files, t)
+	return deltalog.Relist(ctx, func() (*Snapshot, error) {
+		files, err := deltalog.List(ctx, latest.store, 0)
+		if err != nil {
+			return nil, err
+		}
+		return loadAt(ctx, latest, files, t)
+	})
 }
 
 // LoadAsOf loads the version of the table in store that was current at
@@ -235,15 +247,17 @@ func LoadAtTimestamp(ctx context.Context, latest *Snapshot, t time.Time) (*Snaps
 // metaData (which say how commits are dated), the timestamp search, and
 // the version found. No checkpoint's file actions are read.
 func LoadAsOf(ctx context.Context, store logstore.Store, t time.Time) (*Snapshot, error) {
-	files, err := deltalog.List(ctx, store, 0)
-	if err != nil {
-		return nil, err
-	}
-	latest, err := loadListed(ctx, store, files, deltalog.Latest, nil)
-	if err != nil {
-		return nil, err
-	}
-	return loadAt(ctx, latest, files, t)
+	return deltalog.Relist(ctx, func() (*Snapshot, error) {
+		files, err := deltalog.List(ctx, store, 0)
+		if err != nil {
+			return nil, err
+		}
+		latest, err := loadListed(ctx, store, files, deltalog.Latest, nil)
+		if err != nil {
+			return nil, err
+		}
+		return loadAt(ctx, latest, files, t)
+	})
 }
 
 func loadAt(ctx context.Context, latest *Snapshot, files []deltalog.LogFile, t time.Time) (*Snapshot, error) {

@@ -27,15 +27,28 @@ import (
 // to the versions from its checkpoint on; it is checked against the
 // listing, and a hint that leads nowhere is ignored.
 //
+// A listing that raced a writer or log cleanup (a hole in the commits, a
+// commit or checkpoint gone by the time it is read, a version asked for
+// whose commit exists past the end of the listing) is listed again, a
+// bounded number of times (deltalog.Relist); see the package doc's
+// Listing races.
+//
 // Errors: deltaerr.ErrTableNotFound when store holds no Delta log;
 // deltaerr.ErrVersionNotFound, deltaerr.ErrMissingLogFile from the segment
-// rules (see deltalog.NewSegment); a *deltaerr.CorruptError for a log that
-// cannot be decoded or lacks protocol or metaData; a *deltaerr.FeatureError
-// for a table this library cannot read.
+// rules (see deltalog.NewSegment), the latter only once the re-listing did
+// not close the hole; a *deltaerr.CorruptError for a log that cannot be
+// decoded or lacks protocol or metaData; a *deltaerr.FeatureError for a
+// table this library cannot read.
 func Load(ctx context.Context, store logstore.Store, version int64) (*Snapshot, error) {
 	if version < 0 && version != deltalog.Latest {
 		return nil, fmt.Errorf("version %d: %w", version, deltaerr.ErrInvalidArgument)
 	}
+	return deltalog.Relist(ctx, func() (*Snapshot, error) { return load(ctx, store, version) })
+}
+
+// load is one attempt of Load, with one listing of the log (two when the
+// checkpoint hint leads nowhere).
+func load(ctx context.Context, store logstore.Store, version int64) (*Snapshot, error) {
 	from := int64(0)
 	hint, err := deltalog.ReadLastCheckpoint(ctx, store)
 	switch {
@@ -54,11 +67,11 @@ func Load(ctx context.Context, store logstore.Store, version int64) (*Snapshot, 
 	skip := map[int64]bool{}
 	for {
 		s, err := loadFrom(ctx, store, files, version, skip, nil)
-		var cpErr *checkpointError
+		cpErr, err := skippable(err)
 		switch {
 		case err == nil:
 			return s, nil
-		case from > 0 && (errors.As(err, &cpErr) || errors.Is(err, deltaerr.ErrVersionNotFound) ||
+		case from > 0 && (cpErr != nil || errors.Is(err, deltaerr.ErrVersionNotFound) ||
 			errors.Is(err, deltaerr.ErrMissingLogFile) || errors.Is(err, deltaerr.ErrTableNotFound)):
 			// The hint led to a listing that could not serve: list it all.
 			slog.DebugContext(ctx, "checkpoint hint unusable, listing the whole log", "hint", from, "err", err)
@@ -66,13 +79,50 @@ func Load(ctx context.Context, store logstore.Store, version int64) (*Snapshot, 
 			if files, err = deltalog.List(ctx, store, 0); err != nil {
 				return nil, err
 			}
-		case errors.As(err, &cpErr):
+		case cpErr != nil:
 			slog.WarnContext(ctx, "skipping unreadable checkpoint", "version", cpErr.version, "err", cpErr.err)
 			skip[cpErr.version] = true
 		default:
-			return nil, err
+			return nil, pastListing(ctx, store, files, version, err)
 		}
 	}
+}
+
+// skippable returns the *checkpointError in err when err says a listed
+// checkpoint cannot be decoded, for the caller to skip that checkpoint
+// and fall back to an older one. A listed checkpoint that is not found is
+// not skipped: it vanished after the listing (log cleanup replaced it with
+// a newer one), and err becomes a deltalog.Vanished error, for
+// deltalog.Relist to list again. A missing sidecar is damage, and skipped.
+func skippable(err error) (*checkpointError, error) {
+	var cpErr *checkpointError
+	if !errors.As(err, &cpErr) {
+		return nil, err
+	}
+	if cpErr.vanished {
+		return nil, deltalog.Vanished(fmt.Sprintf("checkpoint of version %d", cpErr.version), cpErr.err)
+	}
+	return cpErr, err
+}
+
+// pastListing turns err, the failure to load version from files, into a
+// deltaerr.ErrMissingLogFile error, for deltalog.Relist to list again,
+// when version was asked for explicitly, is past the newest version of
+// the listing, and its commit exists: the listing ended before it (a
+// listing that lags behind a writer). Otherwise err is returned as it is.
+func pastListing(ctx context.Context, store logstore.Store, files []deltalog.LogFile, version int64, err error) error {
+	if version == deltalog.Latest || !errors.Is(err, deltaerr.ErrVersionNotFound) {
+		return err
+	}
+	for _, f := range files {
+		if (f.Kind == deltalog.Commit || f.Kind.IsCheckpoint()) && f.Version >= version {
+			return err // the listing reaches version: it is too old instead
+		}
+	}
+	if _, serr := store.Stat(ctx, deltalog.CommitKey(version)); serr != nil {
+		return err
+	}
+	return fmt.Errorf("commit %s exists, but the listing of the log ended before it: %w", deltalog.CommitKey(version), deltaerr.ErrMissingLogFile)
 }
 
 // checkpointError marks a checkpoint that could not be read (missing or
@@ -80,6 +130,9 @@ func Load(ctx context.Context, store logstore.Store, version int64) (*Snapshot, 
 type checkpointError struct {
 	version int64
 	err     error
+	// vanished is set when a file the listing named (a checkpoint part,
+	// not a sidecar it references) was not found.
+	vanished bool
 }
 
 func (e *checkpointError) Error() string {
@@ -128,8 +181,8 @@ func loadListed(ctx context.Context, store logstore.Store, files []deltalog.LogF
 	skip := map[int64]bool{}
 	for {
 		s, err := loadFrom(ctx, store, files, version, skip, reuse)
-		var cpErr *checkpointError
-		if !errors.As(err, &cpErr) {
+		cpErr, err := skippable(err)
+		if cpErr == nil {
 			return s, err
 		}
 		slog.WarnContext(ctx, "skipping unreadable checkpoint", "version", cpErr.version, "err", cpErr.err)
@@ -142,7 +195,16 @@ func loadListed(ctx context.Context, store logstore.Store, files []deltalog.LogF
 // nothing was committed since. The new snapshot shares s's checkpoint
 // state: files s has read are not read again, and files s has not read are
 // not read by Update either.
+//
+// Like Load, Update lists the log again (deltalog.Relist) when its listing
+// has a hole or a commit it names is gone by the time it is read; a hole
+// that stays is deltaerr.ErrMissingLogFile.
 func (s *Snapshot) Update(ctx context.Context) (*Snapshot, error) {
+	return deltalog.Relist(ctx, func() (*Snapshot, error) { return s.update(ctx) })
+}
+
+// update is one attempt of Update, with one listing.
+func (s *Snapshot) update(ctx context.Context) (*Snapshot, error) {
 	files, err := deltalog.List(ctx, s.store, s.version+1)
 	if err != nil {
 		return nil, err
@@ -153,7 +215,7 @@ func (s *Snapshot) Update(ctx context.Context) (*Snapshot, error) {
 			continue
 		}
 		if f.Version != s.version+1+int64(len(commits)) {
-			return nil, fmt.Errorf("commit %s is missing: %w", deltalog.CommitKey(s.version+1+int64(len(commits))), deltaerr.ErrMissingLogFile)
+			return s.skipAhead(ctx, files, fmt.Errorf("commit %s is missing: %w", deltalog.CommitKey(s.version+1+int64(len(commits))), deltaerr.ErrMissingLogFile))
 		}
 		commits = append(commits, f)
 	}
@@ -162,6 +224,9 @@ func (s *Snapshot) Update(ctx context.Context) (*Snapshot, error) {
 	}
 	r := newReplay(s)
 	if err := r.applyCommits(ctx, s.store, commits); err != nil {
+		if errors.Is(err, deltaerr.ErrMissingLogFile) {
+			return s.skipAhead(ctx, files, err)
+		}
 		return nil, err
 	}
 	seg := s.segment
@@ -174,6 +239,22 @@ func (s *Snapshot) Update(ctx context.Context) (*Snapshot, error) {
 	r.finish(ns, s.base)
 	ns.timestamp = commitTimestamp(ns, seg, r.lastCommitInfo)
 	return ns, nil
+}
+
+// skipAhead is Update when the commits right after s are gone (err, a
+// deltaerr.ErrMissingLogFile error): log cleanup deleted them once a newer
+// checkpoint covered them, as it may for a snapshot held longer than the
+// log's retention. files, the listing from s.version+1, then holds that
+// checkpoint, and the newest version is loaded from it as Load would,
+// without s's state. Without a checkpoint in files, err is returned, for
+// deltalog.Relist to list again.
+func (s *Snapshot) skipAhead(ctx context.Context, files []deltalog.LogFile, err error) (*Snapshot, error) {
+	for _, f := range files {
+		if f.Kind.IsCheckpoint() {
+			return loadListed(ctx, s.store, files, deltalog.Latest, nil)
+		}
+	}
+	return nil, err
 }
 
 // replay accumulates the reconciled state of a log, newest action winning.
@@ -231,10 +312,7 @@ func (r *replay) applyCommits(ctx context.Context, store logstore.Store, commits
 			// a line's worth of memory and a corrupt-file error, not all
 			// of the machine's memory.
 			acts, err := actions.DecodeCommitReader(f.Key, logstore.NewWindowReader(ctx, store, f.Key, 0))
-			if errors.Is(err, logstore.ErrNotFound) {
-				err = fmt.Errorf("commit %s vanished after listing: %w: %w", f.Key, deltaerr.ErrMissingLogFile, err)
-			}
-			decoded[i], errs[i] = acts, err
+			decoded[i], errs[i] = acts, deltalog.Vanished(f.Key, err)
 		}()
 	}
 	wg.Wait()

@@ -64,12 +64,45 @@
 // has read the other does not read again, and an Update of a snapshot that
 // never read its files reads none either.
 //
-// A checkpoint that is missing or cannot be decoded is skipped: the
-// snapshot is rebuilt from an older checkpoint, or from the commits alone.
-// Load does this for the protocol and metaData; when the damage is only
-// found by a lazy stage, that stage rebuilds the checkpoint's state the
-// same way (listing the log again), and Segment still names the
-// checkpoint Load chose.
+// A checkpoint that cannot be decoded is skipped: the snapshot is rebuilt
+// from an older checkpoint, or from the commits alone. Load does this for
+// the protocol and metaData; when the damage is only found by a lazy
+// stage, that stage rebuilds the checkpoint's state the same way (listing
+// the log again), and Segment still names the checkpoint Load chose. A
+// checkpoint that the listing named but the store no longer has is not
+// skipped by Load: it was deleted by log cleanup after the listing, and
+// the log is listed again (next section).
+//
+// # Listing races
+//
+// A listing of the log may race a writer or log cleanup: a store whose
+// listing is not a point-in-time snapshot (a local directory read while
+// files are created, object stores' list pages) can show commit N+1
+// without N although N was written first, and cleanup running beside a
+// reader can delete a commit or checkpoint between the listing and the
+// read. Everything here that lists the log (Load, Update, History,
+// EarliestVersion, VersionAtTimestamp, LoadAtTimestamp, LoadAsOf and the
+// lazy stages' rebuild) then lists it again through deltalog.Relist: a
+// bounded number of times, with a short pause, until the listing is whole.
+// What counts as a race is an error matching deltaerr.ErrMissingLogFile:
+// a hole in the commits (after deltalog.List has looked up the missing
+// versions directly), a listed commit or checkpoint that is no longer
+// there (deltalog.Vanished), a log with commits but neither commit 0 nor a
+// checkpoint, and a version asked for whose commit exists although the
+// listing ended before it. Update of a snapshot whose next commits were
+// cleaned up (the snapshot was held past the log's retention) loads the
+// newest version from the checkpoint that replaced them, as Load would.
+//
+// A hole that stays through every listing is a log that is really broken,
+// and Load fails with deltaerr.ErrMissingLogFile, as Delta Spark and the
+// Delta kernels refuse such a log. Load of the latest version does not
+// fall back to the newest version below the hole: the protocol names
+// versions with contiguous integers and builds version v from the state
+// at v-1 ("Delta Table Specification", "Delta Log Entries"), so the
+// commits past a hole cannot be served, and serving the versions before it
+// would hand out a version older than one the log shows to exist: a reader
+// would go back in time, and a writer building on it would lose every race
+// for a version that is already taken.
 //
 // # Errors
 //
