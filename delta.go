@@ -110,6 +110,12 @@ type Commit = snapshot.Commit
 // CreateStore uses the store it was given and never closes it; its Close
 // does nothing, and the caller closes the store when every Table over it is
 // done.
+//
+// The stores of a shallow clone's source (see CloneTo) are not the Table's:
+// it hands scans, DML and OPTIMIZE the source root's URI only, and each of
+// them opens the source's store and closes it when done (per run of a
+// Scan or Changes, per operation otherwise; see package scan), so no
+// client of the source outlives the operation that needed it.
 type Table struct {
 	uri   string
 	store logstore.Store
