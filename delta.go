@@ -112,10 +112,11 @@ type Commit = snapshot.Commit
 // done.
 //
 // The stores of a shallow clone's source (see CloneTo) are not the Table's:
-// it hands scans, DML and OPTIMIZE the source root's URI only, and each of
-// them opens the source's store and closes it when done (per run of a
-// Scan or Changes, per operation otherwise; see package scan), so no
-// client of the source outlives the operation that needed it.
+// it hands scans, DML and OPTIMIZE the source root's URI only, and each
+// reading inside them (a run of a Scan or Changes, a file rewrite) opens
+// the source's store when it first needs it and closes it when it is done
+// (see package scan), so no client of the source outlives the call that
+// needed it.
 type Table struct {
 	uri   string
 	store logstore.Store
