@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -134,90 +135,69 @@ func scanGoroutines(t *testing.T) string {
 // the end, a loop stopped early, an error, a cancelled context. No
 // goroutine of the run is left behind either.
 func TestScanClosesExternalStores(t *testing.T) {
-	tests := []struct {
-		name string
-		run  func(t *testing.T, ctx context.Context, snap *snapshot.Snapshot, opts scan.Options) error
-		want error // of the run; nil: every row, 80 of them
-	}{
-		{"all rows", func(t *testing.T, ctx context.Context, snap *snapshot.Snapshot, opts scan.Options) error {
-			s, err := scan.New(snap, opts)
-			if err != nil {
-				return err
-			}
-			n := 0
-			for _, err := range s.Rows(ctx) {
-				if err != nil {
-					return err
-				}
-				n++
-			}
-			if n != 80 {
-				return fmt.Errorf("%d rows, want 80", n)
-			}
-			return nil
-		}, nil},
-		{"stopped after one batch", func(t *testing.T, ctx context.Context, snap *snapshot.Snapshot, opts scan.Options) error {
-			s, err := scan.New(snap, opts)
-			if err != nil {
-				return err
-			}
-			for _, err := range s.Batches(ctx) {
-				if err != nil {
-					return err
-				}
-				break
-			}
-			return nil
-		}, nil},
-		{"cancelled", func(t *testing.T, ctx context.Context, snap *snapshot.Snapshot, opts scan.Options) error {
-			ctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			s, err := scan.New(snap, opts)
-			if err != nil {
-				return err
-			}
-			for _, err := range s.Rows(ctx) {
-				if err != nil {
-					return err
-				}
-				cancel()
-			}
-			return errors.New("no error after cancel")
-		}, context.Canceled},
-		{"a file missing", func(t *testing.T, ctx context.Context, snap *snapshot.Snapshot, opts scan.Options) error {
-			src := memory.Named(extScheme + "-" + t.Name())
-			if err := src.Delete(ctx, "part-5.parquet"); err != nil {
-				return err
-			}
-			s, err := scan.New(snap, opts)
-			if err != nil {
-				return err
-			}
-			for _, err := range s.Rows(ctx) {
-				if err != nil {
-					return err
-				}
-			}
-			return errors.New("no error for a missing file")
-		}, deltaerr.ErrCorrupt},
-		{"change data feed", func(t *testing.T, ctx context.Context, snap *snapshot.Snapshot, opts scan.Options) error {
+	// rows counts the rows of a scan of snap, or of its change data feed
+	// from version 1; with cancel, the context is cancelled at the first
+	// row.
+	rows := func(ctx context.Context, snap *snapshot.Snapshot, opts scan.Options, changes, cancel bool) (int, error) {
+		ctx, stop := context.WithCancel(ctx)
+		defer stop()
+		var seq iter.Seq2[scan.Row, error]
+		if changes {
 			c, err := scan.NewChanges(ctx, snap, scan.ChangeOptions{Start: 1, TableURI: opts.TableURI,
 				ExternalRoots: opts.ExternalRoots, Concurrency: opts.Concurrency})
 			if err != nil {
-				return err
+				return 0, err
 			}
-			n := 0
-			for _, err := range c.Rows(ctx) {
-				if err != nil {
-					return err
-				}
-				n++
+			seq = c.Rows(ctx)
+		} else {
+			s, err := scan.New(snap, opts)
+			if err != nil {
+				return 0, err
 			}
-			if n != 80 {
-				return fmt.Errorf("%d change rows, want 80", n)
+			seq = s.Rows(ctx)
+		}
+		n := 0
+		for _, err := range seq {
+			if err != nil {
+				return n, err
 			}
-			return nil
-		}, nil},
+			if n++; cancel {
+				stop()
+			}
+		}
+		return n, nil
+	}
+	tests := []struct {
+		name string
+		run  func(t *testing.T, ctx context.Context, snap *snapshot.Snapshot, opts scan.Options) (int, error)
+		want int   // rows, when the run succeeds
+		err  error // of the run
+	}{
+		{"all rows", func(t *testing.T, ctx context.Context, snap *snapshot.Snapshot, opts scan.Options) (int, error) {
+			return rows(ctx, snap, opts, false, false)
+		}, 80, nil},
+		{"stopped after one batch", func(t *testing.T, ctx context.Context, snap *snapshot.Snapshot, opts scan.Options) (int, error) {
+			s, err := scan.New(snap, opts)
+			if err != nil {
+				return 0, err
+			}
+			for b, err := range s.Batches(ctx) {
+				return b.Len, err
+			}
+			return 0, nil
+		}, 3, nil},
+		{"cancelled", func(t *testing.T, ctx context.Context, snap *snapshot.Snapshot, opts scan.Options) (int, error) {
+			return rows(ctx, snap, opts, false, true)
+		}, 0, context.Canceled},
+		{"a file missing", func(t *testing.T, ctx context.Context, snap *snapshot.Snapshot, opts scan.Options) (int, error) {
+			if err := memory.Named(extScheme+"-"+t.Name()).Delete(ctx, "part-5.parquet"); err != nil {
+				return 0, err
+			}
+			return rows(ctx, snap, opts, false, false)
+		}, 0, deltaerr.ErrCorrupt},
+		{"change data feed", func(t *testing.T, ctx context.Context, snap *snapshot.Snapshot, opts scan.Options) (int, error) {
+			return rows(ctx, snap, opts, true, false)
+		}, 80, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -225,9 +205,12 @@ func TestScanClosesExternalStores(t *testing.T) {
 			snap, _ := externalTable(t, name, 8)
 			opts := scan.Options{TableURI: "memory://t", ExternalRoots: []string{extScheme + "://" + name}, Concurrency: 4, BatchSize: 3}
 			for run := 1; run <= 2; run++ {
-				err := tt.run(t, context.Background(), snap, opts)
-				if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
-					t.Fatalf("run %d: %v, want %v", run, err, tt.want)
+				n, err := tt.run(t, context.Background(), snap, opts)
+				switch {
+				case tt.err == nil && err != nil, tt.err != nil && !errors.Is(err, tt.err):
+					t.Fatalf("run %d: %v, want %v", run, err, tt.err)
+				case tt.err == nil && n != tt.want:
+					t.Fatalf("run %d: %d rows, want %d", run, n, tt.want)
 				}
 				if opened, closed := extCounts(name); opened != run || closed != run {
 					t.Errorf("after run %d: the external root's store opened %d times and closed %d times, want %d and %d",
