@@ -14,7 +14,6 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
-	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/scan"
@@ -70,37 +69,26 @@ func (s *extStore) Close() error {
 	return s.Store.Close()
 }
 
-// externalTable makes a table in a memory store whose version 1 adds
-// files data files under the root extScheme://name (as a shallow clone
-// does), ids 10*i to 10*i+9 in file i, and returns its snapshot and adds.
-func externalTable(t *testing.T, name string, files int) (*snapshot.Snapshot, []*actions.Add) {
+// externalTable makes a table in a memory store whose version 1 adds n
+// data files under the root extScheme://name, by absolute URI (as a
+// shallow clone does), ids 10*i to 10*i+9 in file i, and returns its
+// snapshot and adds.
+func externalTable(t *testing.T, name string, n int) (*snapshot.Snapshot, []*actions.Add) {
 	t.Helper()
-	ctx := context.Background()
 	src := memory.Named(extScheme + "-" + name)
 	store := memory.New()
 	newTable(t, store, actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 4}, idOnly, nil,
 		map[string]string{"delta.enableChangeDataFeed": "true"})
 	var acts []actions.Action
 	var adds []*actions.Add
-	for i := range files {
+	for i := range n {
 		key := fmt.Sprintf("part-%d.parquet", i)
 		size := putParquet(t, src, key, idOnly, false, longs(int64(10*i), int64(10*i+10)))
 		a := &actions.Add{Path: extScheme + "://" + name + "/" + key, Size: size, DataChange: true}
 		adds = append(adds, a)
 		acts = append(acts, actions.Action{Add: a})
 	}
-	data, err := actions.EncodeCommit(acts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.PutIfAbsent(ctx, deltalog.CommitKey(1), data); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return snap, adds
+	return commitAndLoad(t, store, 1, acts), adds
 }
 
 // scanGoroutines returns the stacks of goroutines running code of package
