@@ -25,7 +25,9 @@ type CloneResult = fileset.CloneResult
 //
 // A Table reads a clone's files from the source root that its version 0
 // (the CLONE commit) names: scans and the change data feed of t trust that
-// root, and no other, for absolute paths outside t's own root.
+// root, and no other, for absolute paths outside t's own root. The store
+// of the source root is opened by each reading that needs it and closed
+// when that reading ends (see Table), never kept by the clone's Table.
 func (t *Table) CloneTo(ctx context.Context, snap *Snapshot, target string, opts TxnOptions) (*Table, CloneResult, error) {
 	if opts.EngineInfo == "" {
 		opts.EngineInfo = EngineInfo
@@ -45,7 +47,9 @@ func (t *Table) CloneTo(ctx context.Context, snap *Snapshot, target string, opts
 }
 
 // cloneSources are the source roots a table's CLONE commit names. The
-// zero value is ready; roots reads version 0 once.
+// zero value is ready; roots reads version 0 once. They are URIs only:
+// the readings they are handed to (scan.Options.ExternalRoots) open and
+// close the stores.
 type cloneSources struct {
 	mu    sync.Mutex
 	done  bool

@@ -110,6 +110,13 @@ type Commit = snapshot.Commit
 // CreateStore uses the store it was given and never closes it; its Close
 // does nothing, and the caller closes the store when every Table over it is
 // done.
+//
+// The stores of a shallow clone's source (see CloneTo) are not the Table's:
+// it hands scans, DML and OPTIMIZE the source root's URI only, and each
+// reading inside them (a run of a Scan or Changes, a file rewrite) opens
+// the source's store when it first needs it and closes it when it is done
+// (see package scan), so no client of the source outlives the call that
+// needed it.
 type Table struct {
 	uri   string
 	store logstore.Store

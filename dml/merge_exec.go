@@ -573,6 +573,7 @@ func (m *merger) findMatches(ctx context.Context, files []*actions.Add, loc writ
 	if err != nil {
 		return err
 	}
+	defer fr.Close() // the stores of external roots it opened
 	row := make([]schema.Value, len(m.tsch.Fields))
 	var buf []int32
 	for _, a := range files {

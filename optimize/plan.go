@@ -265,6 +265,7 @@ func curveKey(ctx context.Context, snap *snapshot.Snapshot, opts *Options, curve
 	if err != nil {
 		return nil, err
 	}
+	defer fr.Close() // the stores of external roots it opened
 	// In the sample read, the top-level column is at its place in tops.
 	sampleIdx := make([][]int, len(cols))
 	for i, c := range cols {

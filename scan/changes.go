@@ -327,18 +327,18 @@ func (c *Changes) commitReads(v int64, ts time.Time, acts []actions.Action) ([]*
 
 // dvDiff returns a keepFrom that keeps the rows in deletion vector in and
 // not in deletion vector out (a nil vector deletes nothing).
-func (s *Scan) dvDiff(in, out *actions.DeletionVector) func(ctx context.Context) (func(int64) bool, error) {
-	return func(ctx context.Context) (func(int64) bool, error) {
+func (s *Scan) dvDiff(in, out *actions.DeletionVector) func(ctx context.Context, ext *externalStores) (func(int64) bool, error) {
+	return func(ctx context.Context, ext *externalStores) (func(int64) bool, error) {
 		if in == nil {
 			return func(int64) bool { return false }, nil
 		}
-		a, err := s.loadDV(ctx, in)
+		a, err := s.loadDV(ctx, ext, in)
 		if err != nil {
 			return nil, err
 		}
 		var b *dv.Bitmap
 		if out != nil {
-			if b, err = s.loadDV(ctx, out); err != nil {
+			if b, err = s.loadDV(ctx, ext, out); err != nil {
 				return nil, err
 			}
 		}

@@ -90,6 +90,19 @@
 // the scan plans, so its errors (see package snapshot) come from Rows,
 // Batches and Files, as do the store's errors with their logstore kinds.
 //
+// # Stores of other roots
+//
+// A shallow clone's files lie under its source's root, named by absolute
+// URIs; Options.ExternalRoots lists the roots a reading may open for them
+// (logstore.Open). Each such store is opened once per reading, on first
+// use, and closed by the reading that opened it, never by anyone else: a
+// run of a Scan or Changes (one call of Rows or Batches) closes its stores
+// when it returns, whether the loop finished, stopped early, or met an
+// error or a cancelled context; a FileReader keeps its stores until its
+// Close. So a scan leaves no client open behind it, and a FileReader's
+// owner must Close it. The table's own store is the snapshot's, and no
+// reading closes it.
+//
 // # Concurrency
 //
 // A Scan is safe for concurrent use; each call of Rows, Batches or Files

@@ -39,14 +39,21 @@ func structJSON(fields ...string) string {
 // newTable commits version 0 of a table in store and loads it.
 func newTable(t *testing.T, store logstore.Store, p actions.Protocol, schemaJSON string, parts []string, conf map[string]string) *snapshot.Snapshot {
 	t.Helper()
-	ctx := context.Background()
 	m := actions.Metadata{ID: "t", Format: actions.Format{Provider: "parquet"}, SchemaString: schemaJSON,
 		PartitionColumns: parts, Configuration: conf}
-	data, err := actions.EncodeCommit([]actions.Action{{Protocol: &p}, {Metadata: &m}})
+	return commitAndLoad(t, store, 0, []actions.Action{{Protocol: &p}, {Metadata: &m}})
+}
+
+// commitAndLoad commits acts as version v of the table in store and loads
+// the table's latest snapshot.
+func commitAndLoad(t *testing.T, store logstore.Store, v int64, acts []actions.Action) *snapshot.Snapshot {
+	t.Helper()
+	ctx := context.Background()
+	data, err := actions.EncodeCommit(acts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.PutIfAbsent(ctx, deltalog.CommitKey(0), data); err != nil {
+	if err := store.PutIfAbsent(ctx, deltalog.CommitKey(v), data); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := snapshot.Load(ctx, store, deltalog.Latest)

@@ -130,7 +130,6 @@ type reader struct {
 	pred     expr.Expr
 	statsC   []string // predicate columns that have statistics (not partitions)
 	m        counters
-	ext      *externalStores // stores of Options.ExternalRoots, opened as needed
 }
 
 // FileReader reads single data files of a snapshot as logical rows: the
@@ -148,17 +147,34 @@ type reader struct {
 // Options.Columns choose and order the output columns, and
 // Options.Predicate keeps the rows on which it is TRUE. A FileReader is
 // safe for concurrent use.
-type FileReader struct{ r *reader }
+//
+// A FileReader opens the store of an Options.ExternalRoots entry (a
+// shallow clone's source) the first time a file needs it and keeps it for
+// the next files; it owns those stores, and Close closes them. Close it
+// when done: a FileReader that reads no file outside the table root holds
+// nothing, but one that did holds a client per external root (an SDK
+// client and its connections, on a cloud store) until Close.
+type FileReader struct {
+	r   *reader
+	ext *externalStores // the external roots' stores, closed by Close
+}
 
 // NewFileReader plans reading data files of snap with opts (Concurrency
-// is not used). It fails as New does.
+// is not used). It fails as New does. The caller closes the FileReader.
 func NewFileReader(snap *snapshot.Snapshot, opts Options) (*FileReader, error) {
 	r, err := newReader(snap, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &FileReader{r: r}, nil
+	return &FileReader{r: r, ext: &externalStores{}}, nil
 }
+
+// Close closes the stores of external roots the FileReader opened. A
+// ReadFile of a file under an external root after Close fails with
+// logstore.ErrClosed; the table's own store is the snapshot's and stays
+// open. A second Close returns nil. Close must not be called while a
+// ReadFile is running.
+func (fr *FileReader) Close() error { return fr.ext.close() }
 
 // Schema returns the logical schema of the batches ReadFile gives.
 func (fr *FileReader) Schema() *schema.StructType { return fr.r.out }
@@ -195,7 +211,7 @@ func (fr *FileReader) ReadFile(ctx context.Context, add *actions.Add, fn func(*F
 	if err != nil {
 		return err
 	}
-	t := &fileRead{r: fr.r, out: fr.r.out, add: add, pv: pv, dv: add.DeletionVector, filter: fr.r.pred, positions: true}
+	t := &fileRead{r: fr.r, ext: fr.ext, out: fr.r.out, add: add, pv: pv, dv: add.DeletionVector, filter: fr.r.pred, positions: true}
 	return t.run(ctx, func(b *fileBatch) error {
 		defer b.release()
 		return fn(&b.FileBatch)
@@ -205,6 +221,7 @@ func (fr *FileReader) ReadFile(ctx context.Context, add *actions.Add, fn func(*F
 // fileRead is the reading of one data file.
 type fileRead struct {
 	r      *reader
+	ext    *externalStores    // where external roots' stores come from; its reading owns it
 	out    *schema.StructType // output schema
 	plan   *readPlan
 	add    *actions.Add
@@ -216,7 +233,7 @@ type fileRead struct {
 	// keepFrom, if set, is called once before reading and returns which
 	// row positions to keep, besides the deletion vector (the change data
 	// feed keeps only the rows a new deletion vector deletes, say).
-	keepFrom func(ctx context.Context) (func(pos int64) bool, error)
+	keepFrom func(ctx context.Context, ext *externalStores) (func(pos int64) bool, error)
 	// extra are constant columns appended to every output row.
 	extra []schema.Value
 	// positions fills FileBatch.Positions.
@@ -232,7 +249,7 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 	if t.add != nil && t.path == "" {
 		t.path, t.size = t.add.Path, t.add.Size
 	}
-	store, key, err := s.locate(ctx, t.path)
+	store, key, err := s.locate(ctx, t.ext, t.path)
 	if err != nil {
 		return err
 	}
@@ -246,14 +263,14 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 	}
 	var deleted *dv.Bitmap
 	if t.dv != nil {
-		deleted, err = s.loadDV(ctx, t.dv)
+		deleted, err = s.loadDV(ctx, t.ext, t.dv)
 		if err != nil {
 			return fmt.Errorf("deletion vector of %s: %w", t.path, err)
 		}
 	}
 	var keep func(int64) bool
 	if t.keepFrom != nil {
-		if keep, err = t.keepFrom(ctx); err != nil {
+		if keep, err = t.keepFrom(ctx, t.ext); err != nil {
 			return fmt.Errorf("deletion vectors of %s: %w", t.path, err)
 		}
 	}

@@ -50,9 +50,11 @@ type Options struct {
 	// ExternalRoots are other table roots, as URIs, whose files an
 	// absolute path in the log may name: a shallow clone's sources. Such a
 	// file (or deletion vector) is read through logstore.Open of its root,
-	// opened once per scan; a store that holds resources (a cloud client)
-	// is released when the scan is garbage. Empty refuses, as always, every
-	// absolute path outside TableURI with deltaerr.ErrPathEscapesRoot.
+	// opened on first use by each run of a Scan or Changes (a call of Rows
+	// or Batches) and closed when that run ends, however it ends; a
+	// FileReader keeps the stores it opened until its Close. Empty
+	// refuses, as always, every absolute path outside TableURI with
+	// deltaerr.ErrPathEscapesRoot.
 	ExternalRoots []string
 	// Concurrency is how many files are read at once; 0 means GOMAXPROCS.
 	Concurrency int
@@ -93,7 +95,9 @@ type File struct {
 
 // Scan is a planned read of a snapshot. Create it with New. A Scan is safe
 // for concurrent use, and each call of Rows, Batches or Files runs the scan
-// anew; it holds no resource between calls, so there is nothing to close.
+// anew; it holds no resource between calls, so there is nothing to close:
+// the stores of Options.ExternalRoots a run opens are closed when the run
+// ends (the loop finishes, stops early, or meets an error).
 // Metrics add up what its runs have done so far.
 type Scan struct {
 	*reader // the per-file reading, shared with FileReader
@@ -135,7 +139,7 @@ func newReader(snap *snapshot.Snapshot, opts Options) (*reader, error) {
 	if err := p.ReadSupported(); err != nil {
 		return nil, err
 	}
-	s := &reader{store: snap.Store(), opts: opts, table: snap.Schema(), pred: opts.Predicate, ext: &externalStores{}}
+	s := &reader{store: snap.Store(), opts: opts, table: snap.Schema(), pred: opts.Predicate}
 	if s.table == nil {
 		return nil, fmt.Errorf("snapshot %d has no schema: %w", snap.Version(), deltaerr.ErrCorrupt)
 	}
@@ -424,14 +428,22 @@ func (s *Scan) Batches(ctx context.Context) iter.Seq2[*Batch, error] {
 
 // run reads the files tasks yields, up to Options.Concurrency at once, and
 // yields their batches in task order.
+//
+// The run owns the stores of external roots its reads open: they are
+// closed when it returns, on every path, after runOrdered has waited for
+// the reads still in flight. A failure to close a store that was only read
+// loses nothing and is not reported.
 func (s *Scan) run(ctx context.Context, tasks iter.Seq2[*fileRead, error]) iter.Seq2[*Batch, error] {
 	return func(yield func(*Batch, error) bool) {
+		ext := &externalStores{}
+		defer func() { _ = ext.close() }()
 		conc := s.opts.Concurrency
 		if conc <= 0 {
 			conc = runtime.GOMAXPROCS(0)
 		}
 		work := func(ctx context.Context, r *fileRead, emit func(*fileBatch) error) error {
 			s.m.filesRead.Add(1)
+			r.ext = ext
 			return r.run(ctx, emit)
 		}
 		for b, err := range runOrdered(ctx, conc, tasks, work) {

@@ -201,6 +201,7 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 	if err != nil {
 		return out, err
 	}
+	defer fr.Close() // the stores of external roots it opened
 	var cdc *rowWriter
 	if !opts.NoDataChange && snap.Config().ChangeDataFeed() {
 		if cdc, err = newRowWriter(snap, opts.Options, ChangeDelete); err != nil {

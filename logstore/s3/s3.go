@@ -90,6 +90,14 @@
 // to us-east-1 when nothing sets it. ParseURI splits a URI into New's
 // arguments for callers who want to set Options themselves.
 //
+// # Close
+//
+// The SDK gives each client an HTTP transport of its own, whose pool keeps
+// idle connections (two goroutines each) until they time out. Close closes
+// the connections of the client the store built, idle or in use, so a
+// closed store holds nothing; a caller's Options.HTTPClient is the
+// caller's to close.
+//
 // A Store is safe for concurrent use by multiple goroutines. The examples
 // parse a URI and open a bucket on an S3-compatible server.
 package s3
@@ -168,6 +176,7 @@ type Options struct {
 // Store is a logstore.Store over an S3 bucket. See the package doc.
 type Store struct {
 	client    *s3api.Client
+	conns     *connSet // of the HTTP client built for this store; see Close
 	bucket    string
 	prefix    string // "" or ending in '/'
 	pageSize  int32
@@ -250,6 +259,7 @@ func NewDriver(ctx context.Context, bucket, prefix string, opts Options) (*Store
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
 	}
+	conns := &connSet{}
 	client := s3api.NewFromConfig(cfg, func(o *s3api.Options) {
 		if opts.Endpoint != "" {
 			o.BaseEndpoint = aws.String(opts.Endpoint)
@@ -261,6 +271,10 @@ func NewDriver(ctx context.Context, bucket, prefix string, opts Options) (*Store
 			// Set here, not in the loaded config, which would try to add
 			// AWS_CA_BUNDLE to it: the caller's client is used as given.
 			o.HTTPClient = opts.HTTPClient
+		} else if tracked, ok := conns.track(o.HTTPClient); ok {
+			// The client the SDK built for this store, with its
+			// defaults applied: Close closes its connections.
+			o.HTTPClient = tracked
 		}
 		// Ranged and listed reads carry no whole-object checksum; the
 		// SDK would log that on every such read.
@@ -268,6 +282,7 @@ func NewDriver(ctx context.Context, bucket, prefix string, opts Options) (*Store
 	})
 	s := &Store{
 		client:    client,
+		conns:     conns,
 		bucket:    bucket,
 		prefix:    prefix,
 		pageSize:  opts.PageSize,
@@ -286,6 +301,7 @@ func NewDriver(ctx context.Context, bucket, prefix string, opts Options) (*Store
 			MaxKeys: aws.Int32(1),
 		})
 		if err != nil {
+			conns.close()
 			return nil, s.wrap("checking the bucket", "", err)
 		}
 	}
@@ -354,9 +370,15 @@ func (s *Store) URI() string {
 	return "s3://" + s.bucket + "/" + strings.TrimSuffix(s.prefix, "/")
 }
 
-// Close implements logstore.Driver. The SDK client holds nothing that needs
-// releasing; idle connections belong to its HTTP client.
-func (s *Store) Close() error { return nil }
+// Close implements logstore.Driver: it closes the network connections of
+// the HTTP client the store built for itself (when Options.HTTPClient is
+// nil), idle or in use, so that a closed store leaves no connection and no
+// transport goroutine behind; requests still in flight fail. A caller's
+// Options.HTTPClient is left alone.
+func (s *Store) Close() error {
+	s.conns.close()
+	return nil
+}
 
 // ErrorKind implements logstore.Driver: it maps an SDK error onto the
 // portable kinds (see the package doc).
