@@ -62,8 +62,10 @@ type Options struct {
 	RetentionSet bool
 	// Force allows a Retention shorter than the table's.
 	Force bool
-	// Lite deletes only what expired tombstones in the log name, without
-	// listing the root. See the package doc.
+	// Lite deletes only what the removes (and cdc actions) of the commits
+	// since the last VACUUM name, without listing the root; it is refused
+	// with a *LiteError when log cleanup has deleted some of those commits.
+	// See the package doc.
 	Lite bool
 	// DryRun finds the files and deletes nothing, and commits nothing.
 	DryRun bool
@@ -105,14 +107,18 @@ type Result struct {
 	// StartVersion and EndVersion are the versions of the VACUUM START and
 	// END commits; -1 when not committed (a dry run, or a failure before).
 	StartVersion, EndVersion int64
-	DryRun, Lite             bool
+	// LastVacuumInfo is the version this run recorded in
+	// _last_vacuum_info (LastVacuumInfoKey): every file the commits up to
+	// it removed before the cut-off is gone. -1 when it recorded none.
+	LastVacuumInfo int64
+	DryRun, Lite   bool
 }
 
 // Vacuum deletes the files of the table of snap (its latest snapshot, as
 // loaded by the caller) that no version inside the retention window
 // needs. See the package doc.
 func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result, error) {
-	res := Result{StartVersion: -1, EndVersion: -1, DryRun: opts.DryRun, Lite: opts.Lite}
+	res := Result{StartVersion: -1, EndVersion: -1, LastVacuumInfo: -1, DryRun: opts.DryRun, Lite: opts.Lite}
 	p, m := snap.Protocol(), snap.Metadata()
 	// VACUUM writes no row: the table's row rules (CHECK constraints,
 	// invariants, generated columns) do not stop it; every other writer
@@ -141,14 +147,23 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 
 	store := snap.Store()
 	root := store.URI()
-	keep, expired, err := fileSets(ctx, snap, root, cutoffMs)
+	keep, err := fileSets(ctx, snap, root, cutoffMs)
 	if err != nil {
 		return res, err
 	}
+	// The newest commit at or before the cut-off: lite mode reads the
+	// commits up to it, and both modes record it in _last_vacuum_info.
+	var outside int64
+	hasOutside := false
+	if opts.Lite || !opts.DryRun {
+		if outside, hasOutside, err = latestOutsideWindow(ctx, snap, res.Cutoff); err != nil {
+			return res, err
+		}
+	}
 	if opts.Lite {
-		for key, size := range expired {
-			if _, ok := keep[key]; !ok {
-				res.Files = append(res.Files, File{Key: key, Size: size})
+		if hasOutside {
+			if res.Files, err = liteFiles(ctx, snap, keep, outside, cutoffMs); err != nil {
+				return res, err
 			}
 		}
 	} else {
@@ -214,6 +229,12 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 	if delErr != nil {
 		return res, fmt.Errorf("vacuum: deleting files: %w", delErr)
 	}
+	if hasOutside {
+		if err := recordLastVacuum(ctx, store, outside); err != nil {
+			return res, err
+		}
+		res.LastVacuumInfo = outside
+	}
 	if endErr != nil {
 		return res, fmt.Errorf("vacuum: committing %s: %w", OperationEnd, endErr)
 	}
@@ -228,16 +249,14 @@ func logCommit(ctx context.Context, snap *snapshot.Snapshot, base txn.Options, o
 	return txn.Update(ctx, snap, o, func(*txn.Transaction) error { return nil })
 }
 
-// fileSets returns the keys of the files to keep (live files, and files
-// tombstoned at or after cutoffMs, with their DV files) and the keys and
-// sizes of the files tombstoned before it (with their DV files). Paths
-// outside the root are in neither.
-func fileSets(ctx context.Context, snap *snapshot.Snapshot, root string, cutoffMs int64) (keep map[string]struct{}, expired map[string]int64, err error) {
-	keep = map[string]struct{}{}
-	expired = map[string]int64{}
+// fileSets returns the keys of the files to keep: live files, files
+// tombstoned at or after cutoffMs, and the DV files of both. Paths outside
+// the root are not in it.
+func fileSets(ctx context.Context, snap *snapshot.Snapshot, root string, cutoffMs int64) (map[string]struct{}, error) {
+	keep := map[string]struct{}{}
 	for a, err := range snap.Files(ctx) {
 		if err != nil {
-			return nil, nil, fmt.Errorf("vacuum: reading the live files: %w", err)
+			return nil, fmt.Errorf("vacuum: reading the live files: %w", err)
 		}
 		if k, ok := snapshot.KeyOf(root, a.Path); ok {
 			keep[k] = struct{}{}
@@ -248,37 +267,19 @@ func fileSets(ctx context.Context, snap *snapshot.Snapshot, root string, cutoffM
 	}
 	for r, err := range snap.Tombstones(ctx) {
 		if err != nil {
-			return nil, nil, fmt.Errorf("vacuum: reading the tombstones: %w", err)
+			return nil, fmt.Errorf("vacuum: reading the tombstones: %w", err)
 		}
-		var ts int64
-		if r.DeletionTimestamp != nil {
-			ts = *r.DeletionTimestamp
-		}
-		k, ok := snapshot.KeyOf(root, r.Path)
-		dk, dok := dvKey(root, r.DeletionVector)
-		if ts >= cutoffMs {
-			if ok {
-				keep[k] = struct{}{}
-			}
-			if dok {
-				keep[dk] = struct{}{}
-			}
+		if r.DeletionTimestamp == nil || *r.DeletionTimestamp < cutoffMs {
 			continue
 		}
-		if ok {
-			var size int64
-			if r.Size != nil {
-				size = *r.Size
-			}
-			expired[k] = size
+		if k, ok := snapshot.KeyOf(root, r.Path); ok {
+			keep[k] = struct{}{}
 		}
-		if dok {
-			if _, seen := expired[dk]; !seen {
-				expired[dk] = 0 // a DV file may hold many vectors: its size is unknown
-			}
+		if k, ok := dvKey(root, r.DeletionVector); ok {
+			keep[k] = struct{}{}
 		}
 	}
-	return keep, expired, nil
+	return keep, nil
 }
 
 // dvKey returns the key of the file a deletion vector is stored in, when

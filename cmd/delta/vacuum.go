@@ -26,7 +26,8 @@ func newVacuumCmd() *cobra.Command {
 			"of failed writes older than the cut-off. It never touches _delta_log or other\n" +
 			"hidden directories, files outside the root, or anything through a symbolic link\n" +
 			"out of it. A retention shorter than the table's is refused without --force.\n" +
-			"--lite deletes only what expired tombstones in the log name (no listing).\n" +
+			"--lite deletes only what the commits since the last vacuum removed (no listing);\n" +
+			"after log cleanup has deleted some of those commits it refuses: run a full vacuum.\n" +
 			"--dry-run lists what would go and deletes and commits nothing. The run is\n" +
 			"recorded as VACUUM START and VACUUM END commits, as Spark records it.",
 		Args: tableArg,
