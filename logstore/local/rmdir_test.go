@@ -60,8 +60,8 @@ func TestRemoveEmptyDir(t *testing.T) {
 		{dir: "nested=1/b=y/", removed: true},
 		{dir: "missing/"},
 		{dir: "top/", stays: "top"},
-		{dir: "in/", stays: "in"},         // a link to an empty directory inside
-		{dir: "out/", stays: "out"},       // a link to a directory outside
+		{dir: "in/", stays: "in"},   // a link to an empty directory inside
+		{dir: "out/", stays: "out"}, // a link to a directory outside
 		{dir: "out/sub/", err: logstore.ErrPermission, stays: filepath.Join(outside, "sub")},
 		{dir: "", err: logstore.ErrInvalidKey},
 		{dir: "no-slash", err: logstore.ErrInvalidKey},
