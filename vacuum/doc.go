@@ -95,6 +95,18 @@
 // retention window, which may re-add a file this run is deleting: restore
 // only to versions inside the window while a VACUUM may run.
 //
-// Directories left empty are not deleted (the Store has no directories to
-// delete); Spark's VACUUM deletes them.
+// # Empty directories
+//
+// After its deletes have all succeeded, a full VACUUM deletes the
+// directories it walked that are empty, whether it emptied them or they
+// were empty before (Spark's deletes those with no file older than the
+// cut-off, and so a directory it empties only in its next run), deepest
+// first, with logstore.RemoveEmptyDir: never the root, _delta_log or any
+// other hidden directory (none is walked), never through a symbolic link,
+// and never a directory that holds anything, atomically (rmdir). A writer
+// of the local store makes its directory again if one goes under it.
+// Stores whose directories are only key prefixes (object stores) have
+// nothing to delete. A dry run and lite mode delete no directory.
+// Result.DeletedDirs counts them; the END commit's numDeletedFiles does
+// not (Spark's does).
 package vacuum

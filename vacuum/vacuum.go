@@ -13,6 +13,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/internal/dv"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
@@ -101,6 +102,9 @@ type Result struct {
 	Bytes int64
 	// Deleted is how many were deleted: 0 in a dry run.
 	Deleted int64
+	// DeletedDirs is how many empty directories a full VACUUM deleted
+	// (on stores with directories: the local disk); 0 in a dry run.
+	DeletedDirs int64
 	// Dirs is the number of directories walked (the root included); 0 in
 	// lite mode. Spark reports it as numVacuumedDirectories.
 	Dirs int64
@@ -160,6 +164,7 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 			return res, err
 		}
 	}
+	var walked []string // the directories a full VACUUM walked, the root excepted
 	if opts.Lite {
 		if hasOutside {
 			if res.Files, err = liteFiles(ctx, snap, keep, outside, cutoffMs); err != nil {
@@ -168,7 +173,7 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 		}
 	} else {
 		part := partitionDirPrefixes(m.PartitionColumns)
-		dirs, err := walk(ctx, store, part, func(info logstore.ObjectInfo) {
+		walked, err = walk(ctx, store, part, func(info logstore.ObjectInfo) {
 			if _, ok := keep[info.Key]; ok || !info.ModTime.Before(res.Cutoff) {
 				return
 			}
@@ -177,7 +182,7 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 		if err != nil {
 			return res, fmt.Errorf("vacuum: listing the table: %w", err)
 		}
-		res.Dirs = dirs
+		res.Dirs = int64(len(walked)) + 1 // and the root
 	}
 	slices.SortFunc(res.Files, func(a, b File) int { return strings.Compare(a.Key, b.Key) })
 	for _, f := range res.Files {
@@ -205,6 +210,9 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 
 	deleted, delErr := deleteAll(ctx, store, res.Files, opts)
 	res.Deleted = deleted
+	if delErr == nil {
+		res.DeletedDirs, delErr = removeEmptyDirs(ctx, store, walked)
+	}
 	status := "COMPLETED"
 	metrics := map[string]any{
 		"numDeletedFiles":        strconv.FormatInt(deleted, 10),
@@ -327,25 +335,52 @@ func hidden(name string, part []string) bool {
 }
 
 // walk lists every file under the root outside hidden directories, and
-// calls fn for each that is not hidden. It returns the number of
-// directories walked, the root included.
-func walk(ctx context.Context, store logstore.Store, part []string, fn func(logstore.ObjectInfo)) (int64, error) {
-	n := int64(1)
+// calls fn for each that is not hidden. It returns the directories it
+// walked, the root excepted, in the order it entered them.
+func walk(ctx context.Context, store logstore.Store, part []string, fn func(logstore.ObjectInfo)) ([]string, error) {
+	var dirs []string
 	enter := func(sub string) bool {
 		name := strings.TrimSuffix(sub, "/")
 		name = name[strings.LastIndexByte(name, '/')+1:]
 		if hidden(name, part) {
 			return false
 		}
-		n++
+		dirs = append(dirs, sub)
 		return true
 	}
 	for info, err := range logstore.Walk(ctx, store, "", enter) {
 		if err != nil {
-			return n, err
+			return dirs, err
 		}
 		if !hidden(info.Key[strings.LastIndexByte(info.Key, '/')+1:], part) {
 			fn(info)
+		}
+	}
+	return dirs, nil
+}
+
+// removeEmptyDirs removes those of dirs (walked, so never the root, nor
+// _delta_log or another hidden directory) that are empty, deepest first,
+// so that a partition directory whose sub-directories were all emptied
+// goes too; on stores without directories it does nothing. It returns how
+// many it removed. A directory in which a file appears meanwhile stays.
+func removeEmptyDirs(ctx context.Context, store logstore.Store, dirs []string) (int64, error) {
+	dirs = slices.Clone(dirs)
+	// A directory sorts after its parent, its prefix: reversed, children
+	// come first.
+	slices.Sort(dirs)
+	slices.Reverse(dirs)
+	var n int64
+	for _, d := range dirs {
+		if d == "" || strings.HasPrefix(d, deltalog.LogDir) {
+			continue // never the root or the log, whatever walked them
+		}
+		removed, err := logstore.RemoveEmptyDir(ctx, store, d)
+		if err != nil {
+			return n, fmt.Errorf("removing the empty directory %s: %w", d, err)
+		}
+		if removed {
+			n++
 		}
 	}
 	return n, nil

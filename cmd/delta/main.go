@@ -187,6 +187,7 @@
 //	  "numFiles": 2, "sizeInBytes": 1234,     // found to delete
 //	  "numDeletedFiles": 2,                   // 0 in a dry run
 //	  "numDirectories": 3,                    // walked; 0 with --lite
+//	  "numDeletedDirectories": 1,             // left empty, deleted (local disk)
 //	  "startVersion": 7, "endVersion": 8,     // VACUUM START/END; null in a dry run
 //	  "files": [{"path": "p=a/part-….parquet", "size": 617}]
 //	}

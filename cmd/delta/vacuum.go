@@ -110,6 +110,7 @@ type vacuumJSON struct {
 	SizeInBytes          int64            `json:"sizeInBytes"`
 	NumDeletedFiles      int64            `json:"numDeletedFiles"`
 	NumDirectories       int64            `json:"numDirectories"`
+	NumDeletedDirs       int64            `json:"numDeletedDirectories"`
 	StartVersion         *int64           `json:"startVersion"`
 	EndVersion           *int64           `json:"endVersion"`
 	Files                []vacuumFileJSON `json:"files"`
@@ -125,7 +126,8 @@ func vacuumDocument(r *delta.VacuumResult) vacuumJSON {
 		DryRun: r.DryRun, Lite: r.Lite, Cutoff: formatTime(r.Cutoff),
 		RetentionMillis: r.Retention.Milliseconds(), TableRetentionMillis: r.TableRetention.Milliseconds(),
 		NumFiles: len(r.Files), SizeInBytes: r.Bytes, NumDeletedFiles: r.Deleted, NumDirectories: r.Dirs,
-		Files: make([]vacuumFileJSON, len(r.Files)),
+		NumDeletedDirs: r.DeletedDirs,
+		Files:          make([]vacuumFileJSON, len(r.Files)),
 	}
 	if r.StartVersion >= 0 {
 		doc.StartVersion = &r.StartVersion
@@ -154,6 +156,9 @@ func vacuumText(w io.Writer, r *delta.VacuumResult) {
 	fmt.Fprintf(w, "vacuum (%s): deleted %d of %d files (%d bytes) older than %s", mode, r.Deleted, len(r.Files), r.Bytes, formatTime(r.Cutoff))
 	if r.Dirs > 0 {
 		fmt.Fprintf(w, " in %d directories", r.Dirs)
+	}
+	if r.DeletedDirs > 0 {
+		fmt.Fprintf(w, ", and %d empty directories", r.DeletedDirs)
 	}
 	fmt.Fprintf(w, "; recorded at versions %d and %d\n", r.StartVersion, r.EndVersion)
 }
