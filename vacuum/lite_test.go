@@ -5,12 +5,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/testutil"
 	"github.com/godelta/delta/vacuum"
 )
 
@@ -147,5 +149,49 @@ func TestVacuumLiteAfterLogCleanup(t *testing.T) {
 	}
 	if b, err := os.ReadFile(info); err != nil || string(b) != `{"latestCommitVersionOutsideOfRetentionWindow":9}` {
 		t.Fatalf("_last_vacuum_info after the lite VACUUM: %q %v", b, err)
+	}
+}
+
+// Lite mode deletes what the commits name, as Spark's LITE does: the
+// files their removes deleted and the change-data files their cdc actions
+// wrote (a delta-rs corpus table with an UPDATE that wrote one).
+func TestVacuumLiteChangeData(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := testutil.CopyTree(filepath.Join(testutil.CorpusDir(t), "delta-rs", "simple_table_with_cdc"), dir); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := delta.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	want := []string{
+		"_change_data/cdc-00000-a846ce80-2eec-484d-bef7-0e63557786ca.c000.snappy.parquet", // cdc of version 2
+		"part-00000-996384f7-3fc5-4a5f-9921-6e56269ec2c9-c000.snappy.parquet",             // removed by version 2
+	}
+	live := "part-00000-7444aec4-710a-4a4c-8abe-3323499043e9.c000.snappy.parquet"
+	now := time.Now().Add(time.Hour)
+	res, err := tbl.Vacuum(ctx, vacuum.Options{Lite: true, RetentionSet: true, Force: true, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range res.Files {
+		got = append(got, f.Key)
+	}
+	if !slices.Equal(got, want) || res.Deleted != 2 {
+		t.Fatalf("lite VACUUM deleted %q (%d), want %q", got, res.Deleted, want)
+	}
+	for _, k := range want {
+		if exists(t, dir, k) {
+			t.Errorf("%s survived", k)
+		}
+	}
+	if !exists(t, dir, live) {
+		t.Fatalf("the live file went")
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "_delta_log", "_last_vacuum_info")); err != nil || string(b) != `{"latestCommitVersionOutsideOfRetentionWindow":2}` {
+		t.Fatalf("_last_vacuum_info %q %v", b, err)
 	}
 }
