@@ -160,9 +160,13 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 	var outside int64
 	hasOutside := false
 	if opts.Lite || !opts.DryRun {
-		if outside, hasOutside, err = latestOutsideWindow(ctx, snap, res.Cutoff); err != nil {
+		outside, hasOutside, err = latestOutsideWindow(ctx, snap, res.Cutoff)
+		if err != nil && opts.Lite {
 			return res, err
 		}
+		// A full VACUUM needs it only to record it: when the log cannot
+		// date its commits, it records nothing, which is always safe.
+		hasOutside = hasOutside && err == nil
 	}
 	var walked []string // the directories a full VACUUM walked, the root excepted
 	if opts.Lite {
