@@ -152,15 +152,22 @@ func TestRestoreSparkDVTableWithCDF(t *testing.T) {
 
 func newTable(t *testing.T) (*delta.Table, string) {
 	t.Helper()
-	dir := t.TempDir()
-	tbl, err := delta.Create(context.Background(), dir, delta.TableSpec{
-		Schema: &schema.StructType{Fields: []schema.StructField{
-			{Name: "id", Type: schema.Long, Nullable: true},
-			{Name: "p", Type: schema.String, Nullable: true},
-		}},
+	return createTable(t, delta.TableSpec{
 		PartitionColumns: []string{"p"},
 		Properties:       map[string]string{"delta.enableChangeDataFeed": "true"},
 	})
+}
+
+// createTable creates a table of columns id long and p string, with the
+// rest of spec, in a new directory.
+func createTable(t *testing.T, spec delta.TableSpec) (*delta.Table, string) {
+	t.Helper()
+	dir := t.TempDir()
+	spec.Schema = &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.Long, Nullable: true},
+		{Name: "p", Type: schema.String, Nullable: true},
+	}}
+	tbl, err := delta.Create(context.Background(), dir, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,18 +311,10 @@ func TestMergeProtocols(t *testing.T) {
 // must never go back, or new rows would reuse the ids of live ones.
 func TestRestoreDomainMetadata(t *testing.T) {
 	ctx := context.Background()
-	tbl, err := delta.Create(ctx, t.TempDir(), delta.TableSpec{
-		Schema: &schema.StructType{Fields: []schema.StructField{
-			{Name: "id", Type: schema.Long, Nullable: true},
-			{Name: "p", Type: schema.String, Nullable: true},
-		}},
+	tbl, _ := createTable(t, delta.TableSpec{
 		ClusterBy:  []string{"id"},
 		Properties: map[string]string{"delta.enableRowTracking": "true"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tbl.Close() })
 	domain := func(name string) (string, bool) {
 		t.Helper()
 		snap, err := tbl.Snapshot(ctx)
@@ -379,7 +378,7 @@ func TestRestoreDomainMetadata(t *testing.T) {
 // longer clustered, as it was not then.
 func TestRestoreBeforeClustering(t *testing.T) {
 	ctx := context.Background()
-	tbl, _ := newTableUnpartitioned(t)
+	tbl, _ := createTable(t, delta.TableSpec{})
 	if _, err := tbl.AppendRows(ctx, rows("a", 1), delta.WriteOptions{}); err != nil { // v1
 		t.Fatal(err)
 	}
@@ -394,20 +393,4 @@ func TestRestoreBeforeClustering(t *testing.T) {
 	if cfg, ok, err := snap.DomainMetadata(ctx, actions.DomainClustering); err != nil || !ok || cfg != `{"clusteringColumns":[]}` {
 		t.Fatalf("clustering after the restore: %q %v %v", cfg, ok, err)
 	}
-}
-
-func newTableUnpartitioned(t *testing.T) (*delta.Table, string) {
-	t.Helper()
-	dir := t.TempDir()
-	tbl, err := delta.Create(context.Background(), dir, delta.TableSpec{
-		Schema: &schema.StructType{Fields: []schema.StructField{
-			{Name: "id", Type: schema.Long, Nullable: true},
-			{Name: "p", Type: schema.String, Nullable: true},
-		}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tbl.Close() })
-	return tbl, dir
 }

@@ -29,15 +29,8 @@ type DirLister interface {
 // (as testutil/faultstore) for one that has the capability. A store without
 // it yields one error matching errors.ErrUnsupported.
 func ListDirs(ctx context.Context, s Store, dir string) iter.Seq2[string, error] {
-	for s != nil {
-		if dl, ok := s.(DirLister); ok {
-			return dl.ListDirs(ctx, dir)
-		}
-		u, ok := s.(interface{ Unwrap() Store })
-		if !ok {
-			break
-		}
-		s = u.Unwrap()
+	if dl, ok := capability[DirLister](s); ok {
+		return dl.ListDirs(ctx, dir)
 	}
 	return func(yield func(string, error) bool) {
 		yield("", &OpError{Op: "list dirs", Key: dir, Err: fmt.Errorf("the store cannot list directories: %w", errors.ErrUnsupported)})
@@ -131,9 +124,18 @@ type DirRemover interface {
 // for one that has the capability. A store without it has no directories
 // to remove: it returns false and nil.
 func RemoveEmptyDir(ctx context.Context, s Store, dir string) (bool, error) {
+	if dr, ok := capability[DirRemover](s); ok {
+		return dr.RemoveEmptyDir(ctx, dir)
+	}
+	return false, nil
+}
+
+// capability returns s as the optional interface T, or the first store
+// under it, through wrappers with an Unwrap() Store method, that is one.
+func capability[T any](s Store) (T, bool) {
 	for s != nil {
-		if dr, ok := s.(DirRemover); ok {
-			return dr.RemoveEmptyDir(ctx, dir)
+		if c, ok := s.(T); ok {
+			return c, true
 		}
 		u, ok := s.(interface{ Unwrap() Store })
 		if !ok {
@@ -141,7 +143,8 @@ func RemoveEmptyDir(ctx context.Context, s Store, dir string) (bool, error) {
 		}
 		s = u.Unwrap()
 	}
-	return false, nil
+	var zero T
+	return zero, false
 }
 
 // RemoveEmptyDir implements DirRemover: it refuses dir as List does, and
