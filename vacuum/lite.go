@@ -82,10 +82,10 @@ func readLastVacuum(ctx context.Context, store logstore.Store) (int64, error) {
 	return v, nil
 }
 
-// writeLastVacuum records version v in _last_vacuum_info, as Spark writes
-// it (one JSON object, replacing the file).
+// writeLastVacuum records version v in _last_vacuum_info, byte for byte as
+// Spark writes it (one line of JSON, replacing the file).
 func writeLastVacuum(ctx context.Context, store logstore.Store, v int64) error {
-	data := []byte(`{"` + lastVacuumField + `":` + strconv.FormatInt(v, 10) + `}`)
+	data := []byte(`{"` + lastVacuumField + `":` + strconv.FormatInt(v, 10) + "}\n")
 	if err := store.Put(ctx, LastVacuumInfoKey, data); err != nil {
 		return fmt.Errorf("vacuum: recording the last vacuum in %s: %w", LastVacuumInfoKey, err)
 	}

@@ -107,7 +107,7 @@ func TestVacuumLiteAfterLogCleanup(t *testing.T) {
 			t.Fatalf("full VACUUM left %s", k)
 		}
 	}
-	if b, err := os.ReadFile(info); err != nil || string(b) != `{"latestCommitVersionOutsideOfRetentionWindow":5}` || res.LastVacuumInfo != 5 {
+	if b, err := os.ReadFile(info); err != nil || string(b) != `{"latestCommitVersionOutsideOfRetentionWindow":5}`+"\n" || res.LastVacuumInfo != 5 {
 		t.Fatalf("_last_vacuum_info after the full VACUUM: %q %v (result %d)", b, err, res.LastVacuumInfo)
 	}
 
@@ -147,7 +147,7 @@ func TestVacuumLiteAfterLogCleanup(t *testing.T) {
 			t.Fatalf("lite VACUUM deleted the live file %s", k)
 		}
 	}
-	if b, err := os.ReadFile(info); err != nil || string(b) != `{"latestCommitVersionOutsideOfRetentionWindow":9}` {
+	if b, err := os.ReadFile(info); err != nil || string(b) != `{"latestCommitVersionOutsideOfRetentionWindow":9}`+"\n" {
 		t.Fatalf("_last_vacuum_info after the lite VACUUM: %q %v", b, err)
 	}
 }
@@ -191,7 +191,7 @@ func TestVacuumLiteChangeData(t *testing.T) {
 	if !exists(t, dir, live) {
 		t.Fatalf("the live file went")
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "_delta_log", "_last_vacuum_info")); err != nil || string(b) != `{"latestCommitVersionOutsideOfRetentionWindow":2}` {
+	if b, err := os.ReadFile(filepath.Join(dir, "_delta_log", "_last_vacuum_info")); err != nil || string(b) != `{"latestCommitVersionOutsideOfRetentionWindow":2}`+"\n" {
 		t.Fatalf("_last_vacuum_info %q %v", b, err)
 	}
 }

@@ -266,7 +266,7 @@ func TestVacuumKeepsEveryVersionInTheWindow(t *testing.T) {
 		t.Errorf("_delta_log had %d entries, now %d (want 2 more commits and _last_vacuum_info)", len(logBefore), len(logAfter))
 	}
 	// Version 3 (+10d) is the newest commit before the cut-off (+23d).
-	if b, err := os.ReadFile(filepath.Join(f.dir, "_delta_log", "_last_vacuum_info")); err != nil || string(b) != `{"latestCommitVersionOutsideOfRetentionWindow":3}` || res.LastVacuumInfo != 3 {
+	if b, err := os.ReadFile(filepath.Join(f.dir, "_delta_log", "_last_vacuum_info")); err != nil || string(b) != `{"latestCommitVersionOutsideOfRetentionWindow":3}`+"\n" || res.LastVacuumInfo != 3 {
 		t.Errorf("_last_vacuum_info %q %v, result %d", b, err, res.LastVacuumInfo)
 	}
 
