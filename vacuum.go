@@ -17,6 +17,10 @@ type VacuumResult = vacuum.Result
 // retention shorter than the table's without Force.
 var ErrRetentionTooShort = vacuum.ErrRetentionTooShort
 
+// ErrCannotVacuumLite is the kind of the error a lite Vacuum returns when
+// log cleanup has deleted commits no VACUUM has handled: run a full one.
+var ErrCannotVacuumLite = vacuum.ErrCannotVacuumLite
+
 // Vacuum deletes the files under the table's root that no version inside
 // the retention window needs: removed data files and their deletion
 // vectors, change-data files, and orphans of failed writes, never anything

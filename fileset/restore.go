@@ -73,7 +73,13 @@ type RestoreResult struct {
 // A file is matched by path and deletion vector, so a file whose deletion
 // vector changed is removed with the new vector and added with the old.
 // The metaData of target is restored; the protocol becomes the union of
-// both (Spark never downgrades it). The commit carries no cdc actions:
+// both (Spark never downgrades it). Domain metadata is handled as Spark's
+// DomainMetadataUtils.handleDomainMetadataForRestoreTable does (see
+// restoreDomains): the clustering columns (domain delta.clustering) become
+// target's, and every other domain keeps its latest value, above all the
+// row-id high-water mark of delta.rowTracking, which never goes back (the
+// restored files keep their row ids, all below it). The commit carries no
+// cdc actions:
 // change data readers read its adds and removes as inserts and deletes,
 // as Spark's do.
 //
@@ -127,6 +133,11 @@ func Restore(ctx context.Context, latest, target *snapshot.Snapshot, opts Restor
 		}
 	}
 
+	domains, err := restoreDomains(ctx, latest, target)
+	if err != nil {
+		return res, fmt.Errorf("fileset: restore to version %d: %w", target.Version(), err)
+	}
+
 	l := newLocator(latest.Store())
 	defer l.close()
 	gone, err := missing(ctx, l, adds, 100)
@@ -161,6 +172,9 @@ func Restore(ctx context.Context, latest, target *snapshot.Snapshot, opts Restor
 	tx.ReadWholeTable()
 	tx.SetMetadata(tm)
 	tx.SetProtocol(newProto)
+	for _, d := range domains {
+		tx.SetDomainMetadata(d)
+	}
 	for _, a := range adds {
 		c := *a
 		c.DataChange = true
@@ -176,6 +190,49 @@ func Restore(ctx context.Context, latest, target *snapshot.Snapshot, opts Restor
 	}
 	res.Version, res.Commit = cr.Version, cr
 	return res, nil
+}
+
+// restoreDomains returns the domainMetadata actions of a RESTORE of latest
+// to target, as Spark's DomainMetadataUtils.handleDomainMetadataForRestoreTable
+// computes them (Spark copies no other domain from target):
+//
+//   - latest has a clustering domain: it is replaced by one with target's
+//     clustering columns when target's protocol supports clustering and
+//     target has the domain, else by one with no columns (the table is no
+//     longer clustered, as target was not);
+//   - latest has none and target has one: target's is written back as a
+//     tombstone (removed), which changes nothing, as Spark writes it;
+//   - every other domain (delta.rowTracking, user domains) is left as it is
+//     in latest: its latest value stays.
+func restoreDomains(ctx context.Context, latest, target *snapshot.Snapshot) ([]actions.DomainMetadata, error) {
+	_, hasNow, err := latest.DomainMetadata(ctx, actions.DomainClustering)
+	if err != nil {
+		return nil, err
+	}
+	then, hasThen, err := target.DomainMetadata(ctx, actions.DomainClustering)
+	if err != nil {
+		return nil, err
+	}
+	if !hasNow {
+		if hasThen {
+			return []actions.DomainMetadata{{Domain: actions.DomainClustering, Configuration: then, Removed: true}}, nil
+		}
+		return nil, nil
+	}
+	var cols [][]string
+	tp := target.Protocol()
+	if hasThen && (tp.HasWriterFeature(actions.FeatureClustering) || tp.HasWriterFeature(actions.FeatureLiquidPreview)) {
+		cfg, err := actions.ParseClustering(then)
+		if err != nil {
+			return nil, fmt.Errorf("clustering columns of version %d: %w", target.Version(), err)
+		}
+		cols = cfg.Columns
+	}
+	d, err := actions.ClusteringDomain(cols)
+	if err != nil {
+		return nil, err
+	}
+	return []actions.DomainMetadata{d}, nil
 }
 
 // MergeProtocols returns the smallest protocol that supports every feature

@@ -152,15 +152,22 @@ func TestRestoreSparkDVTableWithCDF(t *testing.T) {
 
 func newTable(t *testing.T) (*delta.Table, string) {
 	t.Helper()
-	dir := t.TempDir()
-	tbl, err := delta.Create(context.Background(), dir, delta.TableSpec{
-		Schema: &schema.StructType{Fields: []schema.StructField{
-			{Name: "id", Type: schema.Long, Nullable: true},
-			{Name: "p", Type: schema.String, Nullable: true},
-		}},
+	return createTable(t, delta.TableSpec{
 		PartitionColumns: []string{"p"},
 		Properties:       map[string]string{"delta.enableChangeDataFeed": "true"},
 	})
+}
+
+// createTable creates a table of columns id long and p string, with the
+// rest of spec, in a new directory.
+func createTable(t *testing.T, spec delta.TableSpec) (*delta.Table, string) {
+	t.Helper()
+	dir := t.TempDir()
+	spec.Schema = &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.Long, Nullable: true},
+		{Name: "p", Type: schema.String, Nullable: true},
+	}}
+	tbl, err := delta.Create(context.Background(), dir, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,5 +302,95 @@ func TestMergeProtocols(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(c.w) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.w)
 		}
+	}
+}
+
+// RESTORE brings back the clustering columns of the version restored (a
+// new delta.clustering domain), as Spark's RestoreTableCommand does, and
+// leaves the row-id high-water mark of delta.rowTracking where it is: it
+// must never go back, or new rows would reuse the ids of live ones.
+func TestRestoreDomainMetadata(t *testing.T) {
+	ctx := context.Background()
+	tbl, _ := createTable(t, delta.TableSpec{
+		ClusterBy:  []string{"id"},
+		Properties: map[string]string{"delta.enableRowTracking": "true"},
+	})
+	domain := func(name string) (string, bool) {
+		t.Helper()
+		snap, err := tbl.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, ok, err := snap.DomainMetadata(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg, ok
+	}
+	if _, err := tbl.AppendRows(ctx, rows("a", 1, 2), delta.WriteOptions{}); err != nil { // v1
+		t.Fatal(err)
+	}
+	if _, err := tbl.ClusterBy(ctx, []string{"p"}); err != nil { // v2
+		t.Fatal(err)
+	}
+	if _, err := tbl.AppendRows(ctx, rows("b", 3, 4, 5), delta.WriteOptions{}); err != nil { // v3
+		t.Fatal(err)
+	}
+	if cfg, _ := domain(actions.DomainClustering); cfg != `{"clusteringColumns":[["p"]]}` {
+		t.Fatalf("clustering before the restore: %s", cfg)
+	}
+	markBefore, _ := domain("delta.rowTracking")
+	if markBefore != `{"rowIdHighWaterMark":4}` {
+		t.Fatalf("high-water mark before the restore: %s", markBefore)
+	}
+
+	restore(t, tbl, 1)
+	if cfg, ok := domain(actions.DomainClustering); !ok || cfg != `{"clusteringColumns":[["id"]]}` {
+		t.Fatalf("clustering after restoring version 1: %q %v, want the columns of version 1", cfg, ok)
+	}
+	if mark, _ := domain("delta.rowTracking"); mark != markBefore {
+		t.Fatalf("high-water mark after the restore: %s, want %s kept", mark, markBefore)
+	}
+	// New rows get ids above every id ever given, not reused ones.
+	if _, err := tbl.AppendRows(ctx, rows("c", 6), delta.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if mark, _ := domain("delta.rowTracking"); mark != `{"rowIdHighWaterMark":5}` {
+		t.Fatalf("high-water mark after an append: %s", mark)
+	}
+
+	// Restoring version 0 (clustered by id, no rows) after clustering by
+	// nothing brings the columns back too.
+	if _, err := tbl.ClusterBy(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, _ := domain(actions.DomainClustering); cfg != `{"clusteringColumns":[]}` {
+		t.Fatalf("clustering after CLUSTER BY NONE: %s", cfg)
+	}
+	restore(t, tbl, 2)
+	if cfg, _ := domain(actions.DomainClustering); cfg != `{"clusteringColumns":[["p"]]}` {
+		t.Fatalf("clustering after restoring version 2: %s", cfg)
+	}
+}
+
+// Restoring a version from before the table was clustered leaves a
+// clustering domain with no columns, as Spark writes it: the table is no
+// longer clustered, as it was not then.
+func TestRestoreBeforeClustering(t *testing.T) {
+	ctx := context.Background()
+	tbl, _ := createTable(t, delta.TableSpec{})
+	if _, err := tbl.AppendRows(ctx, rows("a", 1), delta.WriteOptions{}); err != nil { // v1
+		t.Fatal(err)
+	}
+	if _, err := tbl.ClusterBy(ctx, []string{"id"}); err != nil { // v2
+		t.Fatal(err)
+	}
+	restore(t, tbl, 1)
+	snap, err := tbl.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, ok, err := snap.DomainMetadata(ctx, actions.DomainClustering); err != nil || !ok || cfg != `{"clusteringColumns":[]}` {
+		t.Fatalf("clustering after the restore: %q %v %v", cfg, ok, err)
 	}
 }

@@ -29,15 +29,8 @@ type DirLister interface {
 // (as testutil/faultstore) for one that has the capability. A store without
 // it yields one error matching errors.ErrUnsupported.
 func ListDirs(ctx context.Context, s Store, dir string) iter.Seq2[string, error] {
-	for s != nil {
-		if dl, ok := s.(DirLister); ok {
-			return dl.ListDirs(ctx, dir)
-		}
-		u, ok := s.(interface{ Unwrap() Store })
-		if !ok {
-			break
-		}
-		s = u.Unwrap()
+	if dl, ok := capability[DirLister](s); ok {
+		return dl.ListDirs(ctx, dir)
 	}
 	return func(yield func(string, error) bool) {
 		yield("", &OpError{Op: "list dirs", Key: dir, Err: fmt.Errorf("the store cannot list directories: %w", errors.ErrUnsupported)})
@@ -106,4 +99,71 @@ func Walk(ctx context.Context, s Store, dir string, enter func(sub string) bool)
 			}
 		}
 	}
+}
+
+// DirRemover is an optional capability of a Driver (and of the Store over
+// it), for stores that have real directories (the local disk):
+// RemoveEmptyDir removes directory dir (a prefix ending in '/', as in
+// List; never "", the root) if it is a real directory that holds nothing,
+// and reports whether it removed it. A directory that is not empty, is
+// missing, or is not a directory (a file, or a symbolic link, which is
+// never followed) is left as it is, and is not an error. Removing is
+// atomic: a directory in which someone creates a file meanwhile is either
+// removed before, or kept. Backends whose directories are only key
+// prefixes (object stores, memory) have none to remove, and lack it.
+//
+// VACUUM uses it to delete the partition directories it has emptied, as
+// Spark's VACUUM does; writers of the local backend create a directory
+// again if it is removed under them.
+type DirRemover interface {
+	RemoveEmptyDir(ctx context.Context, dir string) (bool, error)
+}
+
+// RemoveEmptyDir removes directory dir of store s if it is empty (see
+// DirRemover), looking through wrappers that have an Unwrap() Store method
+// for one that has the capability. A store without it has no directories
+// to remove: it returns false and nil.
+func RemoveEmptyDir(ctx context.Context, s Store, dir string) (bool, error) {
+	if dr, ok := capability[DirRemover](s); ok {
+		return dr.RemoveEmptyDir(ctx, dir)
+	}
+	return false, nil
+}
+
+// capability returns s as the optional interface T, or the first store
+// under it, through wrappers with an Unwrap() Store method, that is one.
+func capability[T any](s Store) (T, bool) {
+	for s != nil {
+		if c, ok := s.(T); ok {
+			return c, true
+		}
+		u, ok := s.(interface{ Unwrap() Store })
+		if !ok {
+			break
+		}
+		s = u.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
+
+// RemoveEmptyDir implements DirRemover: it refuses dir as List does, and
+// the root ("") with ErrInvalidKey, then calls the driver's when it has
+// one; otherwise it returns false and nil.
+func (p *Portable) RemoveEmptyDir(ctx context.Context, dir string) (bool, error) {
+	if err := p.checkDir(ctx, dir); err != nil {
+		return false, err
+	}
+	if dir == "" {
+		return false, &OpError{Op: "remove dir", Err: fmt.Errorf("the root is never removed: %w", &KeyError{Key: dir})}
+	}
+	dr, ok := p.d.(DirRemover)
+	if !ok {
+		return false, nil
+	}
+	removed, err := dr.RemoveEmptyDir(ctx, dir)
+	if err != nil {
+		return false, p.wrap(ctx, "remove dir", dir, err)
+	}
+	return removed, nil
 }

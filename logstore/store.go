@@ -95,7 +95,11 @@
 // A driver may also implement DirLister (ListDirs: the sub-directories
 // under a directory), which VACUUM needs to walk a table's tree (Walk);
 // every backend here does. Without it ListDirs and Walk report
-// errors.ErrUnsupported, and the storetest case for it is skipped.
+// errors.ErrUnsupported, and the storetest case for it is skipped. A
+// driver with real directories (local) also implements DirRemover
+// (RemoveEmptyDir: remove a directory only if it is empty), with which
+// VACUUM deletes the partition directories it empties; without it
+// RemoveEmptyDir does nothing, since key prefixes are not objects.
 //
 // # Errors and concurrency
 //

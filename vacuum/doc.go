@@ -29,10 +29,33 @@
 // that leads out of the root (logstore/local), so files outside the root
 // survive whatever links point there.
 //
-// Lite (Options.Lite) lists nothing: it deletes the files that tombstones
-// still in the log deleted before the cut-off (and their deletion vectors),
-// unless a kept file has the same key. Orphans of failed writes, and files
-// whose tombstones log cleanup already dropped, stay until a full VACUUM.
+// Lite (Options.Lite) lists nothing, as Spark's VACUUM LITE: it reads the
+// commit files from the one after the last VACUUM's (see below; from the
+// earliest commit when none is recorded) through the newest commit at or
+// before the cut-off, and deletes the files their removes deleted before the
+// cut-off (with the removes' deletion-vector files) and the change-data files
+// their cdc actions name, unless a kept file has the same key. It reads no
+// checkpoint, since checkpoints drop expired removes. Orphans of failed writes
+// stay until a full VACUUM.
+//
+// # _last_vacuum_info
+//
+// Lite mode cannot see the removes of commits that log cleanup
+// (delta.logRetentionDuration) has deleted. So every VACUUM that deletes
+// records, in _delta_log/_last_vacuum_info (LastVacuumInfoKey), the JSON object
+// {"latestCommitVersionOutsideOfRetentionWindow":N}, N being the newest commit
+// at or before its cut-off: what those commits removed before the cut-off is
+// gone. The file and its format are Spark's. A lite VACUUM on a log whose
+// earliest commit is not 0 and is newer than N (or there is no N) is refused
+// with a *LiteError (errors.Is ErrCannotVacuumLite) telling to run a full
+// VACUUM: the rule Spark applies, so that Spark and this package decide alike
+// on one table whoever vacuumed last. Two differences from Spark, both only
+// ever recording a true N: a full VACUUM records N too (Spark's writes {}, so
+// that in Spark a lite run fails after log cleanup even after a full one, the
+// run its error asks for); and N never goes back (a run with a longer
+// retention keeps a newer N already recorded, where Spark writes its own). A
+// dry run records nothing; nor does a run whose cut-off is before every
+// commit still in the log (Spark writes {} then).
 //
 // In both modes a file the log names by an absolute path outside the root
 // (the source files of a shallow clone) is never deleted.
@@ -72,6 +95,18 @@
 // retention window, which may re-add a file this run is deleting: restore
 // only to versions inside the window while a VACUUM may run.
 //
-// Directories left empty are not deleted (the Store has no directories to
-// delete); Spark's VACUUM deletes them.
+// # Empty directories
+//
+// After its deletes have all succeeded, a full VACUUM deletes the
+// directories it walked that are empty, whether it emptied them or they
+// were empty before (Spark's deletes those with no file older than the
+// cut-off, and so a directory it empties only in its next run), deepest
+// first, with logstore.RemoveEmptyDir: never the root, _delta_log or any
+// other hidden directory (none is walked), never through a symbolic link,
+// and never a directory that holds anything, atomically (rmdir). A writer
+// of the local store makes its directory again if one goes under it.
+// Stores whose directories are only key prefixes (object stores) have
+// nothing to delete. A dry run and lite mode delete no directory.
+// Result.DeletedDirs counts them; the END commit's numDeletedFiles does
+// not (Spark's does).
 package vacuum

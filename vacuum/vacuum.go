@@ -13,6 +13,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/internal/dv"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
@@ -62,8 +63,10 @@ type Options struct {
 	RetentionSet bool
 	// Force allows a Retention shorter than the table's.
 	Force bool
-	// Lite deletes only what expired tombstones in the log name, without
-	// listing the root. See the package doc.
+	// Lite deletes only what the removes (and cdc actions) of the commits
+	// since the last VACUUM name, without listing the root; it is refused
+	// with a *LiteError when log cleanup has deleted some of those commits.
+	// See the package doc.
 	Lite bool
 	// DryRun finds the files and deletes nothing, and commits nothing.
 	DryRun bool
@@ -99,20 +102,27 @@ type Result struct {
 	Bytes int64
 	// Deleted is how many were deleted: 0 in a dry run.
 	Deleted int64
+	// DeletedDirs is how many empty directories a full VACUUM deleted
+	// (on stores with directories: the local disk); 0 in a dry run.
+	DeletedDirs int64
 	// Dirs is the number of directories walked (the root included); 0 in
 	// lite mode. Spark reports it as numVacuumedDirectories.
 	Dirs int64
 	// StartVersion and EndVersion are the versions of the VACUUM START and
 	// END commits; -1 when not committed (a dry run, or a failure before).
 	StartVersion, EndVersion int64
-	DryRun, Lite             bool
+	// LastVacuumInfo is the version this run recorded in
+	// _last_vacuum_info (LastVacuumInfoKey): every file the commits up to
+	// it removed before the cut-off is gone. -1 when it recorded none.
+	LastVacuumInfo int64
+	DryRun, Lite   bool
 }
 
 // Vacuum deletes the files of the table of snap (its latest snapshot, as
 // loaded by the caller) that no version inside the retention window
 // needs. See the package doc.
 func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result, error) {
-	res := Result{StartVersion: -1, EndVersion: -1, DryRun: opts.DryRun, Lite: opts.Lite}
+	res := Result{StartVersion: -1, EndVersion: -1, LastVacuumInfo: -1, DryRun: opts.DryRun, Lite: opts.Lite}
 	p, m := snap.Protocol(), snap.Metadata()
 	// VACUUM writes no row: the table's row rules (CHECK constraints,
 	// invariants, generated columns) do not stop it; every other writer
@@ -141,19 +151,33 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 
 	store := snap.Store()
 	root := store.URI()
-	keep, expired, err := fileSets(ctx, snap, root, cutoffMs)
+	keep, err := fileSets(ctx, snap, root, cutoffMs)
 	if err != nil {
 		return res, err
 	}
+	// The newest commit at or before the cut-off: lite mode reads the
+	// commits up to it, and both modes record it in _last_vacuum_info.
+	var outside int64
+	hasOutside := false
+	if opts.Lite || !opts.DryRun {
+		outside, hasOutside, err = latestOutsideWindow(ctx, snap, res.Cutoff)
+		if err != nil && opts.Lite {
+			return res, err
+		}
+		// A full VACUUM needs it only to record it: when the log cannot
+		// date its commits, it records nothing, which is always safe.
+		hasOutside = hasOutside && err == nil
+	}
+	var walked []string // the directories a full VACUUM walked, the root excepted
 	if opts.Lite {
-		for key, size := range expired {
-			if _, ok := keep[key]; !ok {
-				res.Files = append(res.Files, File{Key: key, Size: size})
+		if hasOutside {
+			if res.Files, err = liteFiles(ctx, snap, keep, outside, cutoffMs); err != nil {
+				return res, err
 			}
 		}
 	} else {
 		part := partitionDirPrefixes(m.PartitionColumns)
-		dirs, err := walk(ctx, store, part, func(info logstore.ObjectInfo) {
+		walked, err = walk(ctx, store, part, func(info logstore.ObjectInfo) {
 			if _, ok := keep[info.Key]; ok || !info.ModTime.Before(res.Cutoff) {
 				return
 			}
@@ -162,7 +186,7 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 		if err != nil {
 			return res, fmt.Errorf("vacuum: listing the table: %w", err)
 		}
-		res.Dirs = dirs
+		res.Dirs = int64(len(walked)) + 1 // and the root
 	}
 	slices.SortFunc(res.Files, func(a, b File) int { return strings.Compare(a.Key, b.Key) })
 	for _, f := range res.Files {
@@ -190,6 +214,9 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 
 	deleted, delErr := deleteAll(ctx, store, res.Files, opts)
 	res.Deleted = deleted
+	if delErr == nil {
+		res.DeletedDirs, delErr = removeEmptyDirs(ctx, store, walked)
+	}
 	status := "COMPLETED"
 	metrics := map[string]any{
 		"numDeletedFiles":        strconv.FormatInt(deleted, 10),
@@ -214,6 +241,12 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 	if delErr != nil {
 		return res, fmt.Errorf("vacuum: deleting files: %w", delErr)
 	}
+	if hasOutside {
+		if err := recordLastVacuum(ctx, store, outside); err != nil {
+			return res, err
+		}
+		res.LastVacuumInfo = outside
+	}
 	if endErr != nil {
 		return res, fmt.Errorf("vacuum: committing %s: %w", OperationEnd, endErr)
 	}
@@ -228,16 +261,14 @@ func logCommit(ctx context.Context, snap *snapshot.Snapshot, base txn.Options, o
 	return txn.Update(ctx, snap, o, func(*txn.Transaction) error { return nil })
 }
 
-// fileSets returns the keys of the files to keep (live files, and files
-// tombstoned at or after cutoffMs, with their DV files) and the keys and
-// sizes of the files tombstoned before it (with their DV files). Paths
-// outside the root are in neither.
-func fileSets(ctx context.Context, snap *snapshot.Snapshot, root string, cutoffMs int64) (keep map[string]struct{}, expired map[string]int64, err error) {
-	keep = map[string]struct{}{}
-	expired = map[string]int64{}
+// fileSets returns the keys of the files to keep: live files, files
+// tombstoned at or after cutoffMs, and the DV files of both. Paths outside
+// the root are not in it.
+func fileSets(ctx context.Context, snap *snapshot.Snapshot, root string, cutoffMs int64) (map[string]struct{}, error) {
+	keep := map[string]struct{}{}
 	for a, err := range snap.Files(ctx) {
 		if err != nil {
-			return nil, nil, fmt.Errorf("vacuum: reading the live files: %w", err)
+			return nil, fmt.Errorf("vacuum: reading the live files: %w", err)
 		}
 		if k, ok := snapshot.KeyOf(root, a.Path); ok {
 			keep[k] = struct{}{}
@@ -248,37 +279,19 @@ func fileSets(ctx context.Context, snap *snapshot.Snapshot, root string, cutoffM
 	}
 	for r, err := range snap.Tombstones(ctx) {
 		if err != nil {
-			return nil, nil, fmt.Errorf("vacuum: reading the tombstones: %w", err)
+			return nil, fmt.Errorf("vacuum: reading the tombstones: %w", err)
 		}
-		var ts int64
-		if r.DeletionTimestamp != nil {
-			ts = *r.DeletionTimestamp
-		}
-		k, ok := snapshot.KeyOf(root, r.Path)
-		dk, dok := dvKey(root, r.DeletionVector)
-		if ts >= cutoffMs {
-			if ok {
-				keep[k] = struct{}{}
-			}
-			if dok {
-				keep[dk] = struct{}{}
-			}
+		if r.DeletionTimestamp == nil || *r.DeletionTimestamp < cutoffMs {
 			continue
 		}
-		if ok {
-			var size int64
-			if r.Size != nil {
-				size = *r.Size
-			}
-			expired[k] = size
+		if k, ok := snapshot.KeyOf(root, r.Path); ok {
+			keep[k] = struct{}{}
 		}
-		if dok {
-			if _, seen := expired[dk]; !seen {
-				expired[dk] = 0 // a DV file may hold many vectors: its size is unknown
-			}
+		if k, ok := dvKey(root, r.DeletionVector); ok {
+			keep[k] = struct{}{}
 		}
 	}
-	return keep, expired, nil
+	return keep, nil
 }
 
 // dvKey returns the key of the file a deletion vector is stored in, when
@@ -326,25 +339,52 @@ func hidden(name string, part []string) bool {
 }
 
 // walk lists every file under the root outside hidden directories, and
-// calls fn for each that is not hidden. It returns the number of
-// directories walked, the root included.
-func walk(ctx context.Context, store logstore.Store, part []string, fn func(logstore.ObjectInfo)) (int64, error) {
-	n := int64(1)
+// calls fn for each that is not hidden. It returns the directories it
+// walked, the root excepted, in the order it entered them.
+func walk(ctx context.Context, store logstore.Store, part []string, fn func(logstore.ObjectInfo)) ([]string, error) {
+	var dirs []string
 	enter := func(sub string) bool {
 		name := strings.TrimSuffix(sub, "/")
 		name = name[strings.LastIndexByte(name, '/')+1:]
 		if hidden(name, part) {
 			return false
 		}
-		n++
+		dirs = append(dirs, sub)
 		return true
 	}
 	for info, err := range logstore.Walk(ctx, store, "", enter) {
 		if err != nil {
-			return n, err
+			return dirs, err
 		}
 		if !hidden(info.Key[strings.LastIndexByte(info.Key, '/')+1:], part) {
 			fn(info)
+		}
+	}
+	return dirs, nil
+}
+
+// removeEmptyDirs removes those of dirs (walked, so never the root, nor
+// _delta_log or another hidden directory) that are empty, deepest first,
+// so that a partition directory whose sub-directories were all emptied
+// goes too; on stores without directories it does nothing. It returns how
+// many it removed. A directory in which a file appears meanwhile stays.
+func removeEmptyDirs(ctx context.Context, store logstore.Store, dirs []string) (int64, error) {
+	dirs = slices.Clone(dirs)
+	// A directory sorts after its parent, its prefix: reversed, children
+	// come first.
+	slices.Sort(dirs)
+	slices.Reverse(dirs)
+	var n int64
+	for _, d := range dirs {
+		if d == "" || strings.HasPrefix(d, deltalog.LogDir) {
+			continue // never the root or the log, whatever walked them
+		}
+		removed, err := logstore.RemoveEmptyDir(ctx, store, d)
+		if err != nil {
+			return n, fmt.Errorf("removing the empty directory %s: %w", d, err)
+		}
+		if removed {
+			n++
 		}
 	}
 	return n, nil

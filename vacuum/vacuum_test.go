@@ -101,6 +101,11 @@ func build(t *testing.T) *fixture {
 		if res.Version != v {
 			t.Fatalf("commit landed at %d, want %d", res.Version, v)
 		}
+		// The commit is dated by its file's modification time.
+		ts := f.base.Add(d)
+		if err := os.Chtimes(filepath.Join(dir, deltalog.CommitKey(v)), ts, ts); err != nil {
+			t.Fatal(err)
+		}
 		live = append(slices.Clone(live), ids...)
 		slices.Sort(live)
 		f.ids[v] = live
@@ -257,8 +262,12 @@ func TestVacuumKeepsEveryVersionInTheWindow(t *testing.T) {
 		t.Errorf("link to a directory outside was deleted: %v", err)
 	}
 	logAfter, _ := os.ReadDir(filepath.Join(f.dir, "_delta_log"))
-	if len(logAfter) != len(logBefore)+2 {
-		t.Errorf("_delta_log had %d entries, now %d (want 2 more commits)", len(logBefore), len(logAfter))
+	if len(logAfter) != len(logBefore)+3 {
+		t.Errorf("_delta_log had %d entries, now %d (want 2 more commits and _last_vacuum_info)", len(logBefore), len(logAfter))
+	}
+	// Version 3 (+10d) is the newest commit before the cut-off (+23d).
+	if b, err := os.ReadFile(filepath.Join(f.dir, "_delta_log", "_last_vacuum_info")); err != nil || string(b) != `{"latestCommitVersionOutsideOfRetentionWindow":3}`+"\n" || res.LastVacuumInfo != 3 {
+		t.Errorf("_last_vacuum_info %q %v, result %d", b, err, res.LastVacuumInfo)
 	}
 
 	// Every version from the one live at the cut-off (3) on reads the rows

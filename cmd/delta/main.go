@@ -175,8 +175,9 @@
 // vacuum deletes the files under the table root that no version inside
 // the retention window needs (--retain, a Go duration or Nd; default the
 // table's delta.deletedFileRetentionDuration); a shorter retention than the
-// table's needs --force; --lite deletes only what expired tombstones name,
-// without listing; --dry-run deletes and commits nothing. On a terminal it
+// table's needs --force; --lite deletes only what the commits since the
+// last vacuum removed, without listing, and refuses when log cleanup has
+// deleted some of them (run a full vacuum then); --dry-run deletes and commits nothing. On a terminal it
 // draws a progress bar on standard error. vacuum --json prints
 //
 //	{
@@ -186,6 +187,7 @@
 //	  "numFiles": 2, "sizeInBytes": 1234,     // found to delete
 //	  "numDeletedFiles": 2,                   // 0 in a dry run
 //	  "numDirectories": 3,                    // walked; 0 with --lite
+//	  "numDeletedDirectories": 1,             // left empty, deleted (local disk)
 //	  "startVersion": 7, "endVersion": 8,     // VACUUM START/END; null in a dry run
 //	  "files": [{"path": "p=a/part-….parquet", "size": 617}]
 //	}

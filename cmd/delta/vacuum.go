@@ -26,7 +26,8 @@ func newVacuumCmd() *cobra.Command {
 			"of failed writes older than the cut-off. It never touches _delta_log or other\n" +
 			"hidden directories, files outside the root, or anything through a symbolic link\n" +
 			"out of it. A retention shorter than the table's is refused without --force.\n" +
-			"--lite deletes only what expired tombstones in the log name (no listing).\n" +
+			"--lite deletes only what the commits since the last vacuum removed (no listing);\n" +
+			"after log cleanup has deleted some of those commits it refuses: run a full vacuum.\n" +
 			"--dry-run lists what would go and deletes and commits nothing. The run is\n" +
 			"recorded as VACUUM START and VACUUM END commits, as Spark records it.",
 		Args: tableArg,
@@ -109,6 +110,7 @@ type vacuumJSON struct {
 	SizeInBytes          int64            `json:"sizeInBytes"`
 	NumDeletedFiles      int64            `json:"numDeletedFiles"`
 	NumDirectories       int64            `json:"numDirectories"`
+	NumDeletedDirs       int64            `json:"numDeletedDirectories"`
 	StartVersion         *int64           `json:"startVersion"`
 	EndVersion           *int64           `json:"endVersion"`
 	Files                []vacuumFileJSON `json:"files"`
@@ -124,7 +126,8 @@ func vacuumDocument(r *delta.VacuumResult) vacuumJSON {
 		DryRun: r.DryRun, Lite: r.Lite, Cutoff: formatTime(r.Cutoff),
 		RetentionMillis: r.Retention.Milliseconds(), TableRetentionMillis: r.TableRetention.Milliseconds(),
 		NumFiles: len(r.Files), SizeInBytes: r.Bytes, NumDeletedFiles: r.Deleted, NumDirectories: r.Dirs,
-		Files: make([]vacuumFileJSON, len(r.Files)),
+		NumDeletedDirs: r.DeletedDirs,
+		Files:          make([]vacuumFileJSON, len(r.Files)),
 	}
 	if r.StartVersion >= 0 {
 		doc.StartVersion = &r.StartVersion
@@ -153,6 +156,9 @@ func vacuumText(w io.Writer, r *delta.VacuumResult) {
 	fmt.Fprintf(w, "vacuum (%s): deleted %d of %d files (%d bytes) older than %s", mode, r.Deleted, len(r.Files), r.Bytes, formatTime(r.Cutoff))
 	if r.Dirs > 0 {
 		fmt.Fprintf(w, " in %d directories", r.Dirs)
+	}
+	if r.DeletedDirs > 0 {
+		fmt.Fprintf(w, ", and %d empty directories", r.DeletedDirs)
 	}
 	fmt.Fprintf(w, "; recorded at versions %d and %d\n", r.StartVersion, r.EndVersion)
 }

@@ -512,6 +512,12 @@ func noLinks(err error) bool {
 // create it removes p again, so that no partial object stays behind.
 func (s *Store) putExclusive(op, key, p string, data []byte) error {
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	for i := 0; i < mkdirTries && errors.Is(err, fs.ErrNotExist); i++ {
+		// The directory was removed as empty (RemoveEmptyDir) meanwhile.
+		if err = s.mkdirs(filepath.Dir(p)); err == nil {
+			f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		}
+	}
 	if errors.Is(err, fs.ErrExist) {
 		if fi, serr := os.Lstat(p); serr == nil && fi.IsDir() {
 			return notWritten(&fs.PathError{Op: "open", Path: p, Err: syscall.EISDIR})
@@ -589,13 +595,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 // writeTemp writes data to a new, synced temporary file in the directory
 // of p, creating that directory if needed, and returns its name.
 func (s *Store) writeTemp(p string, data []byte) (string, error) {
-	dir := filepath.Dir(p)
-	f, err := createTemp(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = s.mkdirs(dir); err == nil {
-			f, err = createTemp(dir)
-		}
-	}
+	f, err := s.createTempIn(filepath.Dir(p))
 	if err != nil {
 		return "", err
 	}
@@ -604,6 +604,29 @@ func (s *Store) writeTemp(p string, data []byte) (string, error) {
 		return "", err
 	}
 	return f.Name(), nil
+}
+
+// mkdirTries is how many times a write makes its directory again when it
+// is removed under it.
+const mkdirTries = 10
+
+// createTempIn is createTemp that creates dir (and its parents) when it
+// is missing. It tries a few times, since a VACUUM may remove an empty
+// directory (RemoveEmptyDir) between the mkdir and the create; once the
+// temporary file is in it, the directory is not empty and stays.
+func (s *Store) createTempIn(dir string) (*os.File, error) {
+	f, err := createTemp(dir)
+	for range mkdirTries {
+		if !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		// mkdirs fails with ErrNotExist too when a parent it found is
+		// removed before it makes the child: try again.
+		if err = s.mkdirs(dir); err == nil {
+			f, err = createTemp(dir)
+		}
+	}
+	return f, err
 }
 
 // createTemp creates a new temporary file in dir. Permissions are 0666

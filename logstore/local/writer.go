@@ -25,13 +25,7 @@ func (s *Store) NewWriter(ctx context.Context, key string) (logstore.Writer, err
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Dir(p)
-	f, err := createTemp(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = s.mkdirs(dir); err == nil {
-			f, err = createTemp(dir)
-		}
-	}
+	f, err := s.createTempIn(filepath.Dir(p))
 	if err != nil {
 		return nil, wrap(op, key, err)
 	}

@@ -70,6 +70,7 @@ func Run(t *testing.T, newStore func(t *testing.T) logstore.Store) {
 		{"ListHivePartition", testListHivePartition},
 		{"ListBreak", testListBreak},
 		{"ListDirs", testListDirs},
+		{"RemoveEmptyDir", testRemoveEmptyDir},
 		{"ListWhileWriting", testListWhileWriting},
 		{"Delete", testDelete},
 		{"InvalidKey", testInvalidKey},
@@ -677,6 +678,40 @@ func testListDirs(t *testing.T, s logstore.Store) {
 	slices.Sort(walked)
 	if want := []string{"top", "x=1/a", "x=1/y=2/b", "x=2/c", "x=A%2FA/d"}; !slices.Equal(walked, want) {
 		t.Errorf("Walk = %q, want %q", walked, want)
+	}
+}
+
+// testRemoveEmptyDir checks logstore.RemoveEmptyDir, whether the store
+// has the optional DirRemover or not: it never removes an object, never
+// the root, and the store takes writes into a removed directory again.
+func testRemoveEmptyDir(t *testing.T, s logstore.Store) {
+	ctx := t.Context()
+	put(t, s, "d=1/e=2/k", "x")
+	put(t, s, "d=1/e=3/k", "y")
+	for _, dir := range []string{"d=1/", "d=1/e=2/", "d=1/e=2/k/", "missing/"} {
+		if removed, err := logstore.RemoveEmptyDir(ctx, s, dir); removed || err != nil {
+			t.Errorf("RemoveEmptyDir(%q) = %v, %v; want false, nil (not empty, not a directory, missing)", dir, removed, err)
+		}
+	}
+	if _, err := logstore.RemoveEmptyDir(ctx, s, ""); !errors.Is(err, logstore.ErrInvalidKey) {
+		t.Errorf("RemoveEmptyDir of the root: %v, want ErrInvalidKey", err)
+	}
+	if got := string(mustGet(t, s, "d=1/e=2/k")); got != "x" {
+		t.Fatalf("d=1/e=2/k = %q after RemoveEmptyDir", got)
+	}
+	if err := s.Delete(ctx, "d=1/e=2/k"); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"d=1/e=2/", "d=1/"} {
+		if _, err := logstore.RemoveEmptyDir(ctx, s, dir); err != nil {
+			t.Errorf("RemoveEmptyDir(%q): %v", dir, err)
+		}
+	}
+	wantKeys(t, s, "d=1/e=2/", "", nil)
+	wantKeys(t, s, "d=1/e=3/", "", []string{"d=1/e=3/k"})
+	put(t, s, "d=1/e=2/k2", "z")
+	if got := string(mustGet(t, s, "d=1/e=2/k2")); got != "z" {
+		t.Fatalf("a write into a removed directory reads %q", got)
 	}
 }
 
