@@ -167,6 +167,9 @@ func Restore(ctx context.Context, latest, target *snapshot.Snapshot, opts Restor
 	if o.Clock != nil {
 		clock = o.Clock
 	}
+	// Restored files keep their baseRowId and defaultRowCommitVersion: the
+	// rows keep their identities.
+	o.RowTrackingPreserved = true
 	tx := txn.Begin(latest, o)
 	rowcheck.Mark(tx) // restored rows were checked when first written
 	tx.ReadWholeTable()
