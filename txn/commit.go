@@ -387,7 +387,7 @@ func (t *Transaction) initialState(ctx context.Context) (*attemptState, error) {
 		blind:     t.isBlindAppend(),
 		ict:       ict,
 		enableICT: enableICT,
-		lastTS: lastTS,
+		lastTS:    lastTS,
 		// The protocol's row-tracking writer requirements apply as soon
 		// as the feature is supported.
 		rowTrack: p.HasWriterFeature(actions.FeatureRowTracking),
