@@ -281,6 +281,16 @@ func (t *Transaction) resolve(ctx context.Context, store logstore.Store, st *att
 		if err := st.rebase(w); err != nil {
 			return 0, nil, err
 		}
+		if st.enableICT {
+			// The commit that turns in-commit timestamps on follows a
+			// winner dated by its file's modification time, as readers
+			// date it (Spark's rule too): its timestamp must be later.
+			info, err := store.Stat(ctx, deltalog.CommitKey(v))
+			if err != nil {
+				return 0, nil, t.unknownIf(st, v, fmt.Errorf("reading the time of winning commit %d: %w", v, err))
+			}
+			st.lastTS = max(st.lastTS, info.ModTime.UnixMilli())
+		}
 		next = v + 1
 	}
 	return next, nil, nil
