@@ -3,6 +3,7 @@ package alter_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/alter"
+	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/local"
@@ -560,5 +562,24 @@ func TestSparkTableTakesRowTrackingAndICT(t *testing.T) {
 	}
 	if len(seen) != len(before) {
 		t.Fatalf("%d row ids for %d rows", len(seen), len(before))
+	}
+}
+
+// TestBackfillNeedsNumRecords: a file without numRecords cannot be given
+// row ids; the error says so and row tracking stays off.
+func TestBackfillNeedsNumRecords(t *testing.T) {
+	s := tableWithFiles(t, 1)
+	tx := txn.Begin(s, txn.Options{})
+	tx.Add(actions.Add{Path: "nostats.parquet", PartitionValues: map[string]string{}, Size: 10, ModificationTime: 1, DataChange: true})
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s = load(t, s.Store())
+	_, err := alter.SetProperties(ctx, s, map[string]string{tableconfig.KeyEnableRowTracking: "true"}, alter.Options{})
+	if !errors.Is(err, deltaerr.ErrInvalidArgument) || !strings.Contains(err.Error(), "numRecords") {
+		t.Fatalf("backfill of a file without numRecords: %v", err)
+	}
+	if s = load(t, s.Store()); s.Config().RowTracking() {
+		t.Fatal("row tracking turned on")
 	}
 }
