@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -23,9 +22,7 @@ import (
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/tableconfig"
-	"github.com/godelta/delta/testutil"
 	"github.com/godelta/delta/txn"
-	"github.com/godelta/delta/write"
 )
 
 // fileRows is a live file's row-id range, read from the log.
@@ -326,10 +323,10 @@ func TestBackfillConcurrentWriters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := tableWithFilesIn(t, inner, 4)
+			tableWithFilesIn(t, inner, 4)
 			hs := &hookStore{Store: inner, trigger: alter.OpRowTrackingBackfill}
 			hs.hook = func() { c.writer(t, load(t, inner)) }
-			s = load(t, hs)
+			s := load(t, hs)
 			res, err := alter.SetProperties(ctx, s, map[string]string{tableconfig.KeyEnableRowTracking: "true"}, alter.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -349,27 +346,16 @@ func TestBackfillConcurrentWriters(t *testing.T) {
 	}
 }
 
-func tableWithFilesIn(t *testing.T, store logstore.Store, n int) *snapshot.Snapshot {
+func tableWithFilesIn(t *testing.T, store logstore.Store, n int) {
 	t.Helper()
 	sch, err := schema.ParseDDL("id BIGINT, p STRING")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, m, err := write.NewTable(write.TableSpec{Schema: sch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx := txn.BeginCreate(store, txn.Options{})
-	tx.SetProtocol(p)
-	tx.SetMetadata(m)
-	if _, err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	s := load(t, store)
+	s := createIn(t, store, sch, nil)
 	for i := range n {
 		s = appendRows(t, s, []schema.Value{long(int64(2 * i)), str("a")}, []schema.Value{long(int64(2*i + 1)), str("b")})
 	}
-	return s
 }
 
 // commitICT reads the inCommitTimestamp of commit v (nil if none).
@@ -515,16 +501,7 @@ func boolInt(b bool) int64 {
 // TestSparkTableTakesRowTrackingAndICT: a Spark-written table without row
 // tracking takes both, and reads the same rows.
 func TestSparkTableTakesRowTrackingAndICT(t *testing.T) {
-	src := filepath.Join(testutil.CorpusDir(t), "golden", "basic-with-inserts-updates", "delta")
-	dir := t.TempDir()
-	if err := testutil.CopyTree(src, dir); err != nil {
-		t.Fatal(err)
-	}
-	store, err := local.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := load(t, store)
+	s := corpusCopy(t, "golden", "basic-with-inserts-updates", "delta")
 	if s.Config().RowTracking() || s.Config().InCommitTimestamps() {
 		t.Fatal("the corpus table already tracks rows or has in-commit timestamps")
 	}
