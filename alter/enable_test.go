@@ -506,6 +506,9 @@ func TestSparkTableTakesRowTrackingAndICT(t *testing.T) {
 		t.Fatal("the corpus table already tracks rows or has in-commit timestamps")
 	}
 	before := read(t, s)
+	if len(before) != 100 { // MANIFEST.md: 100 rows
+		t.Fatalf("%d rows in the corpus table, want 100", len(before))
+	}
 	v := s.Version()
 	res, err := alter.SetProperties(ctx, s, map[string]string{
 		tableconfig.KeyEnableRowTracking:        "true",
