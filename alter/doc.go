@@ -48,7 +48,8 @@
 // is checked) and records it, so a concurrent append conflicts with it. The
 // commitInfo operation and parameters are Spark's: ADD COLUMNS, RENAME
 // COLUMN, DROP COLUMNS, CHANGE COLUMN, SET TBLPROPERTIES, UNSET
-// TBLPROPERTIES, ADD CONSTRAINT, DROP CONSTRAINT, UPGRADE PROTOCOL. The
+// TBLPROPERTIES, ADD CONSTRAINT, DROP CONSTRAINT, UPGRADE PROTOCOL, ROW
+// TRACKING BACKFILL (operation parameter batchId). The
 // post-commit work (checkpoints, log cleanup) is the caller's
 // (txn.PostCommit).
 //
