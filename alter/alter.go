@@ -59,6 +59,9 @@ type Options struct {
 	// Txn configures the commit; its Operation and OperationParameters
 	// are set by each function.
 	Txn txn.Options
+	// BackfillBatchFiles is the most files one ROW TRACKING BACKFILL
+	// commit re-adds (BackfillRowIDs); 0 means DefaultBackfillBatchFiles.
+	BackfillBatchFiles int
 }
 
 // change is what one ALTER computes on a snapshot: the protocol and

@@ -33,11 +33,17 @@ func create(t *testing.T, ddl string, props map[string]string, parts ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, m, err := write.NewTable(write.TableSpec{Schema: sch, Properties: props, PartitionColumns: parts})
+	store, err := local.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := local.New(t.TempDir())
+	return createIn(t, store, sch, props, parts...)
+}
+
+// createIn makes a table of schema sch and props in store.
+func createIn(t *testing.T, store logstore.Store, sch *schema.StructType, props map[string]string, parts ...string) *snapshot.Snapshot {
+	t.Helper()
+	p, m, err := write.NewTable(write.TableSpec{Schema: sch, Properties: props, PartitionColumns: parts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,16 +301,7 @@ func TestEnableColumnMappingExisting(t *testing.T) {
 
 // TestSparkColumnMappingTable changes a Spark-written name-mode table.
 func TestSparkColumnMappingTable(t *testing.T) {
-	src := filepath.Join(testutil.CorpusDir(t), "golden", "table-with-columnmapping-mode-name", "delta")
-	dir := t.TempDir()
-	if err := testutil.CopyTree(src, dir); err != nil {
-		t.Fatal(err)
-	}
-	store, err := local.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := load(t, store)
+	s := corpusCopy(t, "golden", "table-with-columnmapping-mode-name", "delta")
 	before := read(t, s)
 	if len(before) == 0 {
 		t.Fatal("no rows")
@@ -330,6 +327,22 @@ func TestSparkColumnMappingTable(t *testing.T) {
 		want = append(want, strings.Join(append(parts, "added=null"), " "))
 	}
 	equal(t, read(t, s), want)
+}
+
+// corpusCopy copies the corpus table at the path elems into a temporary
+// directory and loads it.
+func corpusCopy(t *testing.T, elems ...string) *snapshot.Snapshot {
+	t.Helper()
+	src := filepath.Join(append([]string{testutil.CorpusDir(t)}, elems...)...)
+	dir := t.TempDir()
+	if err := testutil.CopyTree(src, dir); err != nil {
+		t.Fatal(err)
+	}
+	store, err := local.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return load(t, store)
 }
 
 // splitRow splits a row of read at its top-level "name=" boundaries.

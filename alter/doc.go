@@ -48,7 +48,8 @@
 // is checked) and records it, so a concurrent append conflicts with it. The
 // commitInfo operation and parameters are Spark's: ADD COLUMNS, RENAME
 // COLUMN, DROP COLUMNS, CHANGE COLUMN, SET TBLPROPERTIES, UNSET
-// TBLPROPERTIES, ADD CONSTRAINT, DROP CONSTRAINT, UPGRADE PROTOCOL. The
+// TBLPROPERTIES, ADD CONSTRAINT, DROP CONSTRAINT, UPGRADE PROTOCOL, ROW
+// TRACKING BACKFILL (operation parameter batchId). The
 // post-commit work (checkpoints, log cleanup) is the caller's
 // (txn.PostCommit).
 //
@@ -64,6 +65,24 @@
 // A property value Spark refuses, or an unknown delta.* key, is a
 // *tableconfig.PropertyError; a feature this library cannot write is a
 // *deltaerr.FeatureError. Nothing is committed when an error is returned.
+//
+// # Turning on row tracking and in-commit timestamps
+//
+// Row tracking on a table whose files have no row ids is Spark's three
+// steps, each its own commit (BackfillRowIDs, then SetProperties): the
+// protocol gets rowTracking (UPGRADE PROTOCOL), so every writer assigns row
+// ids to the files it adds from then on; ROW TRACKING BACKFILL commits
+// re-add the files without ids, dataChange false, so that the transaction
+// gives them ids above the high-water mark; then SET TBLPROPERTIES turns
+// delta.enableRowTracking on, with the materialized column names, once no
+// live file lacks ids. A failure part way leaves a table whose protocol
+// supports row tracking and whose files have ids in part: a valid table,
+// which running the change again completes. Every file needs numRecords in
+// its statistics, as the protocol requires for row ids; a file without
+// them fails the backfill with deltaerr.ErrInvalidArgument. In-commit
+// timestamps turned on after version 0 get their enablement version and
+// timestamp from the transaction (package txn), which knows them only when
+// the commit lands.
 //
 // The functions are safe to call concurrently: each works on its own
 // transaction; the snapshot given is not modified.

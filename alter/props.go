@@ -31,12 +31,18 @@ import (
 // refused, as Spark refuses it. CHECK constraints are set with
 // AddConstraint, not here. delta.minReaderVersion and
 // delta.minWriterVersion ask for at least those protocol versions
-// (write.RequireVersions) and are not stored, as in Spark. Turning on
-// row tracking or in-commit timestamps on a table that already has data
-// or commits is refused with a
-// *deltaerr.FeatureError: it needs a backfill (row ids) or enablement
-// properties stamped at commit time, which this library does not do.
-// The commit is Spark's SET TBLPROPERTIES.
+// (write.RequireVersions) and are not stored, as in Spark.
+//
+// delta.enableRowTracking = true on a table with files that have no row
+// ids runs BackfillRowIDs first (an UPGRADE PROTOCOL commit when the
+// protocol lacks rowTracking, then ROW TRACKING BACKFILL commits), then
+// the SET TBLPROPERTIES commit, which sets the materialized row id and row
+// commit version column names (write.Evolve) and is made only once every
+// live file has a baseRowId, as Spark does. delta.enableInCommitTimestamps
+// = true after version 0 gets delta.inCommitTimestampEnablementVersion and
+// delta.inCommitTimestampEnablementTimestamp, the version and in-commit
+// timestamp of the commit itself, stamped by the transaction when it lands
+// (txn). Otherwise the change is one commit, Spark's SET TBLPROPERTIES.
 func SetProperties(ctx context.Context, snap *snapshot.Snapshot, props map[string]string, opts Options) (txn.CommitResult, error) {
 	if len(props) == 0 {
 		return txn.CommitResult{}, invalid("no property to set")
@@ -55,9 +61,46 @@ func SetProperties(ctx context.Context, snap *snapshot.Snapshot, props map[strin
 		}
 	}
 	params := map[string]any{propertiesParamName: jsonString(props)}
-	return run(ctx, snap, opts, OpSetProperties, params, func(ctx context.Context, s *snapshot.Snapshot) (change, error) {
-		return setProperties(ctx, s, props)
-	})
+	set := func() (txn.CommitResult, error) {
+		return run(ctx, snap, opts, OpSetProperties, params, func(ctx context.Context, s *snapshot.Snapshot) (change, error) {
+			return setProperties(ctx, s, props)
+		})
+	}
+	on, err := turnsOnRowTracking(snap, props)
+	if err != nil || !on {
+		if err != nil {
+			return txn.CommitResult{}, err
+		}
+		return set()
+	}
+	// Row tracking on a table with files: support the feature and
+	// backfill row ids first (BackfillRowIDs), then turn it on; the
+	// commit that turns it on checks again that every file has ids.
+	for round := 1; ; round++ {
+		need, err := needsBackfill(ctx, snap)
+		if err != nil {
+			return txn.CommitResult{}, err
+		}
+		if need {
+			if _, err := BackfillRowIDs(ctx, snap, opts); err != nil {
+				return txn.CommitResult{}, err
+			}
+			if snap, err = snap.Update(ctx); err != nil {
+				return txn.CommitResult{}, err
+			}
+		}
+		res, err := set()
+		if !errors.Is(err, errNeedsBackfill) {
+			return res, err
+		}
+		if round == backfillRounds {
+			return txn.CommitResult{}, fmt.Errorf("alter: turning on %s: files without row ids were added again during %d backfills: %w",
+				tableconfig.KeyEnableRowTracking, round, txn.ErrConflict)
+		}
+		if snap, err = snap.Update(ctx); err != nil {
+			return txn.CommitResult{}, err
+		}
+	}
 }
 
 // setProperties computes SetProperties on s.
@@ -95,29 +138,20 @@ func setProperties(ctx context.Context, s *snapshot.Snapshot, props map[string]s
 		return change{}, err
 	}
 	if slices.Contains(newFeats, actions.FeatureRowTracking) && !cfg.RowTracking() {
-		has, err := hasFiles(ctx, s)
+		// Row tracking is on only once every live file has row ids:
+		// SetProperties backfills them first.
+		need, err := needsBackfill(ctx, s)
 		if err != nil {
 			return change{}, err
 		}
-		if has {
-			return change{}, &deltaerr.FeatureError{Feature: "turning on " + tableconfig.KeyEnableRowTracking + " on a table with data (row id backfill)", Op: "write"}
+		if need {
+			return change{}, errNeedsBackfill
 		}
 	}
-	if slices.Contains(newFeats, actions.FeatureInCommitTimestamp) && !cfg.InCommitTimestamps() && s.Version() > 0 {
-		return change{}, &deltaerr.FeatureError{Feature: "turning on " + tableconfig.KeyEnableInCommitTimestamps + " after version 0 (enablement properties)", Op: "write"}
-	}
+	// Turning in-commit timestamps on needs nothing here: the transaction
+	// stamps the enablement properties with the version and in-commit
+	// timestamp the commit lands with.
 	return evolve(s, sch, merged)
-}
-
-// hasFiles reports whether the table of s has a live data file.
-func hasFiles(ctx context.Context, s *snapshot.Snapshot) (bool, error) {
-	for _, err := range s.Files(ctx) {
-		if err != nil {
-			return false, err
-		}
-		return true, nil
-	}
-	return false, nil
 }
 
 // UnsetProperties removes table properties, as ALTER TABLE ... UNSET

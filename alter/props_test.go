@@ -176,14 +176,6 @@ func TestSetUnsetProperties(t *testing.T) {
 	}
 }
 
-func TestRowTrackingOnDataRefused(t *testing.T) {
-	s := create(t, "id BIGINT", nil)
-	s = appendRows(t, s, []schema.Value{long(1)})
-	if _, err := alter.SetProperties(ctx, s, map[string]string{tableconfig.KeyEnableRowTracking: "true"}, alter.Options{}); !errors.Is(err, deltaerr.ErrUnsupportedFeature) {
-		t.Fatalf("row tracking on a table with data: %v", err)
-	}
-}
-
 func TestConstraints(t *testing.T) {
 	s := create(t, "id BIGINT, v INT", nil)
 	s = appendRows(t, s, []schema.Value{long(1), integer(5)}, []schema.Value{long(2), integer(-3)})

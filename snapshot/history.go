@@ -27,6 +27,16 @@ type Commit struct {
 
 // History returns up to limit commits of the table, newest first, from the
 // commit files still present. A limit of 0 or less means all of them.
+//
+// Commits are dated as PROTOCOL.md "In-Commit Timestamps" asks, by the
+// latest version's configuration (whose protocol and metaData History
+// reads): from the version in-commit timestamps were enabled at
+// (delta.inCommitTimestampEnablementVersion, 0 when they were on from the
+// start) by their inCommitTimestamp, and before it, or when they are off,
+// by the commit files' monotonized modification times, whatever an older
+// commitInfo says. When the latest version does not load because of a
+// feature this library cannot read or a damaged log, each commit that has
+// an inCommitTimestamp is dated by it.
 func History(ctx context.Context, store logstore.Store, limit int) ([]Commit, error) {
 	return deltalog.Relist(ctx, func() ([]Commit, error) { return history(ctx, store, limit) })
 }
@@ -40,6 +50,19 @@ func history(ctx context.Context, store logstore.Store, limit int) ([]Commit, er
 	times := commitTimes(files)
 	if len(times) == 0 {
 		return nil, fmt.Errorf("no commit in %s: %w", deltalog.LogDir, deltaerr.ErrTableNotFound)
+	}
+	// Dating by each commit's own inCommitTimestamp is the fallback for a
+	// table whose latest version does not load (a feature this library
+	// cannot read, a damaged log): history is how such a table is looked
+	// into.
+	ictFrom, hasICT := int64(0), true
+	latest, err := loadListed(ctx, store, files, deltalog.Latest, nil)
+	switch {
+	case err == nil:
+		ictFrom, hasICT = latest.InCommitTimestampsFrom()
+	case errors.Is(err, deltaerr.ErrUnsupportedFeature), errors.Is(err, deltaerr.ErrCorrupt):
+	default:
+		return nil, err
 	}
 	n := len(times)
 	if limit > 0 && limit < n {
@@ -55,7 +78,7 @@ func history(ctx context.Context, store logstore.Store, limit int) ([]Commit, er
 		}
 		if ci != nil {
 			c.Info, c.HasInfo = *ci, true
-			if ci.InCommitTimestamp != nil {
+			if hasICT && ct.version >= ictFrom && ci.InCommitTimestamp != nil {
 				c.Timestamp = time.UnixMilli(*ci.InCommitTimestamp)
 			}
 		}

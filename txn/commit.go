@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // Backoff between attempts: full jitter over an exponential bound, capped.
@@ -31,6 +33,7 @@ type attemptState struct {
 	level     IsolationLevel
 	blind     bool
 	ict       bool  // write in-commit timestamps
+	enableICT bool  // this commit turns in-commit timestamps on: stamp the enablement properties
 	lastTS    int64 // timestamp of the newest commit seen, ms
 	rowTrack  bool  // assign row ids
 	mark      int64 // row-id high-water mark of the newest commit seen
@@ -278,6 +281,16 @@ func (t *Transaction) resolve(ctx context.Context, store logstore.Store, st *att
 		if err := st.rebase(w); err != nil {
 			return 0, nil, err
 		}
+		if st.enableICT {
+			// The commit that turns in-commit timestamps on follows a
+			// winner dated by its file's modification time, as readers
+			// date it (Spark's rule too): its timestamp must be later.
+			info, err := store.Stat(ctx, deltalog.CommitKey(v))
+			if err != nil {
+				return 0, nil, t.unknownIf(st, v, fmt.Errorf("reading the time of winning commit %d: %w", v, err))
+			}
+			st.lastTS = max(st.lastTS, info.ModTime.UnixMilli())
+		}
 		next = v + 1
 	}
 	return next, nil, nil
@@ -365,17 +378,26 @@ func (t *Transaction) initialState(ctx context.Context) (*attemptState, error) {
 	} else {
 		p = *t.protocol // validate checked it is staged
 	}
-	// In-commit timestamps as the table reads them before this commit, or
-	// as a create sets them up (the staged configuration validate built).
-	cfg := t.config
-	if t.snap != nil {
-		cfg = t.snap.Config()
+	// In-commit timestamps as the table has them once this commit lands
+	// (the configuration validate built), as Spark decides from the new
+	// metadata: the commit that turns them on carries one, and on a table
+	// that had commits it also records its own version and timestamp as
+	// the enablement properties (encode stamps them on every attempt),
+	// which is where readers switch from file times to in-commit ones.
+	ict := t.config.InCommitTimestamps()
+	enableICT := ict && t.snap != nil && !t.snap.Config().InCommitTimestamps()
+	if enableICT && t.metadata == nil {
+		// The protocol alone turned the property on: the metaData
+		// carries the enablement properties.
+		m := t.snap.Metadata()
+		t.metadata = &m
 	}
 	st := &attemptState{
-		level:  t.isolation(),
-		blind:  t.isBlindAppend(),
-		ict:    cfg.InCommitTimestamps(),
-		lastTS: lastTS,
+		level:     t.isolation(),
+		blind:     t.isBlindAppend(),
+		ict:       ict,
+		enableICT: enableICT,
+		lastTS:    lastTS,
 		// The protocol's row-tracking writer requirements apply as soon
 		// as the feature is supported.
 		rowTrack: p.HasWriterFeature(actions.FeatureRowTracking),
@@ -513,7 +535,11 @@ func (t *Transaction) encode(st *attemptState, version int64) ([]byte, int64, er
 		acts = append(acts, actions.Action{Protocol: t.protocol})
 	}
 	if t.metadata != nil {
-		acts = append(acts, actions.Action{Metadata: t.metadata})
+		m := t.metadata
+		if st.enableICT {
+			m = withICTEnablement(*m, version, ts)
+		}
+		acts = append(acts, actions.Action{Metadata: m})
 	}
 
 	adds := t.adds
@@ -568,4 +594,20 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// withICTEnablement returns a copy of m whose configuration records that
+// in-commit timestamps are on from version, whose in-commit timestamp is
+// ts: delta.inCommitTimestampEnablementVersion and
+// delta.inCommitTimestampEnablementTimestamp, as PROTOCOL.md "In-Commit
+// Timestamps" asks of a commit that enables them on an existing table.
+// Any values the metadata had (from an earlier enablement) are replaced.
+func withICTEnablement(m actions.Metadata, version, ts int64) *actions.Metadata {
+	m.Configuration = maps.Clone(m.Configuration)
+	if m.Configuration == nil {
+		m.Configuration = map[string]string{}
+	}
+	m.Configuration[tableconfig.KeyInCommitTimestampEnablementVersion] = strconv.FormatInt(version, 10)
+	m.Configuration[tableconfig.KeyInCommitTimestampEnablementTimestamp] = strconv.FormatInt(ts, 10)
+	return &m
 }

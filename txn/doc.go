@@ -137,11 +137,20 @@
 // # In-commit timestamps
 //
 // When the table has the inCommitTimestamp writer feature and
-// delta.enableInCommitTimestamps=true, commitInfo is the first action of the
-// commit and carries inCommitTimestamp = max(now, previous commit's
-// timestamp + 1), recomputed on every attempt against the newest winner, so
-// timestamps strictly increase with versions. commitInfo is always written
-// first, whether or not the table has them.
+// delta.enableInCommitTimestamps=true once the commit lands (the staged
+// protocol and metadata decide, as Spark's new metadata does), commitInfo is
+// the first action of the commit and carries inCommitTimestamp = max(now,
+// previous commit's timestamp + 1), recomputed on every attempt against the
+// newest winner, so timestamps strictly increase with versions. commitInfo
+// is always written first, whether or not the table has them.
+//
+// The commit that turns them on for a table that has commits (the snapshot
+// read has them off) also stamps its metaData (staging the snapshot's when
+// only the protocol was staged) with delta.inCommitTimestampEnablementVersion
+// and delta.inCommitTimestampEnablementTimestamp: the version it lands at
+// and its own inCommitTimestamp, computed again on every attempt. Its
+// previous commit's timestamp is that commit file's modification time, for
+// the snapshot read and for every winner, as readers date those commits.
 //
 // # Row tracking
 //
