@@ -240,6 +240,40 @@ func TestCloneClosesSourceStores(t *testing.T) {
 		}
 		return nil
 	})
+	for _, cdf := range []bool{false, true} {
+		step(fmt.Sprint("stream cdf=", cdf), func(clone *delta.Table) error {
+			opts := delta.StreamOptions{ReadChangeFeed: cdf}
+			src, err := clone.Stream(ctx, opts)
+			if err != nil {
+				return err
+			}
+			n := 0
+			for {
+				b, ok, err := src.TryNext(ctx)
+				if err != nil {
+					src.Close()
+					return err
+				}
+				if !ok {
+					break
+				}
+				for _, err := range b.Rows(ctx) {
+					if err != nil {
+						src.Close()
+						return err
+					}
+					n++
+				}
+			}
+			if err := src.Close(); err != nil {
+				return err
+			}
+			if n != len(wantAll) {
+				return fmt.Errorf("%d streamed rows, want %d", n, len(wantAll))
+			}
+			return nil
+		})
+	}
 	step("DELETE with deletion vectors", func(clone *delta.Table) error {
 		if _, err := clone.Delete(ctx, "id = 2", delta.DMLOptions{}); err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 
 	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/stream"
 	"github.com/godelta/delta/testutil"
 )
 
@@ -318,5 +319,63 @@ func TestCloneDMLAndOptimize(t *testing.T) {
 	}
 	if !equalHashes(treeHash(t, src), before) {
 		t.Fatal("the source changed")
+	}
+}
+
+// A stream over a shallow clone reads the source's files (the clone's
+// first snapshot) and the clone's own appends, in both its modes.
+func TestCloneStream(t *testing.T) {
+	ctx := context.Background()
+	sch := &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.Long, Nullable: true}}}
+	source, err := delta.Create(ctx, t.TempDir(), delta.TableSpec{Schema: sch,
+		Properties: map[string]string{"delta.enableChangeDataFeed": "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer source.Close()
+	if _, err := source.AppendRows(ctx, [][]schema.Value{{schema.LongValue(1)}, {schema.LongValue(2)}}, delta.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := source.Snapshot(ctx)
+	clone, _, err := source.CloneTo(ctx, snap, t.TempDir(), delta.TxnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer clone.Close()
+	if _, err := clone.AppendRows(ctx, [][]schema.Value{{schema.LongValue(3)}}, delta.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cdf := range []bool{false, true} {
+		t.Run(fmt.Sprint("cdf=", cdf), func(t *testing.T) {
+			opts := delta.StreamOptions{ReadChangeFeed: cdf}
+			if cdf {
+				opts.Start = stream.FromVersion(0)
+			}
+			src, err := clone.Stream(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			var ids []int64
+			for {
+				b, ok, err := src.TryNext(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ok {
+					break
+				}
+				for r, err := range b.Rows(ctx) {
+					if err != nil {
+						t.Fatalf("reading the clone's stream: %v", err)
+					}
+					ids = append(ids, r.Values()[0].Int64())
+				}
+			}
+			slices.Sort(ids)
+			if want := []int64{1, 2, 3}; !slices.Equal(ids, want) {
+				t.Errorf("stream of the clone read ids %v, want %v", ids, want)
+			}
+		})
 	}
 }

@@ -25,10 +25,14 @@ type (
 // Stream opens a stream over the table: the rows each commit adds, or its
 // change data feed, from where opts.Start says, in version order (see
 // package stream). Absolute data file paths under the table's URI are
-// accepted.
+// accepted, and, on a shallow clone, under its source's. Close the stream
+// when done: it holds the stores it opened for a clone's source.
 func (t *Table) Stream(ctx context.Context, opts StreamOptions) (*Stream, error) {
 	if opts.TableURI == "" {
 		opts.TableURI = t.rootURI()
+	}
+	if opts.ExternalRoots == nil {
+		opts.ExternalRoots = t.clone.roots(ctx, t.store)
 	}
 	return stream.NewSource(ctx, t.store, opts)
 }

@@ -62,9 +62,12 @@ type Options struct {
 	// MaxPollInterval (0: DefaultMaxPollInterval).
 	PollInterval    time.Duration
 	MaxPollInterval time.Duration
-	// TableURI and BatchSize are as in scan.Options.
-	TableURI  string
-	BatchSize int
+	// TableURI, BatchSize and ExternalRoots are as in scan.Options:
+	// ExternalRoots let the stream of a shallow clone read its source's
+	// files. The stores the stream opens for them are closed by Close.
+	TableURI      string
+	BatchSize     int
+	ExternalRoots []string
 	// Logger receives debug records of skipped commits; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -84,8 +87,12 @@ type Source struct {
 	protocol actions.Protocol
 	out      *schema.StructType
 	reader   *scan.FileReader
-	pos      Offset
-	latest   int64 // the newest commit seen in the log
+	// readers are every reader the stream made, the current one and those
+	// it replaced (a batch planned before may still read with one), for
+	// Close.
+	readers []*scan.FileReader
+	pos     Offset
+	latest  int64 // the newest commit seen in the log
 
 	snapFiles []*actions.Add // the initial snapshot's files, while pos.Snapshot
 	snapTime  time.Time
@@ -140,7 +147,7 @@ func NewSource(ctx context.Context, store logstore.Store, opts Options) (*Source
 	if opts.ReadChangeFeed && !base.Config().ChangeDataFeed() {
 		return nil, fmt.Errorf("stream of version %d: %w", base.Version(), scan.ErrChangeDataFeedDisabled)
 	}
-	if s.reader, err = scan.NewFileReader(base, scan.Options{Columns: opts.Columns, TableURI: opts.TableURI, BatchSize: opts.BatchSize}); err != nil {
+	if s.reader, err = s.newReader(base, opts.Columns); err != nil {
 		return nil, err
 	}
 	s.out = s.reader.Schema()
@@ -242,6 +249,30 @@ func (s *Source) loadSnapshotFiles(ctx context.Context, snap *snapshot.Snapshot)
 	})
 	s.snapFiles, s.snapTime = files, snap.Timestamp()
 	return nil
+}
+
+// newReader returns a reader of snap's files with the stream's options,
+// kept for Close.
+func (s *Source) newReader(snap *snapshot.Snapshot, cols []string) (*scan.FileReader, error) {
+	r, err := scan.NewFileReader(snap, scan.Options{Columns: cols, TableURI: s.opts.TableURI, BatchSize: s.opts.BatchSize, ExternalRoots: s.opts.ExternalRoots})
+	if err != nil {
+		return nil, err
+	}
+	s.readers = append(s.readers, r)
+	return r, nil
+}
+
+// Close releases what the stream holds: the stores it opened for
+// Options.ExternalRoots (a shallow clone's source). A batch read after
+// Close fails on a file under such a root. Close is idempotent; a stream
+// of a table that is not a clone holds nothing, and Close is then a no-op.
+func (s *Source) Close() error {
+	var errs []error
+	for _, r := range s.readers {
+		errs = append(errs, r.Close())
+	}
+	s.readers = nil
+	return errors.Join(errs...)
 }
 
 // Schema returns the schema of the rows the stream yields.
@@ -468,7 +499,7 @@ func (s *Source) judge(ctx context.Context, v int64, acts []actions.Action) (*co
 		if err != nil {
 			return nil, err
 		}
-		r, err := scan.NewFileReader(snap, scan.Options{Columns: s.cols, TableURI: s.opts.TableURI, BatchSize: s.opts.BatchSize})
+		r, err := s.newReader(snap, s.cols)
 		if err != nil {
 			return nil, err
 		}

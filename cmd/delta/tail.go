@@ -68,6 +68,7 @@ func newTailCmd() *cobra.Command {
 			if err != nil {
 				return failure(err)
 			}
+			defer src.Close()
 			w, flush := output(cmd)
 			rf.limit = -1
 			for {
