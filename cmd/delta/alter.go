@@ -31,8 +31,9 @@ type alterOp struct {
 var alterOps = map[string]alterOp{}
 
 func newAlterCmd() *cobra.Command {
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "alter TABLE OPERATION ARGS...",
+		Use:   "alter [--json] TABLE OPERATION ARGS...",
 		Short: "Change a table's schema, properties, constraints or features",
 		Long: "alter changes the definition of a table in one commit, without rewriting data.\n" +
 			"Operations:\n" + alterUsage(),
@@ -60,13 +61,25 @@ func newAlterCmd() *cobra.Command {
 			if err != nil {
 				return failure(err)
 			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), alterJSON{Operation: args[1], Committed: res.Version > 0, Version: res.Version})
+			}
 			printAltered(cmd.OutOrStdout(), args[0], args[1], res)
 			return nil
 		},
 	}
-	// Flags after the operation belong to it (unset --if-exists).
+	// Flags after the operation belong to it (unset --if-exists), so
+	// --json comes before the table.
 	cmd.Flags().SetInterspersed(false)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document, of a stable shape (give it before TABLE)")
 	return cmd
+}
+
+// alterJSON is alter --json.
+type alterJSON struct {
+	Operation string `json:"operation"` // the alter operation, as given ("add-column")
+	Committed bool   `json:"committed"` // false when the table already was as asked
+	Version   int64  `json:"version"`   // the commit's version; 0 when nothing was committed
 }
 
 func printAltered(w io.Writer, table, op string, res delta.CommitResult) {

@@ -35,7 +35,7 @@
 // SIGINT); --once prints what is there and exits; --cdf prints the change
 // data feed (see package stream).
 //
-//	delta alter    TABLE add-column 'c TYPE' | add-column 'a.b TYPE' | rename-column a b |
+//	delta alter    [--json] TABLE add-column 'c TYPE' | add-column 'a.b TYPE' | rename-column a b |
 //	               drop-column c... | widen-column c TYPE | set k=v... | unset [--if-exists] k... |
 //	               add-constraint NAME 'EXPR' | drop-constraint [--if-exists] NAME |
 //	               enable-feature NAME
@@ -200,6 +200,9 @@
 // "copiedFilesSize"} (ints). generate-manifest --json prints {"numFiles",
 // "written": [manifest keys], "deleted": [stale manifest keys]}. convert
 // --json prints {"version" (0), "numConvertedFiles", "sizeInBytes"} (ints).
+// alter --json (given before TABLE) prints {"operation" (as given),
+// "committed" (false when the table already was as asked), "version" (0
+// when nothing was committed)}.
 //
 // # Rows
 //
