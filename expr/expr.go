@@ -7,7 +7,11 @@
 // (arithmetic, unary minus, function calls and CAST, in value.go and
 // funcs.go) compute values with Spark SQL semantics through EvalValue, for
 // CHECK constraints, invariants (Violates) and generated columns; they may
-// appear inside predicates too.
+// appear inside predicates too. Compile turns an expression into a Program
+// bound to a row layout (columns resolved to positions once, by FieldPath),
+// which computes what EvalValue computes without a name lookup or an
+// allocation per row: the form every rewrite of rows evaluates (DML, row
+// checks, MERGE).
 //
 // # Invariants
 //
@@ -19,9 +23,10 @@
 // exclude), so a file that might match is never skipped. Values are compared
 // as Order compares them.
 //
-// An Expr is immutable once built and safe for concurrent use; the package
-// does no I/O. Columns are looked up by name through a Lookup the caller
-// gives, so the package knows nothing of snapshots or files.
+// An Expr, and a Program, is immutable once built and safe for concurrent
+// use; the package does no I/O. Columns are looked up by name through a
+// Lookup the caller gives, or resolved by a Resolver for Compile, so the
+// package knows nothing of snapshots or files.
 //
 // # Errors
 //
@@ -32,8 +37,8 @@
 // ErrInvalidStats (stats JSON that cannot be decoded), matching
 // deltaerr.ErrCorrupt.
 //
-// The examples parse a predicate, print it and evaluate it against rows, and
-// compute a value expression.
+// The examples parse a predicate, print it and evaluate it against rows,
+// compute a value expression, and compile a predicate to test rows.
 package expr
 
 import (
