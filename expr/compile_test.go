@@ -12,7 +12,7 @@ import (
 
 // compileSchema is the row layout of the differential test: a column of
 // each kind the functions and operators take, and a struct.
-func compileSchema(t *testing.T) *schema.StructType {
+func compileSchema(t testing.TB) *schema.StructType {
 	t.Helper()
 	dec := schema.DecimalType{Precision: 10, Scale: 2}
 	inner := &schema.StructType{Fields: []schema.StructField{
@@ -34,7 +34,7 @@ func compileSchema(t *testing.T) *schema.StructType {
 
 // randomRow draws a row of compileSchema, with nulls, extremes and text
 // that reads as a number or a date.
-func randomRow(t *testing.T, r *rand.Rand) []schema.Value {
+func randomRow(t testing.TB, r *rand.Rand) []schema.Value {
 	pick := func(vs ...schema.Value) schema.Value {
 		if r.IntN(6) == 0 {
 			return schema.Value{}
@@ -266,6 +266,48 @@ func BenchmarkCompiledPredicate(b *testing.B) {
 			row[0] = schema.LongValue(int64(i))
 			if _, err := p.Matches(row); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// FuzzCompile checks compile.go's invariant on any text the parser takes:
+// over the rows of TestCompileMatchesEvalValue, a compiled program gives
+// the value, truth and error EvalValue gives, and never panics.
+func FuzzCompile(f *testing.F) {
+	for _, s := range []string{
+		"i % 100 = 7 AND s IS NOT NULL",
+		"coalesce(st.x, i, 0) + 1 > l",
+		"if(b, dec * 2, CAST(s AS DECIMAL(12,3))) >= 1.5",
+		"dt = '2024-03-01' OR ts < '2024-03-01 10:00:00'",
+		"s IN ('12', 'x', NULL) AND NOT (d / 0 IS NULL)",
+		"year(CAST(s AS DATE)) = 2024 OR nosuch = 1",
+		"-(l) - 1 < 0",
+	} {
+		f.Add(s)
+	}
+	sch := compileSchema(f)
+	r := rand.New(rand.NewPCG(3, 4))
+	rows := [][]schema.Value{nil}
+	for range 12 {
+		rows = append(rows, randomRow(f, r))
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		e, err := Parse(text)
+		if err != nil {
+			return
+		}
+		p := Compile(e, RowResolver(sch))
+		for _, row := range rows {
+			want, werr := EvalValue(e, rowLookupOf(sch, row))
+			got, gerr := p.Value(row)
+			if !sameResult(want, werr, got, gerr) {
+				t.Fatalf("%s on %v:\n EvalValue %v, %v\n compiled  %v, %v", text, row, want, werr, got, gerr)
+			}
+			wt, wterr := evalBool(e, rowLookupOf(sch, row))
+			gt, gterr := p.Test(row)
+			if wt != gt || fmt.Sprint(wterr) != fmt.Sprint(gterr) {
+				t.Fatalf("%s on %v: evalBool %v, %v; compiled %v, %v", text, row, wt, wterr, gt, gterr)
 			}
 		}
 	})
