@@ -289,11 +289,13 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 	}
 	opts := datafile.ReadOptions{ByFieldID: s.byID, BatchSize: s.opts.BatchSize, Fresh: true, Alloc: alloc}
 	sel := make([]int, 0, 1024)
-	row := rowLookup{plan: t.plan, pv: t.pv}
+	var filter *rowFilter
+	if t.filter != nil {
+		filter = newRowFilter(t.filter, t.plan, t.pv)
+	}
 	err = readBatches(ctx, f, t.plan.read, opts, func(b *datafile.Batch) error {
 		s.m.rowsRead.Add(int64(b.Len))
 		sel = sel[:0]
-		row.cols = b.Columns
 		for i := range b.Len {
 			pos := b.FirstRow + int64(i)
 			if deleted != nil && deleted.Contains(uint64(pos)) {
@@ -303,9 +305,12 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 			if keep != nil && !keep(pos) {
 				continue
 			}
-			if t.filter != nil {
-				row.i = i
-				if expr.Eval(t.filter, row.lookup) != expr.True {
+			if filter != nil {
+				ok, err := filter.keeps(b.Columns, i)
+				if err != nil {
+					return err
+				}
+				if !ok {
 					s.m.rowsFiltered.Add(1)
 					continue
 				}
@@ -482,64 +487,6 @@ func recycle(mems ...[]schema.Value) {
 		m = m[:0]
 		valuePool.Put(&m)
 	}
-}
-
-// rowLookup gives the predicate the values of one row of a read batch.
-type rowLookup struct {
-	plan *readPlan
-	pv   map[string]schema.Value
-	cols [][]schema.Value
-	i    int
-}
-
-func (l *rowLookup) lookup(name string) (schema.DataType, schema.Value, bool) {
-	f, ok := l.plan.table.Field(name)
-	if !ok {
-		f, ok = l.plan.table.FieldFold(name)
-	}
-	if ok {
-		return f.Type, l.top(f.Name), true
-	}
-	// A nested field: a.b.c.
-	segs := strings.Split(name, ".")
-	f, ok = l.plan.table.Field(segs[0])
-	if !ok {
-		if f, ok = l.plan.table.FieldFold(segs[0]); !ok {
-			return nil, schema.Value{}, false
-		}
-	}
-	t, v := f.Type, l.top(f.Name)
-	for _, seg := range segs[1:] {
-		st, ok := t.(*schema.StructType)
-		if !ok {
-			return nil, schema.Value{}, false
-		}
-		idx := st.Index(seg)
-		if idx < 0 {
-			return nil, schema.Value{}, false
-		}
-		t = st.Fields[idx].Type
-		if v.IsNull() {
-			continue
-		}
-		fs := v.Fields()
-		if idx >= len(fs) {
-			return nil, schema.Value{}, false
-		}
-		v = fs[idx]
-	}
-	return t, v, true
-}
-
-func (l *rowLookup) top(name string) schema.Value {
-	if _, ok := l.plan.parts[name]; ok {
-		return l.pv[name]
-	}
-	idx, ok := l.plan.readIdx[name]
-	if !ok {
-		return schema.Value{}
-	}
-	return l.cols[idx][l.i]
 }
 
 // dataKey turns a file path from the log into a store key. Relative paths
