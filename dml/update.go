@@ -272,8 +272,7 @@ func castTo(v schema.Value, f *schema.StructField) (schema.Value, error) {
 	if v.IsNull() || sameType(v.Type(), f.Type) {
 		return v, nil
 	}
-	noCols := func(string) (schema.DataType, schema.Value, bool) { return nil, schema.Value{}, false }
-	out, err := expr.EvalValue(expr.Cast{Value: expr.Literal{Value: v}, To: f.Type}, noCols)
+	out, err := expr.CastValue(v, f.Type)
 	if err != nil {
 		return schema.Value{}, fmt.Errorf("%w: value %s cannot be stored in column %s of type %s: %w", ErrInvalid, v, f.Name, f.Type, err)
 	}

@@ -1,21 +1,19 @@
 package expr
 
-// Compiled evaluation. EvalValue walks the expression tree for every row:
-// it switches on each node's type, finds each column by name and copies
-// each node out of its interface. That is right for a predicate evaluated
-// once per file (pruning) and too slow for one evaluated once per row of
-// a rewrite, where it cost more than reading and writing the row. Compile
-// does that work once: columns become positions in the row, literals
-// values, function names functions, and the tree a tree of closures.
+// Compiled evaluation: the one evaluator of value expressions. Compile
+// does, once, the work an evaluation over many rows would otherwise repeat
+// per row: columns become positions in the row, literals values, function
+// names functions, and the tree a tree of closures. EvalValue and evalBool
+// compile too, with columns asked of a Lookup by name, for one-off
+// evaluations (pruning, casts).
 //
 // # Invariant
 //
-// A Program computes exactly what EvalValue computes with a lookup over
-// the same rows: every closure below calls the helpers EvalValue calls
-// (arith, compareTri, castValue, the function table, ...) in the same
-// order, and adds only work EvalValue repeats per row. A change to the
-// semantics belongs in those helpers, where both paths pick it up;
-// compile_test.go checks the two against each other.
+// A Program over rows computes exactly what EvalValue computes with a
+// Lookup over the same rows: the two differ only in how a column's value
+// is found (a position resolved once by FieldPath, or a name asked per
+// evaluation), and compile_test.go checks them against each other on
+// random and fuzzed expressions.
 
 import (
 	"cmp"
@@ -147,8 +145,12 @@ func (p *Program) Matches(row []schema.Value) (bool, error) {
 	return t == True, err
 }
 
+// compiler builds the closures. With resolve, columns are read from the
+// input rows; with lookup instead (EvalValue, evalBool), each evaluation
+// asks lookup for them by name.
 type compiler struct {
 	resolve Resolver
+	lookup  Lookup
 }
 
 // value compiles e as EvalValue evaluates it.
@@ -177,7 +179,7 @@ func (c *compiler) value(e Expr) valueFn {
 			if err != nil {
 				return schema.Value{}, err
 			}
-			return castValue(v, to)
+			return CastValue(v, to)
 		}
 	case Call:
 		return c.call(e)
@@ -248,7 +250,7 @@ func (c *compiler) arith(e Arith) valueFn {
 // compiled column.
 func (c *compiler) slot(e Expr) (input, idx int, ok bool) {
 	col, isCol := e.(Column)
-	if !isCol {
+	if !isCol || c.resolve == nil {
 		return 0, 0, false
 	}
 	ref, found := c.resolve(col.Name)
@@ -273,6 +275,16 @@ func at(a, b []schema.Value, input, i int) schema.Value {
 
 // column compiles a column reference.
 func (c *compiler) column(name string) valueFn {
+	if c.lookup != nil {
+		lookup := c.lookup
+		return func(_, _ []schema.Value) (schema.Value, error) {
+			_, v, ok := lookup(name)
+			if !ok {
+				return schema.Value{}, fmt.Errorf("%w: no value for column %q", ErrEval, name)
+			}
+			return v, nil
+		}
+	}
 	ref, ok := c.resolve(name)
 	if !ok {
 		err := fmt.Errorf("%w: no value for column %q", ErrEval, name)
@@ -305,7 +317,9 @@ func (c *compiler) column(name string) valueFn {
 	}
 }
 
-// call compiles a function call as call evaluates it.
+// call compiles a function call: an argument that is NULL makes the
+// result NULL unless the function takes nulls; if, coalesce and nvl
+// evaluate only the arguments they need.
 func (c *compiler) call(e Call) valueFn {
 	f, err := lookupFunction(e.Name, len(e.Args))
 	if err != nil {
@@ -315,32 +329,29 @@ func (c *compiler) call(e Call) valueFn {
 	for i, a := range e.Args {
 		args[i] = c.value(a)
 	}
-	if f.lazy != nil {
-		switch strings.ToLower(e.Name) {
-		case "coalesce", "nvl", "ifnull":
-			return func(a, b []schema.Value) (schema.Value, error) {
-				for _, x := range args {
-					v, err := x(a, b)
-					if err != nil || !v.IsNull() {
-						return v, err
-					}
-				}
-				return schema.Value{}, nil
+	switch f.lazy {
+	case lazyIf:
+		cond := c.test(e.Args[0])
+		return func(a, b []schema.Value) (schema.Value, error) {
+			t, err := cond(a, b)
+			if err != nil {
+				return schema.Value{}, err
 			}
-		case "if":
-			cond := c.test(e.Args[0])
-			return func(a, b []schema.Value) (schema.Value, error) {
-				t, err := cond(a, b)
-				if err != nil {
-					return schema.Value{}, err
-				}
-				if t == True {
-					return args[1](a, b)
-				}
-				return args[2](a, b)
+			if t == True {
+				return args[1](a, b)
 			}
+			return args[2](a, b)
 		}
-		return c.interpret(e)
+	case lazyCoalesce:
+		return func(a, b []schema.Value) (schema.Value, error) {
+			for _, x := range args {
+				v, err := x(a, b)
+				if err != nil || !v.IsNull() {
+					return v, err
+				}
+			}
+			return schema.Value{}, nil
+		}
 	}
 	name := e.Name
 	return func(a, b []schema.Value) (schema.Value, error) {
@@ -360,32 +371,6 @@ func (c *compiler) call(e Call) valueFn {
 			return schema.Value{}, fmt.Errorf("%s: %w", name, err)
 		}
 		return v, nil
-	}
-}
-
-// interpret evaluates e with EvalValue over a lookup of the rows: for a
-// lazy function this file does not compile, so that a new one is correct
-// before it is fast.
-func (c *compiler) interpret(e Expr) valueFn {
-	refs := map[string]Ref{}
-	for _, name := range Columns(e) {
-		if r, ok := c.resolve(name); ok {
-			refs[name] = r
-		}
-	}
-	return func(a, b []schema.Value) (schema.Value, error) {
-		return EvalValue(e, func(name string) (schema.DataType, schema.Value, bool) {
-			r, ok := refs[name]
-			if !ok {
-				return nil, schema.Value{}, false
-			}
-			row := a
-			if r.Input == 1 {
-				row = b
-			}
-			v := ValueAt(row, r.Path)
-			return v.Type(), v, true
-		})
 	}
 }
 

@@ -160,8 +160,9 @@ func sameResult(v1 schema.Value, e1 error, v2 schema.Value, e2 error) bool {
 }
 
 // TestCompileMatchesEvalValue checks the invariant of compile.go: on
-// random expressions over random rows, a compiled program gives the value,
-// the truth and the error EvalValue gives.
+// random expressions over random rows, a program compiled against the
+// rows gives the value, the truth and the error EvalValue gives through a
+// Lookup by name.
 func TestCompileMatchesEvalValue(t *testing.T) {
 	sch := compileSchema(t)
 	r := rand.New(rand.NewPCG(1, 2))

@@ -158,7 +158,7 @@ func textAs(l Literal, hint schema.DataType) schema.Value {
 	}
 	switch hint {
 	case schema.Date, schema.Timestamp, schema.TimestampNTZ:
-		if v, err := castValue(l.Value, hint); err == nil && !v.IsNull() {
+		if v, err := CastValue(l.Value, hint); err == nil && !v.IsNull() {
 			return v
 		}
 	}

@@ -39,15 +39,23 @@ type function struct {
 	// takesNull, a NULL argument makes the result NULL without calling it.
 	eval      func(args []schema.Value) (schema.Value, error)
 	takesNull bool
-	// lazy, when set instead of eval, evaluates the arguments itself, so
-	// that an argument not needed is not evaluated (if, coalesce).
-	lazy func(args []Expr, lookup Lookup) (schema.Value, error)
+	// lazy, when set instead of eval, marks a conditional that evaluates
+	// only the arguments it needs (compile.go builds it).
+	lazy lazyKind
 }
+
+// lazyKind is a conditional function.
+type lazyKind uint8
+
+const (
+	notLazy      lazyKind = iota
+	lazyCoalesce          // coalesce, nvl: the first non-null argument
+	lazyIf                // if(cond, a, b)
+)
 
 var functions map[string]*function
 
 func init() {
-	// Built in init: lazy functions call EvalValue, which reads the table.
 	functions = map[string]*function{
 		"year":         {minArgs: 1, maxArgs: 1, eval: dateField(func(t time.Time) int { return t.Year() })},
 		"month":        {minArgs: 1, maxArgs: 1, eval: dateField(func(t time.Time) int { return int(t.Month()) })},
@@ -69,9 +77,9 @@ func init() {
 		"rtrim":        {minArgs: 1, maxArgs: 1, eval: mapString(func(s string) string { return strings.TrimRight(s, " ") })},
 		"substring":    {minArgs: 2, maxArgs: 3, eval: substring},
 		"concat":       {minArgs: 0, maxArgs: -1, eval: concat},
-		"coalesce":     {minArgs: 1, maxArgs: -1, lazy: coalesce},
-		"nvl":          {minArgs: 2, maxArgs: 2, lazy: coalesce},
-		"if":           {minArgs: 3, maxArgs: 3, lazy: ifFunc},
+		"coalesce":     {minArgs: 1, maxArgs: -1, lazy: lazyCoalesce},
+		"nvl":          {minArgs: 2, maxArgs: 2, lazy: lazyCoalesce},
+		"if":           {minArgs: 3, maxArgs: 3, lazy: lazyIf},
 		"isnull":       {minArgs: 1, maxArgs: 1, takesNull: true, eval: isNullFunc(true)},
 		"isnotnull":    {minArgs: 1, maxArgs: 1, takesNull: true, eval: isNullFunc(false)},
 		"abs":          {minArgs: 1, maxArgs: 1, eval: abs},
@@ -121,52 +129,7 @@ func arity(f *function) string {
 	return strconv.Itoa(f.minArgs) + " to " + strconv.Itoa(f.maxArgs)
 }
 
-func call(c Call, lookup Lookup) (schema.Value, error) {
-	f, err := lookupFunction(c.Name, len(c.Args))
-	if err != nil {
-		return schema.Value{}, err
-	}
-	if f.lazy != nil {
-		return f.lazy(c.Args, lookup)
-	}
-	args := make([]schema.Value, len(c.Args))
-	for i, a := range c.Args {
-		if args[i], err = EvalValue(a, lookup); err != nil {
-			return schema.Value{}, err
-		}
-		if args[i].IsNull() && !f.takesNull {
-			return schema.Value{}, nil
-		}
-	}
-	v, err := f.eval(args)
-	if err != nil {
-		return schema.Value{}, fmt.Errorf("%s: %w", c.Name, err)
-	}
-	return v, nil
-}
-
-// ---- Conditionals ----
-
-func coalesce(args []Expr, lookup Lookup) (schema.Value, error) {
-	for _, a := range args {
-		v, err := EvalValue(a, lookup)
-		if err != nil || !v.IsNull() {
-			return v, err
-		}
-	}
-	return schema.Value{}, nil
-}
-
-func ifFunc(args []Expr, lookup Lookup) (schema.Value, error) {
-	c, err := evalBool(args[0], lookup)
-	if err != nil {
-		return schema.Value{}, err
-	}
-	if c == True {
-		return EvalValue(args[1], lookup)
-	}
-	return EvalValue(args[2], lookup)
-}
+// ---- Conditionals: coalesce, nvl and if are built by compile.go ----
 
 func isNullFunc(want bool) func([]schema.Value) (schema.Value, error) {
 	return func(a []schema.Value) (schema.Value, error) {
@@ -189,7 +152,7 @@ func intArg(v schema.Value) (int64, bool, error) {
 	if isInt(v.Kind()) {
 		return v.Int64(), true, nil
 	}
-	i, err := castValue(v, schema.Integer)
+	i, err := CastValue(v, schema.Integer)
 	return i.Int64(), !i.IsNull(), err
 }
 
@@ -270,7 +233,7 @@ func concat(a []schema.Value) (schema.Value, error) {
 // does; a NULL result means the string is not a number.
 func numberArg(v schema.Value) (schema.Value, error) {
 	if v.Kind() == schema.KindString {
-		return castValue(v, schema.Double)
+		return CastValue(v, schema.Double)
 	}
 	if !isNumeric(v.Kind()) {
 		return schema.Value{}, fmt.Errorf("%w: want a number, got %s", ErrEval, v.Kind())
@@ -408,7 +371,7 @@ func floorCeil(up bool) func([]schema.Value) (schema.Value, error) {
 		if up {
 			f = math.Ceil(v.Float64())
 		}
-		return castValue(schema.DoubleValue(f), schema.Long)
+		return CastValue(schema.DoubleValue(f), schema.Long)
 	}
 }
 
@@ -425,7 +388,7 @@ func dateArg(v schema.Value) (days int64, ok bool, err error) {
 	case schema.KindDate:
 		return v.Int64(), true, nil
 	case schema.KindTimestamp, schema.KindTimestampNTZ, schema.KindString:
-		d, err := castValue(v, schema.Date)
+		d, err := CastValue(v, schema.Date)
 		return d.Int64(), !d.IsNull(), err
 	}
 	return 0, false, fmt.Errorf("%w: want a date, got %s", ErrEval, v.Kind())
@@ -437,7 +400,7 @@ func timestampArg(v schema.Value) (micros int64, ok bool, err error) {
 	case schema.KindTimestamp, schema.KindTimestampNTZ:
 		return v.Int64(), true, nil
 	case schema.KindDate, schema.KindString:
-		t, err := castValue(v, schema.Timestamp)
+		t, err := CastValue(v, schema.Timestamp)
 		return t.Int64(), !t.IsNull(), err
 	}
 	return 0, false, fmt.Errorf("%w: want a timestamp, got %s", ErrEval, v.Kind())
@@ -468,7 +431,7 @@ func toDate(a []schema.Value) (schema.Value, error) {
 		if _, _, err := dateArg(a[0]); err != nil {
 			return schema.Value{}, err
 		}
-		return castValue(a[0], schema.Date)
+		return CastValue(a[0], schema.Date)
 	}
 	m, ok, err := parseWithPattern(stringArg(a[0]), stringArg(a[1]))
 	if !ok || err != nil {
@@ -482,7 +445,7 @@ func toTimestamp(a []schema.Value) (schema.Value, error) {
 		if _, _, err := timestampArg(a[0]); err != nil {
 			return schema.Value{}, err
 		}
-		return castValue(a[0], schema.Timestamp)
+		return CastValue(a[0], schema.Timestamp)
 	}
 	m, ok, err := parseWithPattern(stringArg(a[0]), stringArg(a[1]))
 	if !ok || err != nil {

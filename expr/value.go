@@ -156,48 +156,13 @@ func sqlTypeName(t schema.DataType) string {
 // For a CHECK constraint or an invariant, a row violates it when EvalValue
 // gives false (NULL passes, as in Spark); for a generated column, the value
 // is EvalValue's, cast to the column's type.
+//
+// EvalValue compiles e for this one evaluation (see Compile, which is the
+// one evaluator); to evaluate an expression over many rows, compile it
+// once.
 func EvalValue(e Expr, lookup Lookup) (schema.Value, error) {
-	switch e := e.(type) {
-	case Column:
-		_, v, ok := lookup(e.Name)
-		if !ok {
-			return schema.Value{}, fmt.Errorf("%w: no value for column %q", ErrEval, e.Name)
-		}
-		return v, nil
-	case Literal:
-		return literalValue(e), nil
-	case Arith:
-		l, err := EvalValue(e.Left, lookup)
-		if err != nil {
-			return schema.Value{}, err
-		}
-		r, err := EvalValue(e.Right, lookup)
-		if err != nil {
-			return schema.Value{}, err
-		}
-		return arith(e.Op, l, r)
-	case Neg:
-		v, err := EvalValue(e.Value, lookup)
-		if err != nil {
-			return schema.Value{}, err
-		}
-		return negate(v)
-	case Cast:
-		v, err := EvalValue(e.Value, lookup)
-		if err != nil {
-			return schema.Value{}, err
-		}
-		return castValue(v, e.To)
-	case Call:
-		return call(e, lookup)
-	case Compare, In, IsNull, Not, And, Or:
-		t, err := evalBool(e, lookup)
-		if err != nil {
-			return schema.Value{}, err
-		}
-		return triValue(t), nil
-	}
-	return schema.Value{}, fmt.Errorf("%w: unknown expression %T", ErrEval, e)
+	c := compiler{lookup: lookup}
+	return c.value(e)(nil, nil)
 }
 
 func triValue(t Tri) schema.Value {
@@ -223,96 +188,11 @@ func valueTri(v schema.Value) Tri {
 }
 
 // evalBool is Eval with errors: the same three-valued logic, but a failure
-// to evaluate an operand is returned instead of read as Unknown.
+// to evaluate an operand is returned instead of read as Unknown; text
+// compared with a date or timestamp reads as Spark casts it (sparkTextAs).
 func evalBool(e Expr, lookup Lookup) (Tri, error) {
-	switch e := e.(type) {
-	case And:
-		out := True
-		for _, t := range e.Terms {
-			r, err := evalBool(t, lookup)
-			if err != nil {
-				return Unknown, err
-			}
-			switch r {
-			case False:
-				return False, nil
-			case Unknown:
-				out = Unknown
-			}
-		}
-		return out, nil
-	case Or:
-		out := False
-		for _, t := range e.Terms {
-			r, err := evalBool(t, lookup)
-			if err != nil {
-				return Unknown, err
-			}
-			switch r {
-			case True:
-				return True, nil
-			case Unknown:
-				out = Unknown
-			}
-		}
-		return out, nil
-	case Not:
-		r, err := evalBool(e.Value, lookup)
-		return r.not(), err
-	case IsNull:
-		v, err := EvalValue(e.Value, lookup)
-		if err != nil {
-			return Unknown, err
-		}
-		if v.IsNull() != e.Negate {
-			return True, nil
-		}
-		return False, nil
-	case Compare:
-		return compareErr(e.Op, e.Left, e.Right, lookup)
-	case In:
-		out := False
-		for _, x := range e.List {
-			r, err := compareErr(Eq, e.Value, x, lookup)
-			if err != nil {
-				return Unknown, err
-			}
-			switch r {
-			case True:
-				if e.Negate {
-					return False, nil
-				}
-				return True, nil
-			case Unknown:
-				out = Unknown
-			}
-		}
-		if e.Negate {
-			return out.not(), nil
-		}
-		return out, nil
-	}
-	v, err := EvalValue(e, lookup)
-	return valueTri(v), err
-}
-
-// compareErr is compare with errors.
-func compareErr(op Op, l, r Expr, lookup Lookup) (Tri, error) {
-	lv, err := EvalValue(l, lookup)
-	if err != nil {
-		return Unknown, err
-	}
-	rv, err := EvalValue(r, lookup)
-	if err != nil {
-		return Unknown, err
-	}
-	if lit, ok := l.(Literal); ok && lit.IsText {
-		lv = sparkTextAs(lit, rv.Type())
-	}
-	if lit, ok := r.(Literal); ok && lit.IsText {
-		rv = sparkTextAs(lit, lv.Type())
-	}
-	return compareTri(op, lv, rv), nil
+	c := compiler{lookup: lookup}
+	return c.test(e)(nil, nil)
 }
 
 // sparkTextAs is textAs, except that text compared with a date or a
@@ -325,7 +205,7 @@ func sparkTextAs(l Literal, hint schema.DataType) schema.Value {
 		if v, err := schema.ParsePartitionValue(hint, l.Text); err == nil {
 			return v
 		}
-		v, _ := castValue(l.Value, hint)
+		v, _ := CastValue(l.Value, hint)
 		return v // null when the text is not a date or time, as in Spark
 	}
 	return textAs(l, hint)
@@ -452,12 +332,12 @@ func arith(op ArithOp, l, r schema.Value) (schema.Value, error) {
 	// makes the result NULL.
 	var err error
 	if l.Kind() == schema.KindString {
-		if l, err = castValue(l, schema.Double); err != nil || l.IsNull() {
+		if l, err = CastValue(l, schema.Double); err != nil || l.IsNull() {
 			return schema.Value{}, err
 		}
 	}
 	if r.Kind() == schema.KindString {
-		if r, err = castValue(r, schema.Double); err != nil || r.IsNull() {
+		if r, err = CastValue(r, schema.Double); err != nil || r.IsNull() {
 			return schema.Value{}, err
 		}
 	}
@@ -647,7 +527,7 @@ func negate(v schema.Value) (schema.Value, error) {
 		u, p, s := v.Decimal()
 		return schema.DecimalValue(u.Neg(u), p, s)
 	case k == schema.KindString:
-		d, err := castValue(v, schema.Double)
+		d, err := CastValue(v, schema.Double)
 		if err != nil || d.IsNull() {
 			return schema.Value{}, err
 		}
@@ -663,11 +543,11 @@ const (
 	microsPerDay    = 86_400 * microsPerSecond
 )
 
-// castValue converts v to type to as Spark's CAST does, with the choices
-// in this file's doc: a string that does not read as the type is NULL, a
-// number out of the target's range is ErrOverflow, a conversion Spark does
-// not allow is ErrEval.
-func castValue(v schema.Value, to schema.DataType) (schema.Value, error) {
+// CastValue converts v to type to as CAST(v AS to) evaluates it: as
+// Spark's CAST does, with the choices in this file's doc. A string that
+// does not read as the type is NULL, a number out of the target's range is
+// ErrOverflow, a conversion Spark does not allow is ErrEval.
+func CastValue(v schema.Value, to schema.DataType) (schema.Value, error) {
 	if v.IsNull() {
 		return v, nil
 	}
