@@ -16,7 +16,6 @@ package expr
 // random and fuzzed expressions.
 
 import (
-	"cmp"
 	"fmt"
 	"strings"
 
@@ -200,28 +199,19 @@ func (c *compiler) value(e Expr) valueFn {
 // arith compiles arithmetic as EvalValue computes it.
 func (c *compiler) arith(e Arith) valueFn {
 	op := e.Op
-	// A column with an integer literal (id % 100, n + 1) is the common
-	// shape: the literal's value is taken once, not called for per row.
-	if lit, ok := e.Right.(Literal); ok && !lit.IsText && isInt(literalValue(lit).Kind()) && op != Div {
-		l, rv := c.value(e.Left), literalValue(lit)
-		rk, k := rv.Kind(), rv.Int64()
+	if rv, ok := constant(e.Right); ok {
+		// A column or value with a literal (id % 100, n + 1), the common
+		// shape: the literal is taken once, and a column read in place.
 		if in, i, ok := c.slot(e.Left); ok {
-			// ... and a column's read in place.
 			return func(a, b []schema.Value) (schema.Value, error) {
-				lv := at(a, b, in, i)
-				if lk := lv.Kind(); isInt(lk) {
-					return intArith(op, max(lk, rk), lv.Int64(), k)
-				}
-				return arith(op, lv, rv)
+				return arith(op, at(a, b, in, i), rv)
 			}
 		}
+		l := c.value(e.Left)
 		return func(a, b []schema.Value) (schema.Value, error) {
 			lv, err := l(a, b)
 			if err != nil {
 				return schema.Value{}, err
-			}
-			if lk := lv.Kind(); isInt(lk) {
-				return intArith(op, max(lk, rk), lv.Int64(), k)
 			}
 			return arith(op, lv, rv)
 		}
@@ -236,13 +226,19 @@ func (c *compiler) arith(e Arith) valueFn {
 		if err != nil {
 			return schema.Value{}, err
 		}
-		// Integers (not divided, which gives a double) are what arith
-		// computes last; the common case goes there directly.
-		if lk, rk := lv.Kind(), rv.Kind(); isInt(lk) && isInt(rk) && op != Div {
-			return intArith(op, max(lk, rk), lv.Int64(), rv.Int64())
-		}
 		return arith(op, lv, rv)
 	}
+}
+
+// constant reports whether e is a literal whose value does not depend on
+// the other operand (not text, which is read as the other side's type),
+// and gives that value.
+func constant(e Expr) (schema.Value, bool) {
+	lit, ok := e.(Literal)
+	if !ok || lit.IsText {
+		return schema.Value{}, false
+	}
+	return literalValue(lit), true
 }
 
 // slot reports whether e is a top-level column the rows have: input and
@@ -481,36 +477,28 @@ func (c *compiler) tests(es []Expr) []testFn {
 // are evaluated first, in order; a text literal is then read again with
 // the other side's type.
 func (c *compiler) compare(op Op, le, re Expr) testFn {
-	l, r := c.value(le), c.value(re)
-	lit, ltext := le.(Literal)
-	ltext = ltext && lit.IsText
-	rit, rtext := re.(Literal)
-	rtext = rtext && rit.IsText
-	if lit, ok := re.(Literal); ok && !lit.IsText && isInt(literalValue(lit).Kind()) {
-		// A comparison with an integer literal: its value is taken once.
-		rv := literalValue(lit)
-		k := rv.Int64()
+	if rv, ok := constant(re); ok {
+		// A comparison with a literal (id = 7): the literal is taken
+		// once, and a column read in place.
 		if in, i, ok := c.slot(le); ok {
-			// ... and a column's read in place.
 			return func(a, b []schema.Value) (Tri, error) {
-				lv := at(a, b, in, i)
-				if isInt(lv.Kind()) {
-					return opResult(op, cmp.Compare(lv.Int64(), k)), nil
-				}
-				return compareTri(op, lv, rv), nil
+				return compareTri(op, at(a, b, in, i), rv), nil
 			}
 		}
+		l := c.value(le)
 		return func(a, b []schema.Value) (Tri, error) {
 			lv, err := l(a, b)
 			if err != nil {
 				return Unknown, err
 			}
-			if isInt(lv.Kind()) {
-				return opResult(op, cmp.Compare(lv.Int64(), k)), nil
-			}
 			return compareTri(op, lv, rv), nil
 		}
 	}
+	l, r := c.value(le), c.value(re)
+	lit, ltext := le.(Literal)
+	ltext = ltext && lit.IsText
+	rit, rtext := re.(Literal)
+	rtext = rtext && rit.IsText
 	if !ltext && !rtext {
 		return func(a, b []schema.Value) (Tri, error) {
 			lv, err := l(a, b)
@@ -520,11 +508,6 @@ func (c *compiler) compare(op Op, le, re Expr) testFn {
 			rv, err := r(a, b)
 			if err != nil {
 				return Unknown, err
-			}
-			// Two integers compare as Order compares them, with no
-			// coercion to try first.
-			if isInt(lv.Kind()) && isInt(rv.Kind()) {
-				return opResult(op, cmp.Compare(lv.Int64(), rv.Int64())), nil
 			}
 			return compareTri(op, lv, rv), nil
 		}

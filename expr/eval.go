@@ -189,6 +189,11 @@ func compare(op Op, l, r Expr, lookup Lookup) Tri {
 // compareTri compares two resolved operands: Unknown when either is null
 // or their kinds do not compare.
 func compareTri(op Op, lv, rv schema.Value) Tri {
+	// Two integers, the common case, compare as Order compares them,
+	// with nothing to coerce.
+	if isInt(lv.Kind()) && isInt(rv.Kind()) {
+		return opResult(op, cmp.Compare(lv.Int64(), rv.Int64()))
+	}
 	if lv.IsNull() || rv.IsNull() {
 		return Unknown
 	}

@@ -325,6 +325,11 @@ func intValue(k schema.Kind, i int64) (schema.Value, error) {
 }
 
 func arith(op ArithOp, l, r schema.Value) (schema.Value, error) {
+	// Integers, the common case, are computed in the wider of their
+	// kinds straight away (division gives a double, below).
+	if lk, rk := l.Kind(), r.Kind(); isInt(lk) && isInt(rk) && op != Div {
+		return intArith(op, max(lk, rk), l.Int64(), r.Int64())
+	}
 	if l.IsNull() || r.IsNull() {
 		return schema.Value{}, nil
 	}
