@@ -197,7 +197,7 @@ func (t *Table) commitOptions(opts WriteOptions, replaceWhere expr.Expr) write.C
 	}
 	return write.CommitOptions{
 		Options: write.Options{TargetFileSize: opts.TargetFileSize, Compression: opts.Compression,
-			Now: opts.Txn.Clock, TableURI: t.rootURI(), ExternalRoots: t.clone.roots(context.Background(), t.store)},
+			Now: opts.Txn.Clock},
 		Txn:          o,
 		ReplaceWhere: replaceWhere,
 		App:          write.AppTransaction{ID: opts.AppID, Version: opts.AppVersion},

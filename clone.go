@@ -1,15 +1,9 @@
 package delta
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"sync"
 
-	"github.com/godelta/delta/actions"
-	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/fileset"
-	"github.com/godelta/delta/logstore"
 )
 
 // CloneResult says what CloneTo committed; see fileset.CloneResult.
@@ -44,48 +38,4 @@ func (t *Table) CloneTo(ctx context.Context, snap *Snapshot, target string, opts
 	c := &Table{uri: target, store: store, owned: true}
 	c.PostCommit(ctx, &res.Commit)
 	return c, res, nil
-}
-
-// cloneSources are the source roots a table's CLONE commit names. The
-// zero value is ready; roots reads version 0 once. They are URIs only:
-// the readings they are handed to (scan.Options.ExternalRoots) open and
-// close the stores.
-type cloneSources struct {
-	mu    sync.Mutex
-	done  bool
-	found []string
-}
-
-// roots returns the source root of the table in store when its version 0
-// is a CLONE commit (operationParameters.source), else an empty slice. A
-// version 0 that is gone (log cleanup) or unreadable trusts nothing, and is
-// tried again on the next call.
-func (c *cloneSources) roots(ctx context.Context, store logstore.Store) []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done {
-		return c.found
-	}
-	c.found = []string{}
-	b, err := store.Get(ctx, deltalog.CommitKey(0))
-	if errors.Is(err, logstore.ErrNotFound) {
-		c.done = true
-		return c.found
-	}
-	if err != nil {
-		return c.found
-	}
-	c.done = true
-	acts, err := actions.DecodeCommitReader(deltalog.CommitKey(0), bytes.NewReader(b))
-	if err != nil {
-		return c.found
-	}
-	for _, a := range acts {
-		if ci := a.CommitInfo; ci != nil && ci.Operation == fileset.OperationClone {
-			if src, ok := ci.OperationParameters["source"].(string); ok && src != "" {
-				c.found = append(c.found, src)
-			}
-		}
-	}
-	return c.found
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	stdmaps "maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	delta "github.com/godelta/delta"
+	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/stream"
 	"github.com/godelta/delta/testutil"
@@ -142,8 +144,13 @@ func TestCloneSparkDVTable(t *testing.T) {
 	if cs.Metadata().ID == snap3.Metadata().ID {
 		t.Error("the clone kept the source's table id")
 	}
-	if !maps(cs.Metadata().Configuration, snap3.Metadata().Configuration) {
-		t.Errorf("properties %v, want %v", cs.Metadata().Configuration, snap3.Metadata().Configuration)
+	props := stdmaps.Clone(cs.Metadata().Configuration)
+	if roots := props[location.CloneSourceRootsKey]; roots != `["`+snap3.Location().URI()+`"]` {
+		t.Errorf("the clone declares the source roots %s, want the source's root %s", roots, snap3.Location().URI())
+	}
+	delete(props, location.CloneSourceRootsKey)
+	if !maps(props, snap3.Metadata().Configuration) {
+		t.Errorf("properties %v, want %v", props, snap3.Metadata().Configuration)
 	}
 	if !slices.Equal(treeHashKeys(treeHash(t, src)), treeHashKeys(before)) || !equalHashes(treeHash(t, src), before) {
 		t.Fatal("the source changed")

@@ -75,6 +75,7 @@ import (
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
 )
@@ -121,19 +122,32 @@ type Table struct {
 	uri   string
 	store logstore.Store
 	owned bool // store was opened by Open or Create: Close closes it
-
-	// clone holds the source roots of a shallow clone, read once.
-	clone cloneSources
 }
 
 // Open returns the table at uri: a local path, or a URI whose scheme names
 // a store (see Resolve). It fails with ErrTableNotFound when the location
 // has no Delta log. The Table owns the store it opens: Close it when done.
 func Open(ctx context.Context, uri string) (*Table, error) {
+	return OpenWith(ctx, uri, OpenOptions{})
+}
+
+// OpenOptions tune OpenWith.
+type OpenOptions struct {
+	// TrustRoots are roots (URIs) outside the table whose files its log
+	// may name and that its metadata does not declare: the source of a
+	// shallow clone Spark wrote. They are read from, never written or
+	// deleted. A clone this library made declares its sources itself (see
+	// package location for the rule).
+	TrustRoots []string
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, uri string, opts OpenOptions) (*Table, error) {
 	store, err := ResolveContext(ctx, uri)
 	if err != nil {
 		return nil, err
 	}
+	store = location.Trust(store, opts.TrustRoots...)
 	t, err := OpenStore(ctx, uri, store)
 	if err != nil {
 		store.Close()
@@ -201,8 +215,9 @@ func (t *Table) History(ctx context.Context, limit int) ([]Commit, error) {
 }
 
 // CanonicalPath returns the form of a file path in the log that identifies
-// the file: percent-decoded, without a "file:" scheme. Adds and removes of
-// the same file match by it.
+// the file: a relative path percent-decoded, an absolute one as a decoded
+// URI with its scheme's aliases merged (see location.Canonical). Adds and
+// removes of the same file match by it.
 func CanonicalPath(path string) string { return snapshot.CanonicalPath(path) }
 
 // ParsePredicate parses a predicate in the SQL-like text form of package

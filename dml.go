@@ -106,15 +106,8 @@ func parseWhere(where string) (expr.Expr, error) {
 	return pred, nil
 }
 
-// dmlOptions fills in the table root and the engine.
+// dmlOptions fills in the engine.
 func (t *Table) dmlOptions(opts DMLOptions) DMLOptions {
-	if opts.TableURI == "" {
-		opts.TableURI = t.rootURI()
-	}
-	if opts.ExternalRoots == nil {
-		// A shallow clone's files lie under its source's root.
-		opts.ExternalRoots = t.clone.roots(context.Background(), t.store)
-	}
 	if opts.Txn.EngineInfo == "" {
 		opts.Txn.EngineInfo = EngineInfo
 	}

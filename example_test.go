@@ -341,7 +341,11 @@ func ExampleTable_Close() {
 func ExampleCanonicalPath() {
 	fmt.Println(delta.CanonicalPath("year=2024/part%20one.parquet"))
 	fmt.Println(delta.CanonicalPath("file:/data/t/part-0.parquet"))
+	fmt.Println(delta.CanonicalPath("/data/t/part%200.parquet"))
+	fmt.Println(delta.CanonicalPath("s3a://bucket/t/part-0.parquet"))
 	// Output:
 	// year=2024/part one.parquet
-	// /data/t/part-0.parquet
+	// file:///data/t/part-0.parquet
+	// file:///data/t/part 0.parquet
+	// s3://bucket/t/part-0.parquet
 }

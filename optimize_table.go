@@ -23,13 +23,6 @@ func (t *Table) Optimize(ctx context.Context, opts OptimizeOptions) (OptimizeRes
 	if err != nil {
 		return OptimizeResult{}, err
 	}
-	if opts.TableURI == "" {
-		opts.TableURI = t.rootURI()
-	}
-	if opts.ExternalRoots == nil {
-		// A shallow clone's files lie under its source's root.
-		opts.ExternalRoots = t.clone.roots(ctx, t.store)
-	}
 	if opts.Txn.EngineInfo == "" {
 		opts.Txn.EngineInfo = EngineInfo
 	}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/snapshot"
 )
@@ -47,12 +45,6 @@ var ErrChangeDataFeedDisabled = scan.ErrChangeDataFeedDisabled
 //	s, err := t.Scan(snap, delta.ScanOptions{Predicate: pred})
 //	for row, err := range s.Rows(ctx) { ... }
 func (t *Table) Scan(snap *Snapshot, opts ScanOptions) (*Scan, error) {
-	if opts.TableURI == "" {
-		opts.TableURI = t.rootURI()
-	}
-	if opts.ExternalRoots == nil {
-		opts.ExternalRoots = t.clone.roots(context.Background(), t.store)
-	}
 	return scan.New(snap, opts)
 }
 
@@ -63,12 +55,6 @@ func (t *Table) Changes(ctx context.Context, opts ChangeOptions) (*Changes, erro
 	latest, err := t.Snapshot(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if opts.TableURI == "" {
-		opts.TableURI = t.rootURI()
-	}
-	if opts.ExternalRoots == nil {
-		opts.ExternalRoots = t.clone.roots(ctx, t.store)
 	}
 	return scan.NewChanges(ctx, latest, opts)
 }
@@ -100,24 +86,6 @@ func (t *Table) ChangesSince(ctx context.Context, ts time.Time, opts ChangeOptio
 	default:
 		opts.Start = at.Version() + 1
 	}
-	if opts.TableURI == "" {
-		opts.TableURI = t.rootURI()
-	}
-	if opts.ExternalRoots == nil {
-		opts.ExternalRoots = t.clone.roots(ctx, t.store)
-	}
 	opts.Since = ts
 	return scan.NewChanges(ctx, latest, opts)
-}
-
-// rootURI is the table root as a URI, against which absolute file paths in
-// the log are checked: the store's URI (file:///abs/root, s3://bucket/prefix,
-// without options or credentials), through any wrapper. A store with no
-// root of its own (an unnamed memory store, URI "memory://") takes the
-// name the table was opened with, redacted.
-func (t *Table) rootURI() string {
-	if u := t.store.URI(); u != "" && !strings.HasSuffix(u, "://") {
-		return u
-	}
-	return logstore.RedactURI(t.uri)
 }

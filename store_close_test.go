@@ -7,9 +7,7 @@ import (
 	"testing"
 
 	"github.com/godelta/delta/logstore"
-	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/logstore/memory"
-	"github.com/godelta/delta/testutil/faultstore"
 )
 
 // TestTableClose checks who owns the store: Close of a Table from Open or
@@ -56,32 +54,6 @@ func TestTableClose(t *testing.T) {
 	}
 	if _, err := Open(ctx, filepath.Join(t.TempDir(), "none")); !errors.Is(err, ErrTableNotFound) {
 		t.Errorf("Open of an empty directory = %v, want ErrTableNotFound", err)
-	}
-}
-
-// TestRootURIThroughWrappers checks that the root against which absolute
-// paths are checked is the store's URI, also through a wrapper, and the
-// table's name for an unnamed memory store.
-func TestRootURIThroughWrappers(t *testing.T) {
-	dir := t.TempDir()
-	l, err := local.New(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name  string
-		store logstore.Store
-		want  string
-	}{
-		{"t", l, "file://" + filepath.ToSlash(dir)},
-		{"t", faultstore.New(l, 1), "file://" + filepath.ToSlash(dir)},
-		{"s3://user:pw@bucket/t?token=x", memory.New(), "s3://bucket/t"},
-		{"x", memory.Named("TestRootURI"), "memory://TestRootURI"},
-	} {
-		tbl := &Table{uri: tc.name, store: tc.store}
-		if got := tbl.rootURI(); got != tc.want {
-			t.Errorf("rootURI over %T named %q = %q, want %q", tc.store, tc.name, got, tc.want)
-		}
 	}
 }
 

@@ -28,20 +28,11 @@ type (
 // accepted, and, on a shallow clone, under its source's. Close the stream
 // when done: it holds the stores it opened for a clone's source.
 func (t *Table) Stream(ctx context.Context, opts StreamOptions) (*Stream, error) {
-	if opts.TableURI == "" {
-		opts.TableURI = t.rootURI()
-	}
-	if opts.ExternalRoots == nil {
-		opts.ExternalRoots = t.clone.roots(ctx, t.store)
-	}
 	return stream.NewSource(ctx, t.store, opts)
 }
 
 // Sink returns the exactly-once sink of application appID into the table.
 func (t *Table) Sink(appID string, opts SinkOptions) (*Sink, error) {
-	if opts.Write.TableURI == "" {
-		opts.Write.TableURI = t.rootURI()
-	}
 	if opts.Txn.EngineInfo == "" {
 		opts.Txn.EngineInfo = EngineInfo
 	}

@@ -14,6 +14,10 @@ import (
 //   - a file's size is a byte count: never negative (add and cdc always carry
 //     one, remove only with extendedFileMetadata, where it is optional);
 //   - a sidecar names a file in _delta_log/_sidecars and its size;
+//   - a deletion vector, when an add or remove has one, has a storage type
+//     the protocol defines ("u", "i" or "p") and a path or inline data: a
+//     descriptor with its fields null ({}) is damage, never "no deletion
+//     vector", which would bring the file's deleted rows back;
 //   - one commit holds at most one protocol and at most one metaData action
 //     ("a commit MUST NOT contain more than one" of each).
 //
@@ -32,9 +36,15 @@ var errTwice = errors.New("more than one in one commit")
 func (a *Action) Check() error {
 	switch {
 	case a.Add != nil:
-		return checkFile("add", a.Add.Path, &a.Add.Size)
+		if err := checkFile("add", a.Add.Path, &a.Add.Size); err != nil {
+			return err
+		}
+		return checkDV("add", a.Add.Path, a.Add.DeletionVector)
 	case a.Remove != nil:
-		return checkFile("remove", a.Remove.Path, a.Remove.Size)
+		if err := checkFile("remove", a.Remove.Path, a.Remove.Size); err != nil {
+			return err
+		}
+		return checkDV("remove", a.Remove.Path, a.Remove.DeletionVector)
 	case a.CDC != nil:
 		return checkFile("cdc", a.CDC.Path, &a.CDC.Size)
 	case a.Sidecar != nil:
@@ -49,6 +59,24 @@ func checkFile(kind, path string, size *int64) error {
 	}
 	if size != nil && *size < 0 {
 		return fmt.Errorf("%s %s has a negative size %d", kind, path, *size)
+	}
+	return nil
+}
+
+func checkDV(kind, path string, d *DeletionVector) error {
+	if d == nil {
+		return nil
+	}
+	switch d.StorageType {
+	case "u", "i", "p":
+	default:
+		return fmt.Errorf("%s %s has a deletion vector of storage type %q, not u, i or p", kind, path, d.StorageType)
+	}
+	if d.PathOrInlineDv == "" {
+		return fmt.Errorf("%s %s has a deletion vector with no pathOrInlineDv", kind, path)
+	}
+	if d.Cardinality < 0 || d.SizeInBytes < 0 {
+		return fmt.Errorf("%s %s has a deletion vector with a negative size or cardinality", kind, path)
 	}
 	return nil
 }

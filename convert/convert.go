@@ -125,9 +125,15 @@ func Dir(ctx context.Context, dir string, opts Options) (Result, error) {
 // files, and converts the rest (Convert). The table's root is then the
 // store's root.
 func Store(ctx context.Context, store logstore.Store, opts Options) (Result, error) {
+	var nested string // a directory below the root that holds a table
 	enter := func(sub string) bool {
 		name := strings.TrimSuffix(sub, "/")
-		return !hidden(name[strings.LastIndexByte(name, '/')+1:], true)
+		parent := name[:strings.LastIndexByte(name, '/')+1]
+		name = name[len(parent):]
+		if name+"/" == deltalog.LogDir && parent != "" && nested == "" {
+			nested = parent
+		}
+		return !hidden(name, true)
 	}
 	var keys []string
 	for info, err := range logstore.Walk(ctx, store, "", enter) {
@@ -137,6 +143,12 @@ func Store(ctx context.Context, store logstore.Store, opts Options) (Result, err
 		if !hidden(info.Key[strings.LastIndexByte(info.Key, '/')+1:], false) {
 			keys = append(keys, info.Key)
 		}
+	}
+	if nested != "" {
+		// Its files would become this table's, for this table's VACUUM
+		// to delete.
+		return Result{}, fmt.Errorf("convert: %s holds the Delta table %s: %w",
+			logstore.RedactURI(store.URI()), strings.TrimSuffix(nested, "/"), deltaerr.ErrRootsOverlap)
 	}
 	slices.Sort(keys)
 	return Convert(ctx, store, keys, opts)

@@ -61,6 +61,15 @@ var (
 	// ErrPathEscapesRoot is returned when a path in the log or given by a
 	// caller would resolve outside the table root.
 	ErrPathEscapesRoot = errors.New("path escapes the table root")
+
+	// ErrRootsOverlap is returned by CLONE and CONVERT for a table root
+	// that lies inside another table's, or holds one: the outer table's
+	// VACUUM would take the inner table's files for its own.
+	ErrRootsOverlap = errors.New("table roots overlap")
+
+	// ErrNotEmpty is returned by CLONE for a target that holds files but
+	// no table: they would become the clone's orphans, for its VACUUM.
+	ErrNotEmpty = errors.New("location is not empty")
 )
 
 // FeatureError says which feature or protocol version a table needs that

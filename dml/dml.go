@@ -331,8 +331,8 @@ func dropWritten(snap *snapshot.Snapshot, err error, p *Plan) {
 // Candidates returns the files of snap that may hold a row pred matches,
 // after partition pruning and statistics skipping (all files when pred is
 // nil), for an operation to read.
-func Candidates(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, loc write.Options) ([]*actions.Add, error) {
-	s, err := scan.New(snap, scan.Options{Predicate: pred, TableURI: loc.TableURI, ExternalRoots: loc.ExternalRoots})
+func Candidates(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr) ([]*actions.Add, error) {
+	s, err := scan.New(snap, scan.Options{Predicate: pred})
 	if err != nil {
 		return nil, err
 	}

@@ -113,7 +113,7 @@ func (m *merger) plan1(ctx context.Context, snap *snapshot.Snapshot, s Strategy,
 	clear(m.counts)
 	t1 := time.Now()
 	readPred := m.filePredicate()
-	files, before, err := m.candidates(ctx, readPred, opts.Options)
+	files, before, err := m.candidates(ctx, readPred)
 	if err != nil {
 		return mm, err
 	}
@@ -143,7 +143,7 @@ func (m *merger) plan1(ctx context.Context, snap *snapshot.Snapshot, s Strategy,
 		m.staged.Rewritten = r
 		nIns = r.Inserted
 	} else {
-		if err := m.findMatches(ctx, files, opts.Options); err != nil {
+		if err := m.findMatches(ctx, files); err != nil {
 			return mm, err
 		}
 		for _, f := range files {
@@ -346,7 +346,7 @@ func mapsKeys[V any](m map[string]V) iter.Seq[string] {
 
 // candidates lists the live files that pred (nil: all) may match, after
 // partition and statistics skipping, and how many files the table has.
-func (m *merger) candidates(ctx context.Context, pred expr.Expr, loc write.Options) ([]*actions.Add, int64, error) {
+func (m *merger) candidates(ctx context.Context, pred expr.Expr) ([]*actions.Add, int64, error) {
 	total, err := m.snap.NumFiles(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -354,7 +354,7 @@ func (m *merger) candidates(ctx context.Context, pred expr.Expr, loc write.Optio
 	if l, ok := pred.(expr.Literal); ok && l.Value.Kind() == schema.KindBoolean && !l.Value.Bool() {
 		return nil, total, nil // no row can match
 	}
-	s, err := scan.New(m.snap, scan.Options{Predicate: pred, TableURI: loc.TableURI, ExternalRoots: loc.ExternalRoots})
+	s, err := scan.New(m.snap, scan.Options{Predicate: pred})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -565,11 +565,11 @@ func (m *merger) rowFunc(add *actions.Add, pos int64, row []schema.Value) (write
 
 // findMatches reads the candidate files of an insert-only merge to mark
 // the source rows some target row matches.
-func (m *merger) findMatches(ctx context.Context, files []*actions.Add, loc write.Options) error {
+func (m *merger) findMatches(ctx context.Context, files []*actions.Add) error {
 	if len(files) == 0 || len(m.rows) == 0 {
 		return nil
 	}
-	fr, err := scan.NewFileReader(m.snap, scan.Options{TableURI: loc.TableURI, ExternalRoots: loc.ExternalRoots})
+	fr, err := scan.NewFileReader(m.snap, scan.Options{})
 	if err != nil {
 		return err
 	}

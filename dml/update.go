@@ -192,7 +192,7 @@ func Update(ctx context.Context, snap *snapshot.Snapshot, set []Assignment, pred
 				return nil, err
 			}
 			start := time.Now()
-			files, err := Candidates(ctx, snap, pred, opts.Options)
+			files, err := Candidates(ctx, snap, pred)
 			if err != nil {
 				return nil, err
 			}

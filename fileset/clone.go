@@ -2,18 +2,22 @@ package fileset
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
-	"net/url"
+	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/internal/dv"
 	"github.com/godelta/delta/internal/rowcheck"
+	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/txn"
@@ -79,10 +83,11 @@ func Clone(ctx context.Context, source *snapshot.Snapshot, target logstore.Store
 	if err := txn.WriteSupportedChecked(&p, &m); err != nil {
 		return res, fmt.Errorf("fileset: clone: %w", err)
 	}
-	root, err := EncodedRoot(source.Store().URI())
-	if err != nil {
+	srcLoc := source.Location()
+	if err := checkCloneTarget(ctx, srcLoc, target); err != nil {
 		return res, fmt.Errorf("fileset: clone: %w", err)
 	}
+	root := location.EncodeRoot(srcLoc.URI())
 	o := opts.Txn
 	clock := time.Now
 	if o.Clock != nil {
@@ -93,6 +98,13 @@ func Clone(ctx context.Context, source *snapshot.Snapshot, target logstore.Store
 	meta.ID = uuid.NewString()
 	meta.CreatedTime = &now
 	meta.Configuration = maps.Clone(m.Configuration)
+	if meta.Configuration == nil {
+		meta.Configuration = map[string]string{}
+	}
+	// The clone trusts the source's root and every root the source
+	// trusted, durably: its metadata says so (see package location).
+	roots, _ := json.Marshal(slices.Compact(slices.Sorted(slices.Values(append(srcLoc.TrustedRoots(ctx), srcLoc.URI())))))
+	meta.Configuration[location.CloneSourceRootsKey] = string(roots)
 
 	var adds []actions.Add
 	for a, err := range source.Files(ctx) {
@@ -102,7 +114,7 @@ func Clone(ctx context.Context, source *snapshot.Snapshot, target logstore.Store
 		c := *a
 		c.DataChange = true
 		c.BaseRowID, c.DefaultRowCommitVersion = nil, nil
-		if !snapshot.IsAbsolutePath(c.Path) {
+		if !location.IsAbsolute(c.Path) {
 			c.Path = root + "/" + c.Path
 		}
 		if d := a.DeletionVector; d != nil && d.StorageType == dv.StorageRelative {
@@ -111,12 +123,21 @@ func Clone(ctx context.Context, source *snapshot.Snapshot, target logstore.Store
 				return res, fmt.Errorf("fileset: clone: deletion vector of %s: %w", a.Path, err)
 			}
 			nd := *d
-			nd.StorageType, nd.PathOrInlineDv = dv.StorageAbsolute, root+"/"+escapeKey(key)
+			nd.StorageType, nd.PathOrInlineDv = dv.StorageAbsolute, root+"/"+location.EncodePath(key)
 			c.DeletionVector = &nd
 		}
 		adds = append(adds, c)
 		res.SourceNumOfFiles++
 		res.SourceTableSize += a.Size
+	}
+	// A clone of files that are gone could never be read (RESTORE refuses
+	// the same).
+	gone, err := missing(ctx, srcLoc, ptrs(adds), 100)
+	if err != nil {
+		return res, fmt.Errorf("fileset: clone: checking the files of version %d: %w", source.Version(), err)
+	}
+	if len(gone) > 0 {
+		return res, fmt.Errorf("fileset: clone: %w", &MissingFilesError{Version: source.Version(), Paths: gone, Op: "clone"})
 	}
 	var domains []actions.DomainMetadata
 	for d, err := range source.Domains(ctx) {
@@ -159,23 +180,42 @@ func Clone(ctx context.Context, source *snapshot.Snapshot, target logstore.Store
 	return res, nil
 }
 
-// EncodedRoot returns a store URI with its path percent-encoded, ready to
-// be joined with a relative path from the log (which is encoded already):
-// file:///data/my table becomes file:///data/my%20table.
-func EncodedRoot(uri string) (string, error) {
-	u, err := url.Parse(uri)
-	if err != nil {
-		return "", fmt.Errorf("table root %s is not a URI: %w", logstore.RedactURI(uri), err)
+// ptrs returns pointers to the elements of adds.
+func ptrs(adds []actions.Add) []*actions.Add {
+	out := make([]*actions.Add, len(adds))
+	for i := range adds {
+		out[i] = &adds[i]
 	}
-	u.RawPath = ""
-	return strings.TrimSuffix(u.String(), "/"), nil
+	return out
 }
 
-// escapeKey percent-encodes each segment of a store key for a URI path.
-func escapeKey(key string) string {
-	segs := strings.Split(key, "/")
-	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
+// checkCloneTarget refuses a target whose root overlaps the source's or
+// one the source trusts (deltaerr.ErrRootsOverlap), and a target that
+// holds files but no table (deltaerr.ErrNotEmpty); a target that holds a
+// table is refused by the commit (txn.ErrTableExists).
+func checkCloneTarget(ctx context.Context, src *location.Location, target logstore.Store) error {
+	for _, r := range append(src.TrustedRoots(ctx), src.URI()) {
+		if location.Overlap(r, target.URI()) {
+			return fmt.Errorf("target %s and source root %s overlap: %w",
+				logstore.RedactURI(target.URI()), logstore.RedactURI(r), deltaerr.ErrRootsOverlap)
+		}
 	}
-	return strings.Join(segs, "/")
+	for info, err := range target.List(ctx, "", "") {
+		if err != nil && !errors.Is(err, logstore.ErrNotFound) {
+			return err
+		}
+		if err == nil {
+			return fmt.Errorf("target %s holds %s and no Delta table: %w", logstore.RedactURI(target.URI()), info.Key, deltaerr.ErrNotEmpty)
+		}
+		break
+	}
+	for dir, err := range logstore.ListDirs(ctx, target, "") {
+		if err != nil && !errors.Is(err, logstore.ErrNotFound) {
+			return err
+		}
+		if err == nil && dir != deltalog.LogDir {
+			return fmt.Errorf("target %s holds %s and no Delta table: %w", logstore.RedactURI(target.URI()), dir, deltaerr.ErrNotEmpty)
+		}
+	}
+	return nil
 }

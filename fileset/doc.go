@@ -16,10 +16,11 @@
 // # Files and keys
 //
 // A file is identified as the protocol reconciles it: its canonical path
-// (snapshot.CanonicalPath) plus its deletion vector's unique id. A path
-// relative to the table, or absolute under its root, is a key of the
-// table's store (snapshot.KeyOf); an absolute path elsewhere (a clone's
-// source) is another store's, reached with logstore.Open on its directory.
+// (location.Canonical) plus its deletion vector's unique id. Paths resolve
+// through the snapshot's Location (package location), the one resolver: a
+// path relative to the table, or absolute under its root, is a key of the
+// table's store; an absolute path under a root the table trusts (a
+// clone's source) is that root's; any other is refused.
 //
 // # Errors
 //

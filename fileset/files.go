@@ -3,14 +3,11 @@ package fileset
 import (
 	"context"
 	"errors"
-	"fmt"
-	"path"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/godelta/delta/actions"
-	"github.com/godelta/delta/internal/dv"
+	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
 )
@@ -42,75 +39,19 @@ func liveFiles(ctx context.Context, snap *snapshot.Snapshot) (map[string]*action
 	return files, order, nil
 }
 
-// locator finds the store and key of file paths of a table at root,
-// opening the stores of files outside it (a clone's sources) as needed.
-type locator struct {
-	store logstore.Store
-	root  string
-	mu    sync.Mutex
-	other map[string]logstore.Store // by directory URI
-}
-
-func newLocator(store logstore.Store) *locator {
-	return &locator{store: store, root: store.URI(), other: map[string]logstore.Store{}}
-}
-
-// close closes the stores locate opened.
-func (l *locator) close() {
-	for _, s := range l.other {
-		s.Close()
-	}
-}
-
-// locate returns the store and key of the file at p (a path as the log
-// writes it).
-func (l *locator) locate(ctx context.Context, p string) (logstore.Store, string, error) {
-	if k, ok := snapshot.KeyOf(l.root, p); ok {
-		return l.store, k, nil
-	}
-	if !snapshot.IsAbsolutePath(p) {
-		return nil, "", fmt.Errorf("file path %q leaves the table root", p)
-	}
-	c := snapshot.CanonicalPath(p)
-	if strings.HasPrefix(c, "/") {
-		c = "file://" + c
-	}
-	dir, name := path.Split(c)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s, ok := l.other[dir]
-	if !ok {
-		var err error
-		if s, err = logstore.Open(ctx, strings.TrimSuffix(dir, "/")); err != nil {
-			return nil, "", fmt.Errorf("opening the store of %s: %w", logstore.RedactURI(p), err)
-		}
-		l.other[dir] = s
-	}
-	return s, name, nil
-}
-
-// dvFile returns the path, as a log would write it, of the file a
-// deletion vector is stored in; "" for an inline vector.
-func dvFile(d *actions.DeletionVector) (string, error) {
-	switch {
-	case d == nil || d.StorageType == dv.StorageInline:
-		return "", nil
-	case d.StorageType == dv.StorageAbsolute:
-		return d.PathOrInlineDv, nil
-	}
-	return dv.RelativePath(d)
-}
-
 // missing returns the paths (data files and deletion-vector files) of adds
 // that storage lacks, at most limit of them, sorted; it checks with a
-// bounded number of Stats at once.
-func missing(ctx context.Context, l *locator, adds []*actions.Add, limit int) ([]string, error) {
+// bounded number of Stats at once. Paths resolve through loc, the table's
+// Location: a path it cannot place is an error, not a missing file.
+func missing(ctx context.Context, loc *location.Location, adds []*actions.Add, limit int) ([]string, error) {
+	stores := loc.NewStores()
+	defer stores.Close()
 	var paths []string
 	seen := map[string]bool{}
 	for _, a := range adds {
 		for _, p := range []string{a.Path, ""} {
 			if p == "" {
-				f, err := dvFile(a.DeletionVector)
+				f, _, err := location.DVPath(a.DeletionVector)
 				if err != nil {
 					return nil, err
 				}
@@ -133,7 +74,7 @@ func missing(ctx context.Context, l *locator, adds []*actions.Add, limit int) ([
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			store, key, err := l.locate(ctx, p)
+			store, key, err := stores.Locate(ctx, p)
 			if err == nil {
 				_, err = store.Stat(ctx, key)
 			}

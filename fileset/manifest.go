@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
@@ -118,12 +119,12 @@ func GenerateManifest(ctx context.Context, snap *snapshot.Snapshot) (ManifestRes
 // Path.toString writes it: percent-decoded, file:/ for local paths.
 func hadoopPath(root, p string) string {
 	abs := p
-	if !snapshot.IsAbsolutePath(p) {
-		abs = strings.TrimSuffix(root, "/") + "/" + p
+	if !location.IsAbsolute(p) {
+		abs = location.EncodeRoot(root) + "/" + p
 	}
-	c := snapshot.CanonicalPath(abs)
-	if strings.HasPrefix(c, "/") {
-		return "file:" + c
+	c := location.Canonical(abs)
+	if rest, ok := strings.CutPrefix(c, "file://"); ok && strings.HasPrefix(rest, "/") {
+		return "file:" + rest
 	}
 	return c
 }

@@ -23,16 +23,21 @@ const OperationRestore = "RESTORE"
 // ErrMissingFiles is the kind of a *MissingFilesError.
 var ErrMissingFiles = errors.New("fileset: files of the version to restore are missing")
 
-// MissingFilesError refuses a RESTORE to a version whose data or
-// deletion-vector files are gone (vacuumed, or deleted by hand).
+// MissingFilesError refuses a RESTORE to, or a CLONE of, a version whose
+// data or deletion-vector files are gone (vacuumed, or deleted by hand).
 type MissingFilesError struct {
 	Version int64
 	Paths   []string // up to 100, sorted
+	Op      string   // "restore" (the default) or "clone"
 }
 
 func (e *MissingFilesError) Error() string {
-	return fmt.Sprintf("fileset: cannot restore to version %d: %d or more of its files are missing (vacuumed?): %s",
-		e.Version, len(e.Paths), strings.Join(e.Paths, ", "))
+	what := "restore to"
+	if e.Op == "clone" {
+		what = "clone"
+	}
+	return fmt.Sprintf("cannot %s version %d: %d or more of its files are missing (vacuumed?): %s",
+		what, e.Version, len(e.Paths), strings.Join(e.Paths, ", "))
 }
 
 // Is reports whether target is ErrMissingFiles.
@@ -138,9 +143,7 @@ func Restore(ctx context.Context, latest, target *snapshot.Snapshot, opts Restor
 		return res, fmt.Errorf("fileset: restore to version %d: %w", target.Version(), err)
 	}
 
-	l := newLocator(latest.Store())
-	defer l.close()
-	gone, err := missing(ctx, l, adds, 100)
+	gone, err := missing(ctx, latest.Location(), adds, 100)
 	if err != nil {
 		return res, fmt.Errorf("fileset: checking the files of version %d: %w", target.Version(), err)
 	}

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"maps"
 	"math"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
@@ -235,27 +235,22 @@ func newConv(ctx context.Context, snap *snapshot.Snapshot, cur current, opts Opt
 func (c *conv) location(key string) string { return c.root + "/" + key }
 
 // fileLocation returns the Iceberg file_path of a Delta add or remove
-// path: a full URI, as the spec asks. Delta paths are already URIs,
-// percent-encoded, relative to the table root or absolute; a relative one
-// is joined to the root URI, keeping its encoding.
+// path: a full URI, as the spec asks, percent-decoded as Spark's UniForm
+// writes it (Hadoop's Path.toString). A path under the table root is
+// resolved by the snapshot's Location, the one resolver, and joined to the
+// root; an absolute one elsewhere (a clone's source) is written in its
+// canonical form.
 func (c *conv) fileLocation(p string) string {
-	if strings.Contains(p, ":") && !strings.HasPrefix(p, "/") {
-		if u, err := url.Parse(p); err == nil && u.Scheme != "" {
-			return p
-		}
+	if key, err := c.snap.Location().Key(p); err == nil {
+		return c.location(key)
 	}
-	if strings.HasPrefix(p, "/") {
-		if strings.HasPrefix(c.root, "file://") {
-			return "file://" + p
-		}
-		return p
-	}
-	return c.location(p)
+	return location.Canonical(p)
 }
 
 // sameFile is the key file locations are matched by: two spellings of one
-// file (encoded or not, file:/ or file:///) give the same key.
-func sameFile(loc string) string { return snapshot.CanonicalPath(loc) }
+// file (encoded or not, file:/, file:/// or file://localhost/) give the
+// same key.
+func sameFile(loc string) string { return location.Canonical(loc) }
 
 // full publishes one snapshot that makes the Iceberg table hold exactly
 // the files of the target Delta snapshot: the files Iceberg lacks added,

@@ -78,12 +78,6 @@ type Options struct {
 	// Ranges is the number of range ids per curve column; 0 means
 	// zorder.DefaultRanges.
 	Ranges int
-	// TableURI is the table root as a URI, for reading data files at
-	// absolute paths (see scan.Options.TableURI).
-	TableURI string
-	// ExternalRoots are other roots the table's files may lie under (a
-	// shallow clone's source), as scan.Options.ExternalRoots.
-	ExternalRoots []string
 	// Progress, when set, is called as the rewrite goes, after each file
 	// read (its rows written, or staged for a sorted rewrite).
 	Progress func(Progress)
@@ -331,7 +325,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result, er
 func rewriteBin(ctx context.Context, snap *snapshot.Snapshot, opts *Options, p *plan, b bin, done func(*actions.Add)) (write.Rewritten, error) {
 	ropts := write.RewriteOptions{
 		FileDone:     done,
-		Options:      write.Options{TargetFileSize: opts.TargetSize, TableURI: opts.TableURI, ExternalRoots: opts.ExternalRoots},
+		Options:      write.Options{TargetFileSize: opts.TargetSize},
 		NoDataChange: true,
 		Copy:         true,
 		SortMemory:   opts.SortMemory,

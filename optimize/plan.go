@@ -261,7 +261,7 @@ func curveKey(ctx context.Context, snap *snapshot.Snapshot, opts *Options, curve
 			tops = append(tops, c.Logical[0])
 		}
 	}
-	fr, err := scan.NewFileReader(snap, scan.Options{Columns: tops, TableURI: opts.TableURI, ExternalRoots: opts.ExternalRoots})
+	fr, err := scan.NewFileReader(snap, scan.Options{Columns: tops})
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/internal/dv"
+	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
@@ -71,13 +72,9 @@ type ChangeOptions struct {
 	// Columns are the table columns to return, before the three change
 	// columns; nil returns them all.
 	Columns []string
-	// TableURI, Concurrency and BatchSize are as in Options.
-	TableURI    string
+	// Concurrency and BatchSize are as in Options.
 	Concurrency int
 	BatchSize   int
-
-	// ExternalRoots is as in Options.
-	ExternalRoots []string
 }
 
 // Changes is the change data feed of a range of commits: the rows each
@@ -143,7 +140,7 @@ func NewChanges(ctx context.Context, latest *snapshot.Snapshot, opts ChangeOptio
 			}
 		}
 	}
-	s, err := New(endSnap, Options{Columns: opts.Columns, TableURI: opts.TableURI, ExternalRoots: opts.ExternalRoots, Concurrency: opts.Concurrency, BatchSize: opts.BatchSize})
+	s, err := New(endSnap, Options{Columns: opts.Columns, Concurrency: opts.Concurrency, BatchSize: opts.BatchSize})
 	if err != nil {
 		return nil, err
 	}
@@ -327,8 +324,8 @@ func (c *Changes) commitReads(v int64, ts time.Time, acts []actions.Action) ([]*
 
 // dvDiff returns a keepFrom that keeps the rows in deletion vector in and
 // not in deletion vector out (a nil vector deletes nothing).
-func (s *Scan) dvDiff(in, out *actions.DeletionVector) func(ctx context.Context, ext *externalStores) (func(int64) bool, error) {
-	return func(ctx context.Context, ext *externalStores) (func(int64) bool, error) {
+func (s *Scan) dvDiff(in, out *actions.DeletionVector) func(ctx context.Context, ext *location.Stores) (func(int64) bool, error) {
+	return func(ctx context.Context, ext *location.Stores) (func(int64) bool, error) {
 		if in == nil {
 			return func(int64) bool { return false }, nil
 		}

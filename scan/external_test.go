@@ -14,6 +14,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/scan"
@@ -88,7 +89,7 @@ func externalTable(t *testing.T, name string, n int) (*snapshot.Snapshot, []*act
 		adds = append(adds, a)
 		acts = append(acts, actions.Action{Add: a})
 	}
-	return commitAndLoad(t, store, 1, acts), adds
+	return commitAndLoad(t, location.Trust(store, extScheme+"://"+name), 1, acts), adds
 }
 
 // scanGoroutines returns the stacks of goroutines running code of package
@@ -131,8 +132,7 @@ func TestScanClosesExternalStores(t *testing.T) {
 		defer stop()
 		var seq iter.Seq2[scan.Row, error]
 		if changes {
-			c, err := scan.NewChanges(ctx, snap, scan.ChangeOptions{Start: 1, TableURI: opts.TableURI,
-				ExternalRoots: opts.ExternalRoots, Concurrency: opts.Concurrency})
+			c, err := scan.NewChanges(ctx, snap, scan.ChangeOptions{Start: 1, Concurrency: opts.Concurrency})
 			if err != nil {
 				return 0, err
 			}
@@ -191,7 +191,7 @@ func TestScanClosesExternalStores(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			name := t.Name()
 			snap, _ := externalTable(t, name, 8)
-			opts := scan.Options{TableURI: "memory://t", ExternalRoots: []string{extScheme + "://" + name}, Concurrency: 4, BatchSize: 3}
+			opts := scan.Options{Concurrency: 4, BatchSize: 3}
 			for run := 1; run <= 2; run++ {
 				n, err := tt.run(t, context.Background(), snap, opts)
 				switch {
@@ -219,7 +219,7 @@ func TestScanClosesExternalStores(t *testing.T) {
 func TestFileReaderClose(t *testing.T) {
 	for _, name := range []string{"TestFileReaderClose", "TestFileReaderClose-fail-close"} {
 		snap, adds := externalTable(t, name, 3)
-		fr, err := scan.NewFileReader(snap, scan.Options{TableURI: "memory://t", ExternalRoots: []string{extScheme + "://" + name}})
+		fr, err := scan.NewFileReader(snap, scan.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

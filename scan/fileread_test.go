@@ -131,7 +131,7 @@ var idOnly = structJSON(fieldJSON("id", `"long"`, ""))
 
 func TestReadFilePaths(t *testing.T) {
 	store := memory.New()
-	snap := newTable(t, store, actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, idOnly, nil, map[string]string{})
+	newTable(t, store, actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, idOnly, nil, map[string]string{})
 	size := putParquet(t, store, "dir a/f-1.parquet", idOnly, false, longs(0, 3))
 	tests := []struct {
 		name, path, root string
@@ -155,7 +155,11 @@ func TestReadFilePaths(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fr, err := scan.NewFileReader(snap, scan.Options{TableURI: tt.root})
+			at, err := snapshot.Load(context.Background(), testutil.AtURI(store, tt.root), deltalog.Latest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fr, err := scan.NewFileReader(at, scan.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +186,7 @@ func TestReadFilePaths(t *testing.T) {
 
 func TestReadFileDeletionVectorsAndPositions(t *testing.T) {
 	ctx := context.Background()
-	store := memory.New()
+	store := testutil.AtURI(memory.New(), "s3://bucket/tbl")
 	p := actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
 		ReaderFeatures: []string{actions.FeatureDeletionVectors}, WriterFeatures: []string{actions.FeatureDeletionVectors}}
 	snap := newTable(t, store, p, idOnly, nil, map[string]string{})
@@ -234,7 +238,7 @@ func TestReadFileDeletionVectorsAndPositions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// Batches of 3 rows: positions must run on across batches.
-			fr, err := scan.NewFileReader(snap, scan.Options{TableURI: "s3://bucket/tbl", BatchSize: 3, Predicate: tt.pred})
+			fr, err := scan.NewFileReader(snap, scan.Options{BatchSize: 3, Predicate: tt.pred})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"path"
-	"strings"
 	"sync"
 
 	"github.com/godelta/delta/actions"
@@ -14,6 +11,7 @@ import (
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/internal/dv"
+	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
@@ -139,7 +137,8 @@ type reader struct {
 //
 // The file's path is resolved as the log gives it: a relative path is
 // percent-decoded and must stay under the table root; an absolute one must
-// lie under Options.TableURI (ErrPathEscapesRoot otherwise). Its deletion
+// lie under the table root or a root the table trusts (see package
+// location; ErrPathEscapesRoot otherwise). Its deletion
 // vector (inline, relative or absolute) removes rows. Partition values are
 // parsed to their column types (physical keys under column mapping);
 // columns are matched by physical name, or by field id under id mapping;
@@ -148,15 +147,15 @@ type reader struct {
 // Options.Predicate keeps the rows on which it is TRUE. A FileReader is
 // safe for concurrent use.
 //
-// A FileReader opens the store of an Options.ExternalRoots entry (a
-// shallow clone's source) the first time a file needs it and keeps it for
+// A FileReader opens the store of a trusted outside root (a shallow
+// clone's source) the first time a file needs it and keeps it for
 // the next files; it owns those stores, and Close closes them. Close it
 // when done: a FileReader that reads no file outside the table root holds
 // nothing, but one that did holds a client per external root (an SDK
 // client and its connections, on a cloud store) until Close.
 type FileReader struct {
 	r   *reader
-	ext *externalStores // the external roots' stores, closed by Close
+	ext *location.Stores // the outside roots' stores, closed by Close
 }
 
 // NewFileReader plans reading data files of snap with opts (Concurrency
@@ -166,7 +165,7 @@ func NewFileReader(snap *snapshot.Snapshot, opts Options) (*FileReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FileReader{r: r, ext: &externalStores{}}, nil
+	return &FileReader{r: r, ext: snap.Location().NewStores()}, nil
 }
 
 // Close closes the stores of external roots the FileReader opened. A
@@ -174,7 +173,7 @@ func NewFileReader(snap *snapshot.Snapshot, opts Options) (*FileReader, error) {
 // logstore.ErrClosed; the table's own store is the snapshot's and stays
 // open. A second Close returns nil. Close must not be called while a
 // ReadFile is running.
-func (fr *FileReader) Close() error { return fr.ext.close() }
+func (fr *FileReader) Close() error { return fr.ext.Close() }
 
 // Schema returns the logical schema of the batches ReadFile gives.
 func (fr *FileReader) Schema() *schema.StructType { return fr.r.out }
@@ -221,7 +220,7 @@ func (fr *FileReader) ReadFile(ctx context.Context, add *actions.Add, fn func(*F
 // fileRead is the reading of one data file.
 type fileRead struct {
 	r      *reader
-	ext    *externalStores    // where external roots' stores come from; its reading owns it
+	ext    *location.Stores   // where outside roots' stores come from; its reading owns it
 	out    *schema.StructType // output schema
 	plan   *readPlan
 	add    *actions.Add
@@ -233,7 +232,7 @@ type fileRead struct {
 	// keepFrom, if set, is called once before reading and returns which
 	// row positions to keep, besides the deletion vector (the change data
 	// feed keeps only the rows a new deletion vector deletes, say).
-	keepFrom func(ctx context.Context, ext *externalStores) (func(pos int64) bool, error)
+	keepFrom func(ctx context.Context, ext *location.Stores) (func(pos int64) bool, error)
 	// extra are constant columns appended to every output row.
 	extra []schema.Value
 	// positions fills FileBatch.Positions.
@@ -249,7 +248,7 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 	if t.add != nil && t.path == "" {
 		t.path, t.size = t.add.Path, t.add.Size
 	}
-	store, key, err := s.locate(ctx, t.ext, t.path)
+	store, key, err := t.ext.Locate(ctx, t.path)
 	if err != nil {
 		return err
 	}
@@ -487,67 +486,4 @@ func recycle(mems ...[]schema.Value) {
 		m = m[:0]
 		valuePool.Put(&m)
 	}
-}
-
-// dataKey turns a file path from the log into a store key. Relative paths
-// are URI-decoded and must stay under the root; absolute ones must lie
-// under Options.TableURI.
-func (s *reader) dataKey(p string) (string, error) {
-	if isAbsolute(p) {
-		return s.resolveAbs(p)
-	}
-	dec, err := url.PathUnescape(p)
-	if err != nil {
-		return "", fmt.Errorf("file path %q is not a valid URI path: %w", p, deltaerr.ErrCorrupt)
-	}
-	return relativeKey(dec, p)
-}
-
-func relativeKey(dec, orig string) (string, error) {
-	clean := path.Clean(dec)
-	if clean == "." || clean == ".." || strings.HasPrefix(clean, "../") || strings.HasPrefix(clean, "/") {
-		return "", fmt.Errorf("file path %q: %w", orig, deltaerr.ErrPathEscapesRoot)
-	}
-	if err := logstore.CheckKey(clean); err != nil {
-		return "", fmt.Errorf("file path %q: %w: %w", orig, deltaerr.ErrPathEscapesRoot, err)
-	}
-	return clean, nil
-}
-
-// isAbsolute reports whether a log path is an absolute path or a URI with
-// a scheme (RFC 3986: a letter, then letters, digits, '+', '-' or '.',
-// then ':'). "time=10:00/part-0.parquet" is relative.
-func isAbsolute(p string) bool { return snapshot.IsAbsolutePath(p) }
-
-// resolveAbs turns an absolute path from the log into a store key, if it
-// lies under the table root.
-func (s *reader) resolveAbs(p string) (string, error) {
-	root := s.opts.TableURI
-	if root == "" {
-		return "", fmt.Errorf("absolute path %q, and the table's URI is unknown: %w", p, deltaerr.ErrPathEscapesRoot)
-	}
-	pp, rp := canonicalURI(p), canonicalURI(root)
-	rp = strings.TrimSuffix(rp, "/") + "/"
-	if !strings.HasPrefix(pp, rp) {
-		return "", fmt.Errorf("path %q is outside the table at %s: %w", p, logstore.RedactURI(root), deltaerr.ErrPathEscapesRoot)
-	}
-	return relativeKey(strings.TrimPrefix(pp, rp), p)
-}
-
-// canonicalURI percent-decodes p and writes local paths as file:///path.
-func canonicalURI(p string) string {
-	if dec, err := url.PathUnescape(p); err == nil {
-		p = dec
-	}
-	switch {
-	case strings.HasPrefix(p, "file:///"):
-		return p
-	case strings.HasPrefix(p, "file://localhost/"):
-		return "file://" + strings.TrimPrefix(p, "file://localhost")
-	case strings.HasPrefix(p, "file:/"):
-		return "file://" + strings.TrimPrefix(p, "file:")
-	case strings.HasPrefix(p, "/"):
-		return "file://" + p
-	}
-	return p
 }

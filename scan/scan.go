@@ -43,19 +43,6 @@ type Options struct {
 	// Its columns may be any top-level column or nested struct field
 	// ("a.b"), whether returned or not.
 	Predicate expr.Expr
-	// TableURI is the table root as a URI (file:///data/t, s3://b/t), used
-	// to accept absolute data file paths that lie under it. Empty refuses
-	// every absolute path.
-	TableURI string
-	// ExternalRoots are other table roots, as URIs, whose files an
-	// absolute path in the log may name: a shallow clone's sources. Such a
-	// file (or deletion vector) is read through logstore.Open of its root,
-	// opened on first use by each run of a Scan or Changes (a call of Rows
-	// or Batches) and closed when that run ends, however it ends; a
-	// FileReader keeps the stores it opened until its Close. Empty
-	// refuses, as always, every absolute path outside TableURI with
-	// deltaerr.ErrPathEscapesRoot.
-	ExternalRoots []string
 	// Concurrency is how many files are read at once; 0 means GOMAXPROCS.
 	Concurrency int
 	// BatchSize is the most rows a batch holds; 0 means 8192.
@@ -96,7 +83,7 @@ type File struct {
 // Scan is a planned read of a snapshot. Create it with New. A Scan is safe
 // for concurrent use, and each call of Rows, Batches or Files runs the scan
 // anew; it holds no resource between calls, so there is nothing to close:
-// the stores of Options.ExternalRoots a run opens are closed when the run
+// the stores of outside roots (a shallow clone's source) a run opens are closed when the run
 // ends (the loop finishes, stops early, or meets an error).
 // Metrics add up what its runs have done so far.
 type Scan struct {
@@ -435,8 +422,8 @@ func (s *Scan) Batches(ctx context.Context) iter.Seq2[*Batch, error] {
 // loses nothing and is not reported.
 func (s *Scan) run(ctx context.Context, tasks iter.Seq2[*fileRead, error]) iter.Seq2[*Batch, error] {
 	return func(yield func(*Batch, error) bool) {
-		ext := &externalStores{}
-		defer func() { _ = ext.close() }()
+		ext := s.snap.Location().NewStores()
+		defer func() { _ = ext.Close() }()
 		conc := s.opts.Concurrency
 		if conc <= 0 {
 			conc = runtime.GOMAXPROCS(0)

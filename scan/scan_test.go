@@ -260,7 +260,7 @@ func TestPathsEscapingTheRoot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := scan.New(snap, scan.Options{TableURI: "file:///data/table"})
+		s, err := scan.New(snap, scan.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

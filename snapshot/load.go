@@ -13,6 +13,7 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/tableconfig"
 )
@@ -381,6 +382,7 @@ func (r *replay) finishPM(s *Snapshot) error {
 		return fmt.Errorf("snapshot: version %d: %w", s.version, err)
 	}
 	s.protocol, s.metadata, s.schema, s.config = *r.protocol, *r.metadata, cfg.Schema(), cfg
+	s.loc = location.New(s.store, s.metadata.Configuration)
 	return nil
 }
 

@@ -122,12 +122,11 @@ package snapshot
 import (
 	"context"
 	"iter"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/tableconfig"
@@ -147,6 +146,9 @@ type Snapshot struct {
 	metadata actions.Metadata
 	schema   *schema.StructType
 	config   *tableconfig.Config
+	// loc is where the table lives: its root, the roots it trusts, and
+	// the one resolver of file paths (package location).
+	loc *location.Location
 
 	// base is the state of the checkpoint, read lazily and shared with
 	// the snapshots built from this one by Update.
@@ -210,25 +212,8 @@ func keyOf(path string, dv *actions.DeletionVector) fileKey {
 }
 
 // CanonicalPath returns the form of a file path used to match adds and
-// removes: percent-decoded, with a "file:" scheme and empty authority
-// dropped, so "file:/a/b%20c", "file:///a/b%20c" and "/a/b c" are the same
-// file. Other URIs are only percent-decoded.
-func CanonicalPath(p string) string {
-	if strings.HasPrefix(p, "file:") {
-		rest := strings.TrimPrefix(p, "file:")
-		if strings.HasPrefix(rest, "///") {
-			rest = rest[2:]
-		}
-		p = rest
-	}
-	if strings.IndexByte(p, '%') < 0 {
-		return p
-	}
-	if d, err := url.PathUnescape(p); err == nil {
-		return d
-	}
-	return p
-}
+// removes; see location.Canonical.
+func CanonicalPath(p string) string { return location.Canonical(p) }
 
 // Version returns the table version the snapshot shows.
 func (s *Snapshot) Version() int64 { return s.version }
@@ -256,6 +241,11 @@ func (s *Snapshot) Properties() map[string]string { return s.metadata.Configurat
 // lazy stage later finds the checkpoint damaged and rebuilds its state
 // from older files, Segment still names it.
 func (s *Snapshot) Segment() deltalog.Segment { return s.segment }
+
+// Location returns where the table lives: its root, the outside roots it
+// trusts for reading, and the resolver every reader, writer and
+// maintenance verb turns the snapshot's file paths into keys with.
+func (s *Snapshot) Location() *location.Location { return s.loc }
 
 // Store returns the store the table lives on.
 func (s *Snapshot) Store() logstore.Store { return s.store }

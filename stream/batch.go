@@ -107,7 +107,7 @@ func (b *Batch) readChanges(ctx context.Context, from, to int64, yield func(*sch
 	if err == nil {
 		var ch *scan.Changes
 		ch, err = scan.NewChanges(ctx, end, scan.ChangeOptions{Start: from, End: scan.UpTo(to), Columns: s.cols,
-			TableURI: s.opts.TableURI, ExternalRoots: s.opts.ExternalRoots, BatchSize: s.opts.BatchSize, Concurrency: 1})
+			BatchSize: s.opts.BatchSize, Concurrency: 1})
 		if err == nil {
 			for cb, err := range ch.Batches(ctx) {
 				if err != nil {

@@ -18,10 +18,6 @@ type CompactOptions struct {
 	// than it are the ones merged; 0 means write.DefaultTargetFileSize
 	// (small files for a stream, rather than OPTIMIZE's 1 GiB).
 	TargetFileSize int64
-	// TableURI and ExternalRoots are as in write.Options (ExternalRoots:
-	// the source roots of a shallow clone, whose files it may merge).
-	TableURI      string
-	ExternalRoots []string
 	// Txn configures the commit (isolation, engine info, logger); the
 	// operation is OPTIMIZE with auto=true.
 	Txn txn.Options
@@ -51,7 +47,7 @@ func Compact(ctx context.Context, store logstore.Store, opts CompactOptions) (Co
 	}
 	res, err := optimize.Run(ctx, snap, optimize.Options{
 		TargetSize: cmp.Or(opts.TargetFileSize, write.DefaultTargetFileSize),
-		TableURI:   opts.TableURI, ExternalRoots: opts.ExternalRoots, Auto: true, Txn: opts.Txn,
+		Auto:       true, Txn: opts.Txn,
 	})
 	if err != nil || !res.Committed {
 		return CompactResult{}, err

@@ -62,12 +62,10 @@ type Options struct {
 	// MaxPollInterval (0: DefaultMaxPollInterval).
 	PollInterval    time.Duration
 	MaxPollInterval time.Duration
-	// TableURI, BatchSize and ExternalRoots are as in scan.Options:
-	// ExternalRoots let the stream of a shallow clone read its source's
-	// files. The stores the stream opens for them are closed by Close.
-	TableURI      string
-	BatchSize     int
-	ExternalRoots []string
+	// BatchSize is as in scan.Options. The stores the stream opens for
+	// the files of a shallow clone's source (the snapshot's Location) are
+	// closed by Close.
+	BatchSize int
 	// Logger receives debug records of skipped commits; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -254,7 +252,7 @@ func (s *Source) loadSnapshotFiles(ctx context.Context, snap *snapshot.Snapshot)
 // newReader returns a reader of snap's files with the stream's options,
 // kept for Close.
 func (s *Source) newReader(snap *snapshot.Snapshot, cols []string) (*scan.FileReader, error) {
-	r, err := scan.NewFileReader(snap, scan.Options{Columns: cols, TableURI: s.opts.TableURI, BatchSize: s.opts.BatchSize, ExternalRoots: s.opts.ExternalRoots})
+	r, err := scan.NewFileReader(snap, scan.Options{Columns: cols, BatchSize: s.opts.BatchSize})
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +261,7 @@ func (s *Source) newReader(snap *snapshot.Snapshot, cols []string) (*scan.FileRe
 }
 
 // Close releases what the stream holds: the stores it opened for
-// Options.ExternalRoots (a shallow clone's source). A batch read after
+// the outside roots its table trusts (a shallow clone's source). A batch read after
 // Close fails on a file under such a root. Close is idempotent; a stream
 // of a table that is not a clone holds nothing, and Close is then a no-op.
 func (s *Source) Close() error {

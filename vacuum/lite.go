@@ -12,6 +12,7 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
 )
@@ -148,7 +149,7 @@ func liteFiles(ctx context.Context, snap *snapshot.Snapshot, keep map[string]str
 	}
 	start = min(start, snap.Version())
 
-	root := store.URI()
+	loc := snap.Location()
 	seen := map[string]bool{}
 	var out []File
 	add := func(key string, size int64) {
@@ -174,10 +175,12 @@ func liteFiles(ctx context.Context, snap *snapshot.Snapshot, keep map[string]str
 				if r.DeletionTimestamp != nil && *r.DeletionTimestamp >= cutoffMs {
 					return nil
 				}
-				if k, ok := dvKey(root, r.DeletionVector); ok {
-					add(k, 0) // a DV file may hold many vectors: its size is unknown
+				if p, ok, err := location.DVPath(r.DeletionVector); err == nil && ok {
+					if k, err := loc.Key(p); err == nil {
+						add(k, 0) // a DV file may hold many vectors: its size is unknown
+					}
 				}
-				if k, ok := snapshot.KeyOf(root, r.Path); ok {
+				if k, err := loc.Key(r.Path); err == nil {
 					var size int64
 					if r.Size != nil {
 						size = *r.Size
@@ -186,7 +189,7 @@ func liteFiles(ctx context.Context, snap *snapshot.Snapshot, keep map[string]str
 				}
 			case a.CDC != nil:
 				// Spark counts change-data files as written at time zero.
-				if k, ok := snapshot.KeyOf(root, a.CDC.Path); ok {
+				if k, err := loc.Key(a.CDC.Path); err == nil {
 					add(k, a.CDC.Size)
 				}
 			}

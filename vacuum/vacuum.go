@@ -14,7 +14,7 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
-	"github.com/godelta/delta/internal/dv"
+	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/txn"
@@ -150,11 +150,11 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 	cutoffMs := res.Cutoff.UnixMilli()
 
 	store := snap.Store()
-	root := store.URI()
-	keep, err := fileSets(ctx, snap, root, cutoffMs)
+	keep, err := fileSets(ctx, snap, cutoffMs)
 	if err != nil {
 		return res, err
 	}
+	part := partitionDirPrefixes(m.PartitionColumns)
 	// The newest commit at or before the cut-off: lite mode reads the
 	// commits up to it, and both modes record it in _last_vacuum_info.
 	var outside int64
@@ -174,10 +174,13 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 			if res.Files, err = liteFiles(ctx, snap, keep, outside, cutoffMs); err != nil {
 				return res, err
 			}
+			if res.Files, err = dropUnplaceable(ctx, store, res.Files, part); err != nil {
+				return res, err
+			}
 		}
 	} else {
-		part := partitionDirPrefixes(m.PartitionColumns)
-		walked, err = walk(ctx, store, part, func(info logstore.ObjectInfo) {
+		var nested []string
+		walked, nested, err = walk(ctx, store, part, func(info logstore.ObjectInfo) {
 			if _, ok := keep[info.Key]; ok || !info.ModTime.Before(res.Cutoff) {
 				return
 			}
@@ -186,6 +189,10 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 		if err != nil {
 			return res, fmt.Errorf("vacuum: listing the table: %w", err)
 		}
+		// Another table's files are not this one's to delete, nor are its
+		// directories to remove.
+		res.Files = slices.DeleteFunc(res.Files, func(f File) bool { return underAny(f.Key, nested) })
+		walked = slices.DeleteFunc(walked, func(d string) bool { return underAny(d, nested) })
 		res.Dirs = int64(len(walked)) + 1 // and the root
 	}
 	slices.SortFunc(res.Files, func(a, b File) int { return strings.Compare(a.Key, b.Key) })
@@ -262,19 +269,30 @@ func logCommit(ctx context.Context, snap *snapshot.Snapshot, base txn.Options, o
 }
 
 // fileSets returns the keys of the files to keep: live files, files
-// tombstoned at or after cutoffMs, and the DV files of both. Paths outside
-// the root are not in it.
-func fileSets(ctx context.Context, snap *snapshot.Snapshot, root string, cutoffMs int64) (map[string]struct{}, error) {
+// tombstoned at or after cutoffMs, and the DV files of both, each
+// resolved by the snapshot's Location (see keepPath). Paths outside the
+// root are not in it: they are never deleted anyway. A deletion-vector
+// descriptor that names no file it can place fails the VACUUM.
+func fileSets(ctx context.Context, snap *snapshot.Snapshot, cutoffMs int64) (map[string]struct{}, error) {
+	loc := snap.Location()
 	keep := map[string]struct{}{}
+	keepDV := func(of string, d *actions.DeletionVector) error {
+		p, ok, err := location.DVPath(d)
+		if err != nil {
+			return fmt.Errorf("vacuum: the deletion vector of %s: %w", of, err)
+		}
+		if ok {
+			keepPath(keep, loc, p)
+		}
+		return nil
+	}
 	for a, err := range snap.Files(ctx) {
 		if err != nil {
 			return nil, fmt.Errorf("vacuum: reading the live files: %w", err)
 		}
-		if k, ok := snapshot.KeyOf(root, a.Path); ok {
-			keep[k] = struct{}{}
-		}
-		if k, ok := dvKey(root, a.DeletionVector); ok {
-			keep[k] = struct{}{}
+		keepPath(keep, loc, a.Path)
+		if err := keepDV(a.Path, a.DeletionVector); err != nil {
+			return nil, err
 		}
 	}
 	for r, err := range snap.Tombstones(ctx) {
@@ -284,30 +302,29 @@ func fileSets(ctx context.Context, snap *snapshot.Snapshot, root string, cutoffM
 		if r.DeletionTimestamp == nil || *r.DeletionTimestamp < cutoffMs {
 			continue
 		}
-		if k, ok := snapshot.KeyOf(root, r.Path); ok {
-			keep[k] = struct{}{}
-		}
-		if k, ok := dvKey(root, r.DeletionVector); ok {
-			keep[k] = struct{}{}
+		keepPath(keep, loc, r.Path)
+		if err := keepDV(r.Path, r.DeletionVector); err != nil {
+			return nil, err
 		}
 	}
 	return keep, nil
 }
 
-// dvKey returns the key of the file a deletion vector is stored in, when
-// it is a file under the root.
-func dvKey(root string, d *actions.DeletionVector) (string, bool) {
-	if d == nil {
-		return "", false
+// keepPath adds to keep the key of the file at path p (as the log writes
+// it) in the table's root. A path the Location cannot place (one that does
+// not decode, or one an old writer left unescaped so that it reads as a
+// URI of an unknown scheme) keeps every key it might mean: itself and its
+// decoded form, where those are keys. VACUUM keeps what it cannot place.
+func keepPath(keep map[string]struct{}, loc *location.Location, p string) {
+	if k, err := loc.Key(p); err == nil {
+		keep[k] = struct{}{}
+		return
 	}
-	switch d.StorageType {
-	case dv.StorageRelative:
-		k, err := dv.RelativePath(d)
-		return k, err == nil
-	case dv.StorageAbsolute:
-		return snapshot.KeyOf(root, d.PathOrInlineDv)
+	for _, k := range []string{p, location.Canonical(p)} {
+		if logstore.CheckKey(k) == nil {
+			keep[k] = struct{}{}
+		}
 	}
-	return "", false
 }
 
 // partitionDirPrefixes are the "col=" prefixes of partition directories,
@@ -340,12 +357,17 @@ func hidden(name string, part []string) bool {
 
 // walk lists every file under the root outside hidden directories, and
 // calls fn for each that is not hidden. It returns the directories it
-// walked, the root excepted, in the order it entered them.
-func walk(ctx context.Context, store logstore.Store, part []string, fn func(logstore.ObjectInfo)) ([]string, error) {
-	var dirs []string
+// walked, the root excepted, in the order it entered them, and the
+// directories below the root that hold a _delta_log: other tables, whose
+// files fn may have been given before their log was seen.
+func walk(ctx context.Context, store logstore.Store, part []string, fn func(logstore.ObjectInfo)) (dirs, nested []string, err error) {
 	enter := func(sub string) bool {
 		name := strings.TrimSuffix(sub, "/")
-		name = name[strings.LastIndexByte(name, '/')+1:]
+		parent := name[:strings.LastIndexByte(name, '/')+1]
+		name = name[len(parent):]
+		if name+"/" == deltalog.LogDir && parent != "" {
+			nested = append(nested, parent)
+		}
 		if hidden(name, part) {
 			return false
 		}
@@ -354,13 +376,66 @@ func walk(ctx context.Context, store logstore.Store, part []string, fn func(logs
 	}
 	for info, err := range logstore.Walk(ctx, store, "", enter) {
 		if err != nil {
-			return dirs, err
+			return dirs, nested, err
 		}
 		if !hidden(info.Key[strings.LastIndexByte(info.Key, '/')+1:], part) {
 			fn(info)
 		}
 	}
-	return dirs, nil
+	return dirs, nested, nil
+}
+
+// underAny reports whether key lies under one of dirs (each ending in '/').
+func underAny(key string, dirs []string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(key, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// dropUnplaceable removes from files, which a lite VACUUM took from the
+// log, every key a full VACUUM would not reach: one with a hidden segment
+// (_delta_log and its files, _last_checkpoint, any '_' or '.' name but
+// _change_data and partition directories), and one inside a directory
+// that holds another table's _delta_log.
+func dropUnplaceable(ctx context.Context, store logstore.Store, files []File, part []string) ([]File, error) {
+	tables := map[string]bool{} // directory -> holds a _delta_log
+	isTable := func(dir string) (bool, error) {
+		if v, ok := tables[dir]; ok {
+			return v, nil
+		}
+		found := false
+		for _, err := range store.List(ctx, dir+deltalog.LogDir, "") {
+			if err != nil && !errors.Is(err, logstore.ErrNotFound) {
+				return false, err
+			}
+			found = err == nil
+			break
+		}
+		tables[dir] = found
+		return found, nil
+	}
+	out := files[:0]
+	for _, f := range files {
+		segs := strings.Split(f.Key, "/")
+		if slices.ContainsFunc(segs, func(s string) bool { return hidden(s, part) }) {
+			continue
+		}
+		inTable := false
+		for i := 1; i < len(segs) && !inTable; i++ {
+			t, err := isTable(strings.Join(segs[:i], "/") + "/")
+			if err != nil {
+				return nil, fmt.Errorf("vacuum: looking for tables inside the table: %w", err)
+			}
+			inTable = t
+		}
+		if !inTable {
+			out = append(out, f)
+		}
+	}
+	return out, nil
 }
 
 // removeEmptyDirs removes those of dirs (walked, so never the root, nor

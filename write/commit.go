@@ -243,7 +243,9 @@ func dropFiles(snap *snapshot.Snapshot, err error, adds []actions.Add) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, a := range adds {
-		_ = snap.Store().Delete(ctx, snapshot.CanonicalPath(a.Path))
+		if key, err := snap.Location().Key(a.Path); err == nil {
+			_ = snap.Store().Delete(ctx, key)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/internal/datafile"
+	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
@@ -143,7 +144,7 @@ func FileAddConfig(ctx context.Context, store logstore.Store, cfg *tableconfig.C
 		return actions.Add{}, deltaerr.Corruptf(key, "read %d rows, the footer says %d", stats.NumRecords, n)
 	}
 	return actions.Add{
-		Path:             encodePath(key),
+		Path:             location.EncodePath(key),
 		PartitionValues:  map[string]string{},
 		Size:             info.Size,
 		ModificationTime: info.ModTime.UnixMilli(),

@@ -48,33 +48,3 @@ func partitionDir(col, raw string) string {
 	}
 	return escapePathName(col) + "=" + v
 }
-
-// uriKeep reports whether byte c stays as is in the URI path of an add: the
-// unreserved characters and the sub-delimiters, '/', ':' and '@'.
-func uriKeep(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	}
-	return strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0
-}
-
-// encodePath percent-encodes a relative store key as the path of an add
-// action, a URI reference: every byte outside uriKeep, non-ASCII bytes of
-// UTF-8 included, becomes %XX. A ':' in the first segment would read as a
-// scheme, but escapePathName has already escaped every ':' of a
-// partition directory, and file names have none.
-func encodePath(key string) string {
-	var b strings.Builder
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if uriKeep(c) {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(upperHex[c>>4])
-		b.WriteByte(upperHex[c&15])
-	}
-	return b.String()
-}

@@ -97,7 +97,7 @@ func DeleteWhere(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, r
 		return r, err
 	}
 	findStart := time.Now()
-	s, err := scan.New(snap, scan.Options{Predicate: pred, TableURI: opts.TableURI, ExternalRoots: opts.ExternalRoots})
+	s, err := scan.New(snap, scan.Options{Predicate: pred})
 	if err != nil {
 		return r, err
 	}

@@ -183,7 +183,7 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 	if err := data.materialize(snap.Config()); err != nil {
 		return out, err
 	}
-	ropts := scan.Options{TableURI: opts.TableURI, ExternalRoots: opts.ExternalRoots}
+	ropts := scan.Options{}
 	// A DV-mode DELETE reads only the columns it needs: it writes no row
 	// again, so it needs neither the others nor the rows' identities.
 	project := opts.DeletionVectors && len(opts.ReadColumns) > 0 && (opts.NoDataChange || !snap.Config().ChangeDataFeed())

@@ -21,6 +21,7 @@ import (
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/tableconfig"
+	"github.com/godelta/delta/testutil"
 )
 
 // fileRows reads the live rows of one data file of snap, in table schema
@@ -361,7 +362,11 @@ func TestReplaceAbsolutePath(t *testing.T) {
 	if err := snap.Store().PutIfAbsent(ctx, deltalog.CommitKey(1), data); err != nil {
 		t.Fatal(err)
 	}
-	snap, err = snapshot.Load(ctx, snap.Store(), deltalog.Latest)
+	elsewhere, err := snapshot.Load(ctx, testutil.AtURI(snap.Store(), "s3://bucket/other"), deltalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err = snapshot.Load(ctx, testutil.AtURI(snap.Store(), "s3://bucket/t"), deltalog.Latest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,10 +374,10 @@ func TestReplaceAbsolutePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Replace(ctx, snap, pred, Options{TableURI: "s3://bucket/other"}); !errors.Is(err, deltaerr.ErrPathEscapesRoot) {
+	if _, err := Replace(ctx, elsewhere, pred, Options{}); !errors.Is(err, deltaerr.ErrPathEscapesRoot) {
 		t.Errorf("root elsewhere: err = %v, want ErrPathEscapesRoot", err)
 	}
-	r, err := Replace(ctx, snap, pred, Options{TableURI: "s3://bucket/t"})
+	r, err := Replace(ctx, snap, pred, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/internal/datafile"
+	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
@@ -69,14 +70,6 @@ type Options struct {
 	// of the snapshot's: an append that merges its schema writes its rows
 	// under the metadata it commits with them (see CommitOptions.MergeSchema).
 	Config *tableconfig.Config
-	// TableURI is the table root as a URI (file:///data/t, s3://b/t), for
-	// reading the table's files at absolute paths that lie under it (see
-	// scan.Options.TableURI): Replace and Rewrite read files. Empty refuses
-	// absolute paths.
-	TableURI string
-	// ExternalRoots are other roots the table's files may lie under (a
-	// shallow clone's source), as scan.Options.ExternalRoots.
-	ExternalRoots []string
 }
 
 // Rows writes the rows of batches as data files of the table snap shows,
@@ -630,11 +623,11 @@ func (w *rowWriter) finish(ctx context.Context, f *openFile) error {
 		return fmt.Errorf("write: data file %s: %w", key, err)
 	}
 	if w.change != "" {
-		w.cdcs = append(w.cdcs, actions.CDC{Path: encodePath(key), PartitionValues: maps.Clone(f.pv), Size: out.n})
+		w.cdcs = append(w.cdcs, actions.CDC{Path: location.EncodePath(key), PartitionValues: maps.Clone(f.pv), Size: out.n})
 		return nil
 	}
 	w.adds = append(w.adds, actions.Add{
-		Path:             encodePath(key),
+		Path:             location.EncodePath(key),
 		PartitionValues:  maps.Clone(f.pv),
 		Size:             out.n,
 		ModificationTime: w.now().UnixMilli(),

@@ -9,6 +9,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/tableconfig"
 )
@@ -214,8 +215,8 @@ func TestEscapePathName(t *testing.T) {
 		if dir != tt.dir {
 			t.Errorf("partitionDir(%q) = %q, want %q", tt.in, dir, tt.dir)
 		}
-		if got := encodePath(dir); got != tt.uri {
-			t.Errorf("encodePath(%q) = %q, want %q", dir, got, tt.uri)
+		if got := location.EncodePath(dir); got != tt.uri {
+			t.Errorf("EncodePath(%q) = %q, want %q", dir, got, tt.uri)
 		}
 	}
 }

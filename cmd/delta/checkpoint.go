@@ -27,7 +27,7 @@ func newCheckpointCmd() *cobra.Command {
 				return usageErrorf(cmd, "--dry-run needs --cleanup")
 			}
 			ctx := cmd.Context()
-			t, err := delta.Open(ctx, args[0])
+			t, err := openTable(cmd, args[0])
 			if err != nil {
 				return failure(err)
 			}

@@ -46,7 +46,7 @@ func (f *dmlFlags) run(cmd *cobra.Command, uri, op string, do func(*delta.Table,
 	if err != nil {
 		return err
 	}
-	t, err := delta.Open(cmd.Context(), uri)
+	t, err := openTable(cmd, uri)
 	if err != nil {
 		return failure(err)
 	}

@@ -24,7 +24,7 @@ func newHistoryCmd() *cobra.Command {
 				return usageErrorf(cmd, "invalid --limit %d: must be 0 (all) or more", limit)
 			}
 			ctx := cmd.Context()
-			t, err := delta.Open(ctx, args[0])
+			t, err := openTable(cmd, args[0])
 			if err != nil {
 				return failure(err)
 			}

@@ -34,7 +34,7 @@ func newIcebergCmd() *cobra.Command {
 		Args: tableArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			t, err := delta.Open(ctx, args[0])
+			t, err := openTable(cmd, args[0])
 			if err != nil {
 				return failure(err)
 			}

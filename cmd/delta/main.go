@@ -387,6 +387,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		CompletionOptions:          cobra.CompletionOptions{HiddenDefaultCmd: true},
 		SuggestionsMinimumDistance: 2,
 	}
+	root.PersistentFlags().StringArray("trust-root", nil,
+		"a root `URI` outside TABLE whose files its log may name (the source of a shallow clone Spark wrote); read, never written or deleted; repeatable")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
@@ -477,6 +479,12 @@ func (s *selector) register(fs *pflag.FlagSet) {
 		"show the table as of time `T` (RFC 3339, 'YYYY-MM-DD HH:MM:SS[.fff]' or YYYY-MM-DD in UTC, or ms since the epoch)")
 }
 
+// openTable opens the table at uri, trusting the roots of --trust-root.
+func openTable(cmd *cobra.Command, uri string) (*delta.Table, error) {
+	roots, _ := cmd.Flags().GetStringArray("trust-root")
+	return delta.OpenWith(cmd.Context(), uri, delta.OpenOptions{TrustRoots: roots})
+}
+
 // snapshot checks the flags, then opens the table named by uri and loads the
 // version they select: the latest when neither is set.
 func (s *selector) snapshot(cmd *cobra.Command, uri string) (*delta.Snapshot, error) {
@@ -501,7 +509,7 @@ func (s *selector) open(cmd *cobra.Command, uri string) (*delta.Table, *delta.Sn
 		}
 	}
 	ctx := cmd.Context()
-	t, err := delta.Open(ctx, uri)
+	t, err := openTable(cmd, uri)
 	if err != nil {
 		return nil, nil, failure(err)
 	}

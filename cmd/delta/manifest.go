@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"github.com/godelta/delta"
 )
 
 func newGenerateManifestCmd() *cobra.Command {
@@ -21,7 +19,7 @@ func newGenerateManifestCmd() *cobra.Command {
 		Args: tableArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			t, err := delta.Open(ctx, args[0])
+			t, err := openTable(cmd, args[0])
 			if err != nil {
 				return failure(err)
 			}

@@ -91,7 +91,7 @@ func newMergeCmd() *cobra.Command {
 			opts.Txn.EngineInfo = "godelta-cli"
 			opts.TargetFileSize = f.targetSize
 			ctx := cmd.Context()
-			t, err := delta.Open(ctx, args[0])
+			t, err := openTable(cmd, args[0])
 			if err != nil {
 				return failure(err)
 			}

@@ -52,7 +52,7 @@ func newOptimizeCmd() *cobra.Command {
 				opts.Where = e
 			}
 			ctx := cmd.Context()
-			t, err := delta.Open(ctx, args[0])
+			t, err := openTable(cmd, args[0])
 			if err != nil {
 				return failure(err)
 			}

@@ -134,7 +134,7 @@ func newChangesCmd() *cobra.Command {
 				opts.End = delta.UpTo(to)
 			}
 			ctx := cmd.Context()
-			t, err := delta.Open(ctx, args[0])
+			t, err := openTable(cmd, args[0])
 			if err != nil {
 				return failure(err)
 			}

@@ -59,7 +59,7 @@ func newTailCmd() *cobra.Command {
 				return usageErrorf(cmd, "invalid --poll %v: must not be negative", poll)
 			}
 			ctx := cmd.Context()
-			t, err := delta.Open(ctx, args[0])
+			t, err := openTable(cmd, args[0])
 			if err != nil {
 				return failure(err)
 			}

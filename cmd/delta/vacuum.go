@@ -41,7 +41,7 @@ func newVacuumCmd() *cobra.Command {
 				opts.Retention, opts.RetentionSet = d, true
 			}
 			ctx := cmd.Context()
-			t, err := delta.Open(ctx, args[0])
+			t, err := openTable(cmd, args[0])
 			if err != nil {
 				return failure(err)
 			}

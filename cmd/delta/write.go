@@ -120,7 +120,7 @@ func newAppendCmd() *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			t, err := delta.Open(ctx, args[0])
+			t, err := openTable(cmd, args[0])
 			if err != nil {
 				return failure(err)
 			}
