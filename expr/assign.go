@@ -134,6 +134,20 @@ func SameType(a, b schema.DataType) bool {
 	return a == b // primitives, decimals and geospatial types are comparable values
 }
 
+// carriesType reports whether a value of type t has t as its Type: the
+// primitives but variant (a struct of binaries) and void, and decimals.
+func carriesType(t schema.DataType) bool {
+	switch t {
+	case schema.Variant, schema.Void:
+		return false
+	}
+	switch t.(type) {
+	case schema.PrimitiveType, schema.DecimalType:
+		return true
+	}
+	return false
+}
+
 func isNested(t schema.DataType) bool {
 	switch t.(type) {
 	case *schema.StructType, *schema.ArrayType, *schema.MapType:
@@ -162,7 +176,12 @@ func NewAssigner(from, to schema.DataType, name string) (Assigner, error) {
 func identity(v schema.Value) (schema.Value, error) { return v, nil }
 
 func assigner(from, to schema.DataType, path string) (Assigner, error) {
-	if SameType(from, to) {
+	// A nested value of the column's type is kept whole; a leaf is kept
+	// when its own type is the column's (leafAssign), which also mends a
+	// value of another kind than its declared type (a source batch of
+	// ints for a bigint column), except for types a value does not carry
+	// (variant, geospatial), kept on the declared type alone.
+	if SameType(from, to) && (isNested(to) || !carriesType(to)) {
 		return identity, nil
 	}
 	mismatch := func(why string) error {

@@ -217,8 +217,32 @@ func TestNewAssigner(t *testing.T) {
 			}
 		})
 	}
+	// A leaf of its column's declared type but another kind (a source
+	// batch of ints for a bigint column) is converted; a variant, whose
+	// value is a struct of two binaries, is kept on its declared type.
+	conv, err := NewAssigner(schema.Long, schema.Long, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := conv(i32(5)); err != nil || got.Kind() != schema.KindLong || got.Int64() != 5 {
+		t.Errorf("int for bigint: %s (%s), %v", got, got.Kind(), err)
+	}
+	variant := st(schema.BinaryValue([]byte{1}), schema.BinaryValue([]byte{2}))
+	for _, typ := range []schema.DataType{schema.Variant, ddlType(t, "STRUCT<v: VARIANT>")} {
+		conv, err := NewAssigner(withMetadata(typ), typ, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := variant
+		if _, ok := typ.(*schema.StructType); ok {
+			v = st(variant)
+		}
+		if got, err := conv(v); err != nil || got.String() != v.String() {
+			t.Errorf("variant: %s, %v", got, err)
+		}
+	}
 	// The converted leaves have the column's types.
-	conv, err := NewAssigner(ddlType(t, "STRUCT<b: SMALLINT, a: FLOAT>"), ddlType(t, "STRUCT<a: DOUBLE, b: BIGINT>"), "c")
+	conv, err = NewAssigner(ddlType(t, "STRUCT<b: SMALLINT, a: FLOAT>"), ddlType(t, "STRUCT<a: DOUBLE, b: BIGINT>"), "c")
 	if err != nil {
 		t.Fatal(err)
 	}
