@@ -48,6 +48,44 @@
 // condition is TRUE), compiled once per attempt against the row layout
 // (expr.Compile), so that a row costs no name lookup and no allocation.
 //
+// # Assigning values
+//
+// A value UPDATE SET or a MERGE clause (SET, VALUES, UPDATE SET *, INSERT
+// *) writes into a column is converted to the column's type as Delta's
+// MERGE and UPDATE do it (castIfNeeded, with
+// spark.databricks.delta.resolveMergeUpdateStructsByName.enabled, true by
+// default), through expr.NewAssigner:
+//
+//   - Types are compared by structure, not by their schema JSON: field
+//     metadata (column mapping ids and physical names, comments) and
+//     nullability do not count, so a value of the column's own type is
+//     stored as it is, with or without column mapping.
+//   - Top-level columns of UPDATE SET * and INSERT * are taken from the
+//     source column of the same name (ignoring case). Inside a struct,
+//     fields are matched BY NAME too (ignoring case), whatever their
+//     order, recursively: through struct fields, array elements, and map
+//     keys and values. This is Delta's rule, not plain Spark CAST (by
+//     position, which expr.CastValue keeps for CAST).
+//   - A struct field on one side only is refused before any row is read
+//     (expr.ErrAssign, with ErrInvalid, and ErrMergeColumn in a merge):
+//     Delta fills a missing field with null only with schema evolution,
+//     which this package does not do, and would lose an extra one.
+//     Likewise a struct for an array, a map for a struct, or a nested
+//     value for a primitive column and back.
+//   - A null struct, array or map stays null; null fields, elements and
+//     map values stay null. Leaves of another type go through CAST: a
+//     value CAST cannot convert, or a non-null value it makes null (text
+//     that is not a number), fails the operation (ErrInvalid and
+//     expr.ErrAssign), as with ANSI store assignment.
+//   - NOT NULL of nested fields is not checked by the conversion but by
+//     the row writer, on every row written (*write.ConstraintError).
+//
+// The type of a nested value is taken from the expression: a column (of
+// the table, or of the source in a merge), or coalesce, nvl or if over
+// columns of one type (and NULL). The expression language has no struct
+// constructor (named_struct), so a nested column is assigned from another
+// nested column, or NULL.
+//
 // Run is that pipeline for any operation given as an Operation (its name,
 // parameters, and a Plan function run on each attempt's snapshot); Delete
 // and Update are built on it, and so is MERGE.
@@ -56,7 +94,8 @@
 //
 // An append-only table refuses DML with write.ErrAppendOnly. A predicate
 // or assignment that names no column of the table, that does not parse,
-// or whose value cannot be cast to its column's type is ErrInvalid
+// or whose value cannot be converted to its column's type (expr.ErrAssign
+// too, for types that cannot be stored across) is ErrInvalid
 // (deltaerr.ErrInvalidArgument); a predicate that can never be TRUE by its
 // form (not boolean) is expr.ErrNotPredicate; a row that breaks a constraint is a
 // *write.ConstraintError. A row on which a predicate, a condition or a

@@ -69,7 +69,10 @@ type Clause struct {
 // (ErrMergeColumn). MATCHED clauses may use both sides, NOT MATCHED
 // clauses the source only, NOT MATCHED BY SOURCE clauses the target only.
 // Assignments name target columns. Values are computed with SQL null
-// semantics (expr.EvalValue) and cast to the column's type; a clause
+// semantics (expr.EvalValue) and converted to the column's type as the
+// package doc's "Assigning values" says (nested struct fields matched by
+// name, recursively; a struct field on one side only is ErrMergeColumn
+// and expr.ErrAssign); a clause
 // condition holds only where it is TRUE; a NULL join key never matches.
 // UPDATE SET * and INSERT * take every target column from the source
 // column of the same name (case-insensitive); a target column the source

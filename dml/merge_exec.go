@@ -499,7 +499,8 @@ func (m *merger) decide(trow []schema.Value) (decision, []schema.Value, error) {
 
 // values computes the row a clause writes: an update starts from trow
 // (generated columns left null, to be computed again), an insert from
-// nulls; assigned columns are computed and cast to their types.
+// nulls; assigned columns are computed and converted to their types
+// (plannedClause.stores).
 func (m *merger) values(c plannedClause, trow, srow []schema.Value) ([]schema.Value, error) {
 	out := make([]schema.Value, len(m.tsch.Fields))
 	if trow != nil {
@@ -516,7 +517,7 @@ func (m *merger) values(c plannedClause, trow, srow []schema.Value) ([]schema.Va
 		if err != nil {
 			return nil, fmt.Errorf("merge: the value of %q: %w", m.tsch.Fields[i].Name, err)
 		}
-		cv, err := castTo(v, &m.tsch.Fields[i])
+		cv, err := store(v, c.stores[i], &m.tsch.Fields[i])
 		if err != nil {
 			return nil, fmt.Errorf("merge: %w", err)
 		}

@@ -123,6 +123,9 @@ type plannedClause struct {
 	// plan.compile); valueProgs[i] is nil where values[i] is.
 	condProg   *expr.Program
 	valueProgs []*expr.Program
+	// stores convert values[i] to the type of target column i (nil
+	// where values[i] is).
+	stores []expr.Assigner
 }
 
 // plan is a merge checked and resolved against its two schemas.
@@ -312,7 +315,7 @@ func (p *plan) planClause(r *resolver, c Clause, sides side, what string) (plann
 			}
 			pc.values[i] = expr.Column{Name: sourcePrefix + p.ssch.Fields[p.ssch.Index(f.Name)].Name}
 		}
-		return pc, nil
+		return pc, p.planStores(&pc, what)
 	}
 	for _, a := range c.Set {
 		i, err := r.targetColumn(a.Column)
@@ -329,7 +332,39 @@ func (p *plan) planClause(r *resolver, c Clause, sides side, what string) (plann
 			return pc, err
 		}
 	}
-	return pc, nil
+	return pc, p.planStores(&pc, what)
+}
+
+// planStores makes the assigners of a clause's values: each value stored
+// into its target column by store assignment (see assigner), structs
+// field by field by name. Types that cannot be stored across (a struct
+// field on one side only) are ErrMergeColumn and expr.ErrAssign.
+func (p *plan) planStores(pc *plannedClause, what string) error {
+	pc.stores = make([]expr.Assigner, len(pc.values))
+	for i, e := range pc.values {
+		if e == nil {
+			continue
+		}
+		var err error
+		if pc.stores[i], err = assigner(e, &p.tsch.Fields[i], p.typeOf); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrMergeColumn, what, err)
+		}
+	}
+	return nil
+}
+
+// typeOf is the type of a resolved column name.
+func (p *plan) typeOf(name string) (schema.DataType, bool) {
+	sch := p.tsch
+	rest, ok := strings.CutPrefix(name, targetPrefix)
+	if !ok {
+		if rest, ok = strings.CutPrefix(name, sourcePrefix); !ok {
+			return nil, false
+		}
+		sch = p.ssch
+	}
+	_, t, ok := expr.FieldPath(sch, rest)
+	return t, ok
 }
 
 // splitOn finds the equality terms of the condition (hash keys) and its

@@ -127,6 +127,7 @@ type assignment struct {
 	idx   int
 	field *schema.StructField
 	value expr.Expr
+	store expr.Assigner // converts the value to the column's type
 }
 
 // resolve checks the assignments against sch: each names a top-level
@@ -155,7 +156,38 @@ func resolve(sch *schema.StructType, set []Assignment) ([]assignment, error) {
 		if err := CheckColumns(sch, a.Value, "value of "+a.Column); err != nil {
 			return nil, err
 		}
-		out = append(out, assignment{idx: idx, field: &sch.Fields[idx], value: a.Value})
+		f := &sch.Fields[idx]
+		store, err := assigner(a.Value, f, func(name string) (schema.DataType, bool) {
+			_, t, ok := expr.FieldPath(sch, name)
+			return t, ok
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%w: SET %s = %s: %w", ErrInvalid, f.Name, a.Value, err)
+		}
+		out = append(out, assignment{idx: idx, field: f, value: a.Value, store: store})
+	}
+	return out, nil
+}
+
+// assigner returns the conversion of the values of e into column f, by
+// store assignment (expr.NewAssigner): the type of e's values is taken
+// from the expression (expr.TypeOf, columns typed by typeOf), so that a
+// struct is stored field by field by name. It fails, with expr.ErrAssign,
+// when the types cannot be stored across: see the package doc.
+func assigner(e expr.Expr, f *schema.StructField, typeOf func(string) (schema.DataType, bool)) (expr.Assigner, error) {
+	from, ok := expr.TypeOf(e, typeOf)
+	if !ok {
+		from = nil
+	}
+	return expr.NewAssigner(from, f.Type, f.Name)
+}
+
+// store converts v, a value computed for column f, with the column's
+// assigner; a value that does not convert is ErrInvalid.
+func store(v schema.Value, conv expr.Assigner, f *schema.StructField) (schema.Value, error) {
+	out, err := conv(v)
+	if err != nil {
+		return schema.Value{}, fmt.Errorf("%w: value %s cannot be stored in column %s of type %s: %w", ErrInvalid, v, f.Name, expr.TypeName(f.Type), err)
 	}
 	return out, nil
 }
@@ -165,8 +197,9 @@ func resolve(sch *schema.StructType, set []Assignment) ([]assignment, error) {
 // SET set WHERE pred: operation UPDATE, operationParameters
 // {"predicate": "[...]"}, Spark's UPDATE metrics. Every value is computed
 // from the row before the update, with SQL null semantics
-// (expr.EvalValue), and cast to its column's type; a value that cannot be
-// is ErrInvalid naming the column and the value. Generated columns not
+// (expr.EvalValue), and converted to its column's type as the package
+// doc's "Assigning values" says (nested struct fields matched by name); a
+// value that cannot be is ErrInvalid naming the column and the value. Generated columns not
 // assigned are computed again from the new row; NOT NULL, CHECK
 // constraints and invariants are checked on every row written
 // (*write.ConstraintError). Candidate files come from partition and
@@ -251,7 +284,7 @@ func UpdateRows(sch *schema.StructType, set []Assignment, pred expr.Expr) write.
 			if err != nil {
 				return write.Keep, nil, fmt.Errorf("dml: SET %s = %s: %w", a.field.Name, a.value, err)
 			}
-			if out[a.idx], err = castTo(v, a.field); err != nil {
+			if out[a.idx], err = store(v, a.store, a.field); err != nil {
 				return write.Keep, nil, fmt.Errorf("%w (SET %s = %s)", err, a.field.Name, a.value)
 			}
 		}
@@ -264,24 +297,22 @@ func UpdateRows(sch *schema.StructType, set []Assignment, pred expr.Expr) write.
 	}
 }
 
-// castTo casts v to the type of column f, as Spark's store assignment
-// does: a value already of that type is kept, others go through CAST; a
-// non-null value that CAST makes null (a string that is not a number) or
-// cannot cast is ErrInvalid.
+// castTo casts v, a primitive value (a join key), to the type of column
+// f, as Spark's store assignment does: a value already of that type is
+// kept, others go through CAST; a non-null value that CAST makes null (a
+// string that is not a number) or cannot cast is ErrInvalid. Assigned
+// values, nested ones included, go through their column's assigner
+// (store) instead.
 func castTo(v schema.Value, f *schema.StructField) (schema.Value, error) {
-	if v.IsNull() || sameType(v.Type(), f.Type) {
+	if v.IsNull() || expr.SameType(v.Type(), f.Type) {
 		return v, nil
 	}
 	out, err := expr.CastValue(v, f.Type)
 	if err != nil {
-		return schema.Value{}, fmt.Errorf("%w: value %s cannot be stored in column %s of type %s: %w", ErrInvalid, v, f.Name, f.Type, err)
+		return schema.Value{}, fmt.Errorf("%w: value %s cannot be stored in column %s of type %s: %w", ErrInvalid, v, f.Name, expr.TypeName(f.Type), err)
 	}
 	if out.IsNull() {
-		return schema.Value{}, fmt.Errorf("%w: value %s cannot be cast to %s for column %s", ErrInvalid, v, f.Type, f.Name)
+		return schema.Value{}, fmt.Errorf("%w: value %s cannot be cast to %s for column %s", ErrInvalid, v, expr.TypeName(f.Type), f.Name)
 	}
 	return out, nil
-}
-
-func sameType(a, b schema.DataType) bool {
-	return a != nil && b != nil && a.String() == b.String()
 }

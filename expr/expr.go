@@ -32,7 +32,8 @@
 //
 // Errors are tested with errors.Is: ErrSyntax (Parse), ErrNotPredicate
 // (CheckPredicate: a predicate that can never be TRUE by its form), ErrEval
-// and ErrOverflow (EvalValue), all matching deltaerr.ErrInvalidArgument;
+// and ErrOverflow (EvalValue), ErrAssign (NewAssigner: a value that cannot
+// be stored in a column's type), all matching deltaerr.ErrInvalidArgument;
 // ErrUnknownFunction, matching deltaerr.ErrUnsupportedFeature; and
 // ErrInvalidStats (stats JSON that cannot be decoded), matching
 // deltaerr.ErrCorrupt.

@@ -127,10 +127,15 @@ func (c Call) String() string {
 }
 func (c Cast) String() string { return "CAST(" + c.Value.String() + " AS " + sqlTypeName(c.To) + ")" }
 
-// sqlTypeName is the Spark SQL name of t, which parseType reads back.
+// sqlTypeName is the Spark SQL name of t, which parseType reads back
+// (nested types, which CAST in text does not take, are written as
+// TypeName writes them).
 func sqlTypeName(t schema.DataType) string {
-	if d, ok := t.(schema.DecimalType); ok {
+	switch d := t.(type) {
+	case schema.DecimalType:
 		return fmt.Sprintf("DECIMAL(%d,%d)", d.Precision, d.Scale)
+	case *schema.StructType, *schema.ArrayType, *schema.MapType:
+		return TypeName(t)
 	}
 	switch t {
 	case schema.Byte:
@@ -552,9 +557,20 @@ const (
 // Spark's CAST does, with the choices in this file's doc. A string that
 // does not read as the type is NULL, a number out of the target's range is
 // ErrOverflow, a conversion Spark does not allow is ErrEval.
+//
+// Nested values cast as Spark casts them: a struct field by field BY
+// POSITION into a struct of as many fields (the names do not count), an
+// array element by element, a map key by key and value by value (a key
+// that casts to null or to a key already in the map is ErrEval); null
+// fields, elements and values stay null. Storing a value into a column
+// matches struct fields by name instead: see NewAssigner.
 func CastValue(v schema.Value, to schema.DataType) (schema.Value, error) {
 	if v.IsNull() {
 		return v, nil
+	}
+	switch to.(type) {
+	case *schema.StructType, *schema.ArrayType, *schema.MapType:
+		return castNested(v, to)
 	}
 	k := v.Kind()
 	if d, ok := to.(schema.DecimalType); ok {
@@ -659,6 +675,49 @@ func CastValue(v schema.Value, to schema.DataType) (schema.Value, error) {
 			}
 			return mk(int64(f)), nil
 		}
+	}
+	return schema.Value{}, castErr(v, to)
+}
+
+// castNested is CastValue into a struct, array or map type.
+func castNested(v schema.Value, to schema.DataType) (schema.Value, error) {
+	switch to := to.(type) {
+	case *schema.StructType:
+		in := v.Fields()
+		if v.Kind() != schema.KindStruct || len(in) != len(to.Fields) {
+			break
+		}
+		out := make([]schema.Value, len(in))
+		for i, f := range in {
+			var err error
+			if out[i], err = CastValue(f, to.Fields[i].Type); err != nil {
+				return schema.Value{}, err
+			}
+		}
+		return schema.StructValue(out), nil
+	case *schema.ArrayType:
+		if v.Kind() != schema.KindArray {
+			break
+		}
+		in := v.Elements()
+		out := make([]schema.Value, len(in))
+		for i, e := range in {
+			var err error
+			if out[i], err = CastValue(e, to.ElementType); err != nil {
+				return schema.Value{}, err
+			}
+		}
+		return schema.ArrayValue(out), nil
+	case *schema.MapType:
+		if v.Kind() != schema.KindMap {
+			break
+		}
+		key := func(k schema.Value) (schema.Value, error) { return CastValue(k, to.KeyType) }
+		val := func(x schema.Value) (schema.Value, error) { return CastValue(x, to.ValueType) }
+		return convertMap(v, key, val, "CAST", ErrEval)
+	}
+	if v.Kind() == schema.KindStruct {
+		return schema.Value{}, fmt.Errorf("%w: cannot cast a struct of %d fields to %s", ErrEval, len(v.Fields()), sqlTypeName(to))
 	}
 	return schema.Value{}, castErr(v, to)
 }
