@@ -103,7 +103,7 @@ func Clone(ctx context.Context, source *snapshot.Snapshot, target logstore.Store
 	}
 	// The clone trusts the source's root and every root the source
 	// trusted, durably: its metadata says so (see package location).
-	roots, _ := json.Marshal(slices.Compact(slices.Sorted(slices.Values(append(srcLoc.TrustedRoots(ctx), srcLoc.URI())))))
+	roots, _ := json.Marshal(slices.Compact(slices.Sorted(slices.Values(append(srcLoc.TrustedRoots(ctx), root)))))
 	meta.Configuration[location.CloneSourceRootsKey] = string(roots)
 
 	var adds []actions.Add
@@ -194,8 +194,8 @@ func ptrs(adds []actions.Add) []*actions.Add {
 // holds files but no table (deltaerr.ErrNotEmpty); a target that holds a
 // table is refused by the commit (txn.ErrTableExists).
 func checkCloneTarget(ctx context.Context, src *location.Location, target logstore.Store) error {
-	for _, r := range append(src.TrustedRoots(ctx), src.URI()) {
-		if location.Overlap(r, target.URI()) {
+	for _, r := range append(src.TrustedRoots(ctx), location.EncodeRoot(src.URI())) {
+		if location.Overlap(r, location.EncodeRoot(target.URI())) {
 			return fmt.Errorf("target %s and source root %s overlap: %w",
 				logstore.RedactURI(target.URI()), logstore.RedactURI(r), deltaerr.ErrRootsOverlap)
 		}

@@ -18,8 +18,9 @@ import (
 )
 
 // CloneSourceRootsKey is the table property in which CLONE records, as a
-// JSON array of store URIs, the roots outside the table whose files its
-// log names: the source's root and the roots the source itself trusted.
+// JSON array of root URIs percent-encoded as a log writes paths (see
+// EncodeRoot), the roots outside the table whose files its log names: the
+// source's root and the roots the source itself trusted.
 // It is stored with the table's metadata, so checkpoints keep it and log
 // cleanup cannot lose it. Part of the tables this library writes: never
 // change it.
@@ -45,8 +46,8 @@ type Location struct {
 }
 
 // Ref is a resolved file: the key of it in the store of Root, where Root
-// is "" for the table's own store, else the URI of a trusted outside root
-// (for Stores.Open).
+// is "" for the table's own store, else the percent-encoded URI of a
+// trusted outside root, which logstore.Open opens (Stores.Open does).
 type Ref struct {
 	Root string
 	Key  string
@@ -121,7 +122,7 @@ func (l *Location) Resolve(ctx context.Context, p string) (Ref, error) {
 		return Ref{}, err
 	}
 	for _, root := range l.trusted(ctx) {
-		cr, rerr := canonURI(root, false)
+		cr, rerr := canonURI(root, true)
 		if rerr != nil {
 			continue
 		}
@@ -192,7 +193,7 @@ func (l *Location) cloneCommit0(ctx context.Context) []string {
 	for _, a := range acts {
 		if ci := a.CommitInfo; ci != nil && ci.Operation == cloneOperation {
 			if src, ok := ci.OperationParameters["source"].(string); ok && src != "" && !strings.Contains(src, "`") {
-				l.legacy = append(l.legacy, src)
+				l.legacy = append(l.legacy, EncodeRoot(src)) // the store's URI, raw
 			}
 		}
 	}
@@ -200,8 +201,8 @@ func (l *Location) cloneCommit0(ctx context.Context) []string {
 }
 
 // TrustedRoots returns every outside root the table trusts for reading,
-// for CLONE to record in the clone (transitively) and for the check to
-// verify.
+// as encoded URIs, for CLONE to record in the clone (transitively) and for
+// the check to verify.
 func (l *Location) TrustedRoots(ctx context.Context) []string {
 	return slices.Compact(slices.Sorted(slices.Values(l.trusted(ctx))))
 }
@@ -214,15 +215,23 @@ type trustingStore struct {
 
 func (t *trustingStore) Unwrap() logstore.Store { return t.Store }
 
-// Trust returns store, whose tables also trust roots (store URIs) for
-// reading, as the package doc's rule 4: the way to read a shallow clone
-// written by Spark. The result is store itself otherwise: closing it
-// closes store.
+// Trust returns store, whose tables also trust roots for reading, as the
+// package doc's rule 4: the way to read a shallow clone written by Spark.
+// A root is a URI as logstore.Open takes it (percent-encoded), or a plain
+// local path, taken as it is. The result is store itself otherwise:
+// closing it closes store.
 func Trust(store logstore.Store, roots ...string) logstore.Store {
 	if len(roots) == 0 {
 		return store
 	}
-	return &trustingStore{Store: store, roots: slices.Clone(roots)}
+	t := &trustingStore{Store: store}
+	for _, r := range roots {
+		if logstore.SchemeOf(r) == "" {
+			r = EncodeRoot(r)
+		}
+		t.roots = append(t.roots, r)
+	}
+	return t
 }
 
 // trustedBy collects the roots of the Trust wrappers around s.
@@ -241,11 +250,12 @@ func trustedBy(s logstore.Store) []string {
 	return out
 }
 
-// Overlap reports whether two roots (store URIs, or absolute paths) are
-// the same or one lies inside the other, compared in canonical form.
+// Overlap reports whether two roots, URIs percent-encoded as a log
+// writes them (EncodeRoot of a store's URI), are the same or one lies
+// inside the other, compared in canonical form.
 func Overlap(a, b string) bool {
-	ca, err1 := canonURI(a, false)
-	cb, err2 := canonURI(b, false)
+	ca, err1 := canonURI(a, true)
+	cb, err2 := canonURI(b, true)
 	if err1 != nil || err2 != nil {
 		return false
 	}

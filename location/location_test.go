@@ -126,7 +126,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 // answers for any of them.
 func TestTrustedRoots(t *testing.T) {
 	ctx := context.Background()
-	conf := map[string]string{location.CloneSourceRootsKey: `["s3://bucket/src","file:///data/g%41"]`}
+	conf := map[string]string{location.CloneSourceRootsKey: `["s3://bucket/src","file:///data/g%2541"]`}
 	l := at("s3://bucket/clone", conf, "gs://spark/source")
 	tests := []struct {
 		path string
@@ -134,7 +134,7 @@ func TestTrustedRoots(t *testing.T) {
 		err  error
 	}{
 		{"s3a://bucket/src/part-0.parquet", location.Ref{Root: "s3://bucket/src", Key: "part-0.parquet"}, nil},
-		{"file:///data/g%2541/x%20y.parquet", location.Ref{Root: "file:///data/g%41", Key: "x y.parquet"}, nil},
+		{"file:///data/g%2541/x%20y.parquet", location.Ref{Root: "file:///data/g%2541", Key: "x y.parquet"}, nil},
 		{"gs://spark/source/d/x.parquet", location.Ref{Root: "gs://spark/source", Key: "d/x.parquet"}, nil},
 		{"s3://bucket/src/../secret.parquet", location.Ref{}, deltaerr.ErrPathEscapesRoot},
 		{"s3://bucket/src2/x.parquet", location.Ref{}, deltaerr.ErrPathEscapesRoot},
