@@ -348,11 +348,12 @@ func (c *conv) loadManifests(ctx context.Context) error {
 	if s == nil {
 		return nil
 	}
-	data, err := c.store.Get(ctx, c.key(s.ManifestList))
+	name := fmt.Sprintf("manifest list %s (snapshot %d)", s.ManifestList, s.SnapshotID)
+	data, err := readCapped(ctx, c.store, c.key(s.ManifestList), name, maxAvroSize)
 	if err != nil {
-		return fmt.Errorf("iceberg: reading manifest list of snapshot %d: %w", s.SnapshotID, err)
+		return err
 	}
-	recs, _, err := decodeOCF(s.ManifestList, data)
+	recs, _, err := decodeOCF(name, data, checkManifestFile)
 	if err != nil {
 		return err
 	}
@@ -367,11 +368,11 @@ func (c *conv) key(loc string) string {
 
 func (c *conv) readManifest(ctx context.Context, m map[string]any) ([]map[string]any, error) {
 	path := strOf(m, "manifest_path")
-	data, err := c.store.Get(ctx, c.key(path))
+	data, err := readCapped(ctx, c.store, c.key(path), "manifest "+path, maxAvroSize)
 	if err != nil {
-		return nil, fmt.Errorf("iceberg: reading manifest %s: %w", path, err)
+		return nil, err
 	}
-	entries, _, err := decodeOCF(path, data)
+	entries, _, err := decodeOCF("manifest "+path, data, checkEntry)
 	if err != nil {
 		return nil, err
 	}
