@@ -562,6 +562,9 @@ func (c *conv) publish(ctx context.Context, version, tsMs int64, md *actions.Met
 	next.LastUpdatedMs = max(now, tsMs)
 	next.Properties[PropDeltaVersion] = itoa(version)
 	next.Properties[PropDeltaTimestamp] = itoa(tsMs)
+	if next.Properties[PropNameMapping], err = c.nameMapping(schemaJ, md); err != nil {
+		return err
+	}
 	out, err := json.Marshal(next)
 	if err != nil {
 		return fmt.Errorf("iceberg: encoding the table metadata: %w", err)
@@ -580,6 +583,22 @@ func (c *conv) publish(ctx context.Context, version, tsMs int64, md *actions.Met
 		c.opts.Logger.WarnContext(ctx, "iceberg: writing the version hint failed; readers probing for newer metadata still find it", "metadata", MetadataKey(n), "err", err)
 	}
 	return nil
+}
+
+// nameMapping returns the name mapping of the Iceberg schema sch, with the
+// physical names of the target snapshot's schema and of md's (the
+// commit's metaData, nil when it has none). A column's physical name
+// never changes, so a later schema gives the right one for every column
+// it still has.
+func (c *conv) nameMapping(sch schemaJSON, md *actions.Metadata) (string, error) {
+	physical := map[int]string{}
+	physicalNames(physical, c.snap.Schema())
+	if md != nil {
+		if s, err := schema.Parse(md.SchemaString); err == nil {
+			physicalNames(physical, s)
+		}
+	}
+	return nameMapping(sch.Fields, physical)
 }
 
 // Manifest merging, as Iceberg's commit.manifest.min-count-to-merge (100)

@@ -49,7 +49,12 @@
 //     truncated (32 characters or more) give no upper bound, since a
 //     truncated prefix is below the values that extend it.
 //   - The sort order is the unsorted order 0; the table properties are
-//     delta-version and delta-timestamp.
+//     delta-version and delta-timestamp, and schema.name-mapping.default
+//     (PropNameMapping), the name mapping of the current schema that
+//     Spark's UniForm writes too: each field mapped by its logical name
+//     and, where it differs and no other field of its struct has that
+//     name, by its physical name (the column's name in the data files) to
+//     its id; list elements, map keys and values as element, key, value.
 //
 // Manifests and manifest lists are Avro object container files
 // (deflate-compressed) written with github.com/hamba/avro/v2, with the
