@@ -31,7 +31,9 @@
 //   - The partition spec has an identity field per Delta partition
 //     column, field ids from 1000. icebergCompatV2 writers materialize
 //     partition values in the data files, so Iceberg readers find them
-//     there too.
+//     there too (they read a partition column missing from a file as
+//     null): Enable refuses files written before without them, or
+//     rewrites them with EnableOptions.Rewrite.
 //   - One Iceberg snapshot per Delta version, its parent the snapshot of
 //     the version before, its sequence number the previous plus one, its
 //     timestamp the commit's (in-commit timestamp, commitInfo.timestamp,
@@ -139,8 +141,11 @@
 // ErrNotEnabled: the table does not turn UniForm Iceberg on.
 // ErrNotConvertible (deltaerr.ErrUnsupportedFeature): a column without a
 // column mapping id or of a type Iceberg v2 has not, a file without
-// numRecords. ErrNeedsRewrite: Enable on a table whose files Iceberg would
-// misread (no field ids, deletion vectors). ErrCorruptMetadata
+// numRecords. ErrNeedsRewrite (a *NeedsRewriteError): Enable on a table
+// whose files Iceberg would misread (no field ids, deletion vectors, no
+// numRecords, or in a partitioned table the partition columns not in the
+// files, found from their Parquet footers); EnableOptions.Rewrite rewrites
+// them in the enabling commit instead. ErrCorruptMetadata
 // (deltaerr.ErrCorrupt): Iceberg metadata that does not decode. Store
 // errors keep their logstore kinds.
 //

@@ -3,16 +3,21 @@ package main
 import (
 	"bytes"
 	"compress/flate"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hamba/avro/v2"
 	"github.com/hamba/avro/v2/ocf"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/godelta/delta"
 )
 
 // The inputs of the tests of iceberg's limits would kill a process that
@@ -206,4 +211,75 @@ func avroVarint(b []byte, v int64) []byte {
 		u >>= 7
 	}
 	return append(b, byte(u))
+}
+
+// TestIcebergEnableRewrite: iceberg --enable on a partitioned table whose
+// files were written without the partition column (before Iceberg was
+// on) is refused, naming --rewrite, and commits nothing; --enable
+// --rewrite turns Iceberg on and rewrites them in the same commit, and
+// every data file then holds the partition column, under its field id.
+func TestIcebergEnableRewrite(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "t")
+	mustRun(t, "create", root, "--schema", "id BIGINT NOT NULL, name STRING, p STRING", "--partition-by", "p",
+		"--property", "delta.columnMapping.mode=name")
+	mustRun(t, "append", root, writeFile(t, filepath.Join(dir, "a.csv"), "id,name,p\n1,a,x\n2,b,y\n3,,x\n"))
+	if r := runDelta("iceberg", root, "--rewrite"); r.code != exitUsage {
+		t.Fatalf("--rewrite without --enable: exit %d, %q", r.code, r.stderr)
+	}
+	r := runDelta("iceberg", root, "--enable")
+	if r.code != exitFailure || !strings.Contains(r.stderr, "--rewrite") || !strings.Contains(r.stderr, "partition column p") {
+		t.Fatalf("--enable on files without the partition column: exit %d, %q", r.code, r.stderr)
+	}
+	var doc map[string]any
+	r = mustRun(t, "iceberg", root, "--json")
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc["enabled"] != false || doc["deltaVersion"] != float64(1) {
+		t.Fatalf("after a refused --enable: %v, %v", doc, err)
+	}
+	doc = nil
+	r = mustRun(t, "iceberg", root, "--enable", "--rewrite", "--json")
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc["enabled"] != true || doc["deltaVersion"] != float64(2) ||
+		doc["convertedVersion"] != float64(2) || doc["records"] != float64(3) {
+		t.Fatalf("--enable --rewrite: %v, %v", doc, err)
+	}
+
+	ctx := context.Background()
+	tbl, err := delta.Open(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	snap, err := tbl.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := snap.Schema().Field("p")
+	pid, _ := p.ColumnMappingID()
+	n := 0
+	for a, err := range snap.Files(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		f, err := os.Open(filepath.Join(root, filepath.FromSlash(a.Path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, _ := f.Stat()
+		pf, err := parquet.OpenFile(f, info.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int
+		for _, c := range pf.Schema().Fields() {
+			ids = append(ids, c.ID())
+		}
+		f.Close()
+		if !slices.Contains(ids, int(pid)) {
+			t.Errorf("data file %s has field ids %v, not the partition column's %d", a.Path, ids, pid)
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d data files, want 2", n)
+	}
 }
