@@ -19,20 +19,41 @@ type (
 	IcebergResult = iceberg.Result
 )
 
+// IcebergEnableOptions tune EnableIcebergWith: see iceberg.EnableOptions.
+type IcebergEnableOptions = iceberg.EnableOptions
+
 // EnableIceberg turns UniForm Iceberg on for the table (see
 // iceberg.Enable: delta.universalFormat.enabledFormats=iceberg,
 // icebergCompatV2, column mapping, in one checked commit), then writes its
 // Iceberg metadata with PostCommit. A table that has it already gives a
-// zero CommitResult and no commit.
+// zero CommitResult and no commit. A table with data files Iceberg readers
+// would misread gives iceberg.ErrNeedsRewrite; EnableIcebergWith can
+// rewrite them.
 func (t *Table) EnableIceberg(ctx context.Context, opts TxnOptions) (CommitResult, error) {
+	return t.EnableIcebergWith(ctx, IcebergEnableOptions{Txn: opts})
+}
+
+// EnableIcebergWith is EnableIceberg with options: with Rewrite, the data
+// files Iceberg readers would misread (in a partitioned table, files
+// without the partition columns materialized) are rewritten in the
+// enabling commit, as Spark's REORG TABLE ... APPLY (UPGRADE UNIFORM
+// (ICEBERG_COMPAT_VERSION = 2)) does. See iceberg.EnableWith.
+func (t *Table) EnableIcebergWith(ctx context.Context, opts IcebergEnableOptions) (CommitResult, error) {
 	snap, err := t.Snapshot(ctx)
 	if err != nil {
 		return CommitResult{}, err
 	}
-	if opts.EngineInfo == "" {
-		opts.EngineInfo = EngineInfo
+	if opts.Txn.EngineInfo == "" {
+		opts.Txn.EngineInfo = EngineInfo
 	}
-	res, err := iceberg.Enable(ctx, snap, opts)
+	if opts.Write.TableURI == "" {
+		opts.Write.TableURI = t.rootURI()
+	}
+	if opts.Write.ExternalRoots == nil && opts.Rewrite {
+		// A shallow clone's files lie under its source's root.
+		opts.Write.ExternalRoots = t.clone.roots(ctx, t.store)
+	}
+	res, err := iceberg.EnableWith(ctx, snap, opts)
 	if err != nil || res.Config() == nil {
 		return res, err
 	}

@@ -263,8 +263,15 @@ func encodeOCF(schemaJSON string, meta map[string]string, records []any) ([]byte
 
 // decodeOCF reads every record of an Avro object container file as
 // generic values (records as map[string]any, unions as map[string]any of
-// one branch), the form encodeOCF writes back unchanged.
-func decodeOCF(name string, data []byte) ([]map[string]any, map[string][]byte, error) {
+// one branch), the form encodeOCF writes back unchanged. The file's
+// framing and the size its blocks inflate to are checked first (checkOCF,
+// inflateLimit); check, when not nil, is called with each record as it is
+// decoded, and stops the reading with its error. Every error is an
+// ErrCorruptMetadata that names the file (name) once.
+func decodeOCF(name string, data []byte, check func(map[string]any) error) ([]map[string]any, map[string][]byte, error) {
+	if err := checkOCF(data, inflateLimit(len(data))); err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %v", ErrCorruptMetadata, name, err)
+	}
 	dec, err := ocf.NewDecoder(bytes.NewReader(data))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %s: %v", ErrCorruptMetadata, name, err)
@@ -274,6 +281,11 @@ func decodeOCF(name string, data []byte) ([]map[string]any, map[string][]byte, e
 		var rec map[string]any
 		if err := dec.Decode(&rec); err != nil {
 			return nil, nil, fmt.Errorf("%w: %s: %v", ErrCorruptMetadata, name, err)
+		}
+		if check != nil {
+			if err := check(rec); err != nil {
+				return nil, nil, fmt.Errorf("%w: %s: record %d: %v", ErrCorruptMetadata, name, len(out), err)
+			}
 		}
 		out = append(out, rec)
 	}

@@ -45,7 +45,7 @@ func TestManifestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, meta, err := decodeOCF("m.avro", data)
+	recs, meta, err := decodeOCF("m.avro", data, checkEntry)
 	if err != nil {
 		t.Fatal(err)
 	}

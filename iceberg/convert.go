@@ -343,11 +343,12 @@ func (c *conv) loadManifests(ctx context.Context) error {
 	if s == nil {
 		return nil
 	}
-	data, err := c.store.Get(ctx, c.key(s.ManifestList))
+	name := fmt.Sprintf("manifest list %s (snapshot %d)", s.ManifestList, s.SnapshotID)
+	data, err := readCapped(ctx, c.store, c.key(s.ManifestList), name, maxAvroSize)
 	if err != nil {
-		return fmt.Errorf("iceberg: reading manifest list of snapshot %d: %w", s.SnapshotID, err)
+		return err
 	}
-	recs, _, err := decodeOCF(s.ManifestList, data)
+	recs, _, err := decodeOCF(name, data, checkManifestFile)
 	if err != nil {
 		return err
 	}
@@ -362,11 +363,11 @@ func (c *conv) key(loc string) string {
 
 func (c *conv) readManifest(ctx context.Context, m map[string]any) ([]map[string]any, error) {
 	path := strOf(m, "manifest_path")
-	data, err := c.store.Get(ctx, c.key(path))
+	data, err := readCapped(ctx, c.store, c.key(path), "manifest "+path, maxAvroSize)
 	if err != nil {
-		return nil, fmt.Errorf("iceberg: reading manifest %s: %w", path, err)
+		return nil, err
 	}
-	entries, _, err := decodeOCF(path, data)
+	entries, _, err := decodeOCF("manifest "+path, data, checkEntry)
 	if err != nil {
 		return nil, err
 	}
@@ -556,6 +557,9 @@ func (c *conv) publish(ctx context.Context, version, tsMs int64, md *actions.Met
 	next.LastUpdatedMs = max(now, tsMs)
 	next.Properties[PropDeltaVersion] = itoa(version)
 	next.Properties[PropDeltaTimestamp] = itoa(tsMs)
+	if next.Properties[PropNameMapping], err = c.nameMapping(schemaJ, md); err != nil {
+		return err
+	}
 	out, err := json.Marshal(next)
 	if err != nil {
 		return fmt.Errorf("iceberg: encoding the table metadata: %w", err)
@@ -574,6 +578,22 @@ func (c *conv) publish(ctx context.Context, version, tsMs int64, md *actions.Met
 		c.opts.Logger.WarnContext(ctx, "iceberg: writing the version hint failed; readers probing for newer metadata still find it", "metadata", MetadataKey(n), "err", err)
 	}
 	return nil
+}
+
+// nameMapping returns the name mapping of the Iceberg schema sch, with the
+// physical names of the target snapshot's schema and of md's (the
+// commit's metaData, nil when it has none). A column's physical name
+// never changes, so a later schema gives the right one for every column
+// it still has.
+func (c *conv) nameMapping(sch schemaJSON, md *actions.Metadata) (string, error) {
+	physical := map[int]string{}
+	physicalNames(physical, c.snap.Schema())
+	if md != nil {
+		if s, err := schema.Parse(md.SchemaString); err == nil {
+			physicalNames(physical, s)
+		}
+	}
+	return nameMapping(sch.Fields, physical)
 }
 
 // Manifest merging, as Iceberg's commit.manifest.min-count-to-merge (100)

@@ -31,7 +31,9 @@
 //   - The partition spec has an identity field per Delta partition
 //     column, field ids from 1000. icebergCompatV2 writers materialize
 //     partition values in the data files, so Iceberg readers find them
-//     there too.
+//     there too (they read a partition column missing from a file as
+//     null): Enable refuses files written before without them, or
+//     rewrites them with EnableOptions.Rewrite.
 //   - One Iceberg snapshot per Delta version, its parent the snapshot of
 //     the version before, its sequence number the previous plus one, its
 //     timestamp the commit's (in-commit timestamp, commitInfo.timestamp,
@@ -49,7 +51,12 @@
 //     truncated (32 characters or more) give no upper bound, since a
 //     truncated prefix is below the values that extend it.
 //   - The sort order is the unsorted order 0; the table properties are
-//     delta-version and delta-timestamp.
+//     delta-version and delta-timestamp, and schema.name-mapping.default
+//     (PropNameMapping), the name mapping of the current schema that
+//     Spark's UniForm writes too: each field mapped by its logical name
+//     and, where it differs and no other field of its struct has that
+//     name, by its physical name (the column's name in the data files) to
+//     its id; list elements, map keys and values as element, key, value.
 //
 // Manifests and manifest lists are Avro object container files
 // (deflate-compressed) written with github.com/hamba/avro/v2, with the
@@ -87,7 +94,10 @@
 // publishes the snapshot; then the hint. A crash before the switch leaves
 // readers on the previous snapshot (the orphan Avro files are never
 // referenced); a crash after it leaves the hint one behind, and both this
-// package and readers that probe for v(N+1) find the new file. Two
+// package and readers that probe for v(N+1) find the new file. The hint
+// is only ever a hint: one that is not a number, or that names a metadata
+// file that does not exist, is set aside and the newest vN.metadata.json
+// found by listing metadata/. Two
 // converters racing for the same N: one put wins, the other reads the new
 // state and goes on from there, so no version is converted twice.
 //
@@ -98,7 +108,8 @@
 //
 // A conversion makes about ten requests whatever the table's history:
 // the hint, a probe for v(N+1), a stat of vN, one manifest, one manifest
-// list, one metadata file, the hint. The metadata and manifest list it
+// list, one metadata file, the hint (and, for a commit that removes
+// files, a stat and a read of each manifest that holds them). The metadata and manifest list it
 // published last are remembered per table in the process (they never
 // change once written; the size and time of vN confirm it is the same
 // file), each snapshot's JSON is encoded once, and once 100 small
@@ -110,13 +121,31 @@
 // Options.MaxSnapshots caps their number. Expiring only drops them from
 // the metadata; their manifest files stay.
 //
+// # Limits
+//
+// The Iceberg files are read whole, so their size is checked before they
+// are read (a Stat), and damaged or hostile ones are refused with
+// ErrCorruptMetadata naming the file, never read into memory: a
+// vN.metadata.json larger than 256 MiB (the file grows by about 1 KiB per
+// snapshot kept), a manifest list or manifest larger than 256 MiB, or
+// whose Avro blocks inflate to more than 16 times its size (manifests
+// compress about threefold; always allowed 64 MiB, never more than 1 GiB).
+// The Avro framing is checked before it is decoded: a block larger than
+// the file, more records than bytes, a wrong sync marker, a codec other
+// than null, deflate and snappy. The inflated size is found by inflating
+// into nothing, so a deflate bomb costs the time of inflating to the
+// limit, not the memory. A version hint longer than 64 bytes is no hint.
+//
 // # Errors
 //
 // ErrNotEnabled: the table does not turn UniForm Iceberg on.
 // ErrNotConvertible (deltaerr.ErrUnsupportedFeature): a column without a
 // column mapping id or of a type Iceberg v2 has not, a file without
-// numRecords. ErrNeedsRewrite: Enable on a table whose files Iceberg would
-// misread (no field ids, deletion vectors). ErrCorruptMetadata
+// numRecords. ErrNeedsRewrite (a *NeedsRewriteError): Enable on a table
+// whose files Iceberg would misread (no field ids, deletion vectors, no
+// numRecords, or in a partitioned table the partition columns not in the
+// files, found from their Parquet footers); EnableOptions.Rewrite rewrites
+// them in the enabling commit instead. ErrCorruptMetadata
 // (deltaerr.ErrCorrupt): Iceberg metadata that does not decode. Store
 // errors keep their logstore kinds.
 //

@@ -204,57 +204,46 @@ func remember(root string, c current) {
 
 // readCurrent finds the latest vN.metadata.json: from the version hint,
 // then forward while v(N+1) exists (the hint lags after a crash between
-// the metadata and the hint), or by listing the directory when there is
-// no hint.
+// the metadata and the hint). The hint is only a hint: when there is none,
+// when it is not a number, or when it names a file that does not exist
+// (metadata lost or removed, a hint written by hand), the newest
+// vN.metadata.json is found by listing the directory instead. Files
+// larger than the package's limits are not read (ErrCorruptMetadata).
 func readCurrent(ctx context.Context, store logstore.Store) (current, error) {
-	n := 0
-	hint, err := store.Get(ctx, VersionHintKey)
-	switch {
-	case err == nil:
-		if n, err = strconv.Atoi(strings.TrimSpace(string(hint))); err != nil || n < 0 {
-			n = 0 // a bad hint is only a hint: list instead
-		}
-	case errors.Is(err, logstore.ErrNotFound):
-	default:
+	n, err := readHint(ctx, store)
+	if err != nil {
 		return current{}, err
 	}
-	if n == 0 {
-		for info, err := range store.List(ctx, MetadataDir, "") {
-			if err != nil {
-				if errors.Is(err, logstore.ErrNotFound) {
-					break
-				}
-				return current{}, err
-			}
-			name := strings.TrimPrefix(info.Key, MetadataDir)
-			if s, ok := strings.CutSuffix(strings.TrimPrefix(name, "v"), ".metadata.json"); ok && strings.HasPrefix(name, "v") {
-				if k, err := strconv.Atoi(s); err == nil && k > n {
-					n = k
-				}
-			}
-		}
-	}
-	for {
-		_, err := store.Stat(ctx, MetadataKey(n+1))
-		if errors.Is(err, logstore.ErrNotFound) {
-			break
-		}
-		if err != nil {
+	hinted := n > 0
+	if !hinted {
+		if n, err = listNewest(ctx, store); err != nil {
 			return current{}, err
 		}
-		n++
+	}
+	if n, err = probeForward(ctx, store, n); err != nil {
+		return current{}, err
 	}
 	if n == 0 {
 		return current{}, nil
 	}
 	info, err := store.Stat(ctx, MetadataKey(n))
+	if errors.Is(err, logstore.ErrNotFound) && hinted {
+		// The hint points past the metadata there is.
+		if n, err = listNewest(ctx, store); err != nil {
+			return current{}, err
+		}
+		if n, err = probeForward(ctx, store, n); err != nil || n == 0 {
+			return current{}, err
+		}
+		info, err = store.Stat(ctx, MetadataKey(n))
+	}
 	if err != nil {
 		return current{}, err
 	}
 	if cur, ok := recall(store.URI(), n, info); ok {
 		return cur, nil
 	}
-	data, err := store.Get(ctx, MetadataKey(n))
+	data, err := readSized(ctx, store, MetadataKey(n), MetadataKey(n), info.Size, maxMetadataSize)
 	if err != nil {
 		return current{}, err
 	}
@@ -266,4 +255,60 @@ func readCurrent(ctx context.Context, store logstore.Store) (current, error) {
 		return current{}, fmt.Errorf("%w: %s: format-version %d, want 2", ErrCorruptMetadata, MetadataKey(n), m.FormatVersion)
 	}
 	return current{n: n, meta: &m}, nil
+}
+
+// readHint returns N of the version hint, or 0 when there is no usable
+// hint: none, one that is not a positive decimal number, or one longer
+// than any number (it is not read whole).
+func readHint(ctx context.Context, store logstore.Store) (int, error) {
+	hint, err := store.GetRange(ctx, VersionHintKey, 0, maxHintSize+1)
+	switch {
+	case errors.Is(err, logstore.ErrNotFound):
+		return 0, nil
+	case err != nil:
+		return 0, err
+	case len(hint) > maxHintSize:
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(hint)))
+	if err != nil || n < 0 {
+		return 0, nil
+	}
+	return n, nil
+}
+
+// listNewest returns the largest N of the vN.metadata.json files under
+// metadata/, 0 for none.
+func listNewest(ctx context.Context, store logstore.Store) (int, error) {
+	n := 0
+	for info, err := range store.List(ctx, MetadataDir, "") {
+		if err != nil {
+			if errors.Is(err, logstore.ErrNotFound) {
+				break
+			}
+			return 0, err
+		}
+		name := strings.TrimPrefix(info.Key, MetadataDir)
+		if s, ok := strings.CutSuffix(strings.TrimPrefix(name, "v"), ".metadata.json"); ok && strings.HasPrefix(name, "v") {
+			if k, err := strconv.Atoi(s); err == nil && k > n {
+				n = k
+			}
+		}
+	}
+	return n, nil
+}
+
+// probeForward returns the last N from n on such that every v(n+1) .. vN
+// exists.
+func probeForward(ctx context.Context, store logstore.Store, n int) (int, error) {
+	for {
+		_, err := store.Stat(ctx, MetadataKey(n+1))
+		if errors.Is(err, logstore.ErrNotFound) {
+			return n, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		n++
+	}
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/godelta/delta"
+	"github.com/godelta/delta/iceberg"
 )
 
 // icebergDoc is the --json output of the iceberg command.
@@ -21,7 +23,7 @@ type icebergDoc struct {
 }
 
 func newIcebergCmd() *cobra.Command {
-	var sync, enable, asJSON bool
+	var sync, enable, rewrite, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "iceberg TABLE",
 		Short: "Show or bring up to date a table's Iceberg metadata (UniForm)",
@@ -30,9 +32,17 @@ func newIcebergCmd() *cobra.Command {
 			"metadata file (what an Iceberg reader opens), the Delta version it was converted\n" +
 			"from, and how many versions it is behind. --sync converts the versions not\n" +
 			"converted yet, one Iceberg snapshot each. --enable first turns UniForm Iceberg on\n" +
-			"(icebergCompatV2, column mapping) in one commit, then converts.",
+			"(icebergCompatV2, column mapping) in one commit, then converts. It refuses a table\n" +
+			"whose data files Iceberg readers would misread (in a partitioned table, files that\n" +
+			"do not hold the partition columns, which icebergCompatV2 writes into the files;\n" +
+			"files without column mapping or with deletion vectors); --enable --rewrite rewrites\n" +
+			"them in the enabling commit, as Spark's REORG TABLE ... APPLY (UPGRADE UNIFORM\n" +
+			"(ICEBERG_COMPAT_VERSION = 2)) does.",
 		Args: tableArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if rewrite && !enable {
+				return usageErrorf(cmd, "--rewrite goes with --enable")
+			}
 			ctx := cmd.Context()
 			t, err := openTable(cmd, args[0])
 			if err != nil {
@@ -40,7 +50,11 @@ func newIcebergCmd() *cobra.Command {
 			}
 			defer t.Close()
 			if enable {
-				if _, err := t.EnableIceberg(ctx, delta.TxnOptions{}); err != nil {
+				_, err := t.EnableIcebergWith(ctx, delta.IcebergEnableOptions{Rewrite: rewrite})
+				if errors.Is(err, iceberg.ErrNeedsRewrite) {
+					err = fmt.Errorf("%w (--rewrite rewrites them as part of --enable)", err)
+				}
+				if err != nil {
 					return failure(err)
 				}
 			}
@@ -88,6 +102,7 @@ func newIcebergCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&sync, "sync", false, "convert the Delta versions not converted yet")
 	cmd.Flags().BoolVar(&enable, "enable", false, "turn UniForm Iceberg on first (one commit), then convert")
+	cmd.Flags().BoolVar(&rewrite, "rewrite", false, "with --enable: rewrite, in the enabling commit, the data files Iceberg readers would misread")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
 	return cmd
 }
