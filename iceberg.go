@@ -46,13 +46,6 @@ func (t *Table) EnableIcebergWith(ctx context.Context, opts IcebergEnableOptions
 	if opts.Txn.EngineInfo == "" {
 		opts.Txn.EngineInfo = EngineInfo
 	}
-	if opts.Write.TableURI == "" {
-		opts.Write.TableURI = t.rootURI()
-	}
-	if opts.Write.ExternalRoots == nil && opts.Rewrite {
-		// A shallow clone's files lie under its source's root.
-		opts.Write.ExternalRoots = t.clone.roots(ctx, t.store)
-	}
 	res, err := iceberg.EnableWith(ctx, snap, opts)
 	if err != nil || res.Config() == nil {
 		return res, err

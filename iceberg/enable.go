@@ -2,6 +2,7 @@ package iceberg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -59,9 +60,8 @@ type EnableOptions struct {
 	// with a concurrent commit fails the enabling (nothing is committed,
 	// the files written are deleted) rather than rewriting again.
 	Rewrite bool
-	// Write tunes the rewrite's writer (target file size, compression)
-	// and says where the table's files lie (TableURI, ExternalRoots:
-	// package delta fills them in). Its Config is set by EnableWith.
+	// Write tunes the rewrite's writer (target file size, compression).
+	// Its Config is set by EnableWith.
 	Write write.Options
 }
 
@@ -268,11 +268,16 @@ func (c *fileCheck) partitionColumns(ctx context.Context, a *actions.Add) (strin
 	if len(parts) == 0 {
 		return "", nil
 	}
-	key, ok := snapshot.KeyOf(c.snap.Store().URI(), a.Path)
-	if !ok {
-		return "lies outside the table's root, where its columns cannot be checked", nil
+	stores := c.snap.Location().NewStores()
+	defer stores.Close()
+	st, key, err := stores.Locate(ctx, a.Path)
+	if errors.Is(err, deltaerr.ErrPathEscapesRoot) {
+		return "lies outside the table's root and the roots it trusts, where its columns cannot be checked", nil
 	}
-	f, err := datafile.OpenObject(ctx, c.snap.Store(), key, a.Size)
+	if err != nil {
+		return "", fmt.Errorf("iceberg: data file %s: %w", a.Path, err)
+	}
+	f, err := datafile.OpenObject(ctx, st, key, a.Size)
 	if err != nil {
 		return "", fmt.Errorf("iceberg: reading the footer of data file %s: %w", a.Path, err)
 	}
