@@ -83,6 +83,6 @@ func CreateStore(ctx context.Context, name string, store logstore.Store, spec Ta
 		return nil, fmt.Errorf("creating %s: %w", logstore.RedactURI(name), err)
 	}
 	t := &Table{uri: name, store: store}
-	t.convertIceberg(ctx, &res)
+	t.PostCommit(ctx, &res)
 	return t, nil
 }

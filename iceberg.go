@@ -2,11 +2,8 @@ package delta
 
 import (
 	"context"
-	"log/slog"
 
 	"github.com/godelta/delta/iceberg"
-	"github.com/godelta/delta/snapshot"
-	"github.com/godelta/delta/txn"
 )
 
 // UniForm Iceberg; see package iceberg.
@@ -72,23 +69,4 @@ func (t *Table) SyncIceberg(ctx context.Context) (IcebergResult, error) {
 // IcebergStatus reads the state of the table's Iceberg metadata.
 func (t *Table) IcebergStatus(ctx context.Context) (IcebergStatus, error) {
 	return iceberg.ReadStatus(ctx, t.store)
-}
-
-// convertIceberg is the post-commit Iceberg conversion of a table with
-// UniForm Iceberg on at res.Version. It never fails the commit: a failure
-// is logged, and the next commit's conversion (or SyncIceberg) catches up
-// from the last version converted.
-func (t *Table) convertIceberg(ctx context.Context, res *txn.CommitResult) {
-	cfg := res.Config()
-	if cfg == nil || !cfg.UniversalFormatIceberg() {
-		return
-	}
-	snap, err := snapshot.Load(ctx, t.store, res.Version)
-	if err == nil {
-		_, err = iceberg.Convert(ctx, snap, iceberg.Options{})
-	}
-	if err != nil {
-		slog.WarnContext(ctx, "delta: the Iceberg conversion after the commit failed; the commit stands and the next one retries",
-			"table", t.uri, "version", res.Version, "err", err)
-	}
 }

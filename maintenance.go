@@ -3,9 +3,9 @@ package delta
 import (
 	"context"
 
-	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/checkpoint"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/txn"
 )
 
 // CleanupResult says what CleanupLog deleted.
@@ -40,18 +40,8 @@ func (t *Table) CleanupLog(ctx context.Context, dryRun bool) (CleanupResult, err
 	if err != nil {
 		return CleanupResult{}, err
 	}
-	opts := deltalog.CleanupOptions{
-		Retention: snap.Config().LogRetention(),
-		Verify:    checkpoint.Verify(t.store),
-		DryRun:    dryRun,
-	}
-	if p := snap.Protocol(); p.HasWriterFeature(actions.FeatureV2Checkpoint) {
-		// Only V2 checkpoints have sidecars: on other tables
-		// _delta_log/_sidecars is not the table's, and is not touched.
-		opts.SidecarRefs = checkpoint.SidecarRefs(t.store)
-		// A classic-named copy of a UUID-named checkpoint, so that
-		// clients without V2 checkpoints fail cleanly (as Spark does).
-		opts.ClassicCopy = checkpoint.ClassicCopy(t.store)
-	}
+	p := snap.Protocol()
+	opts := txn.CleanupOptions(t.store, snap.Config(), &p, nil)
+	opts.DryRun = dryRun
 	return deltalog.Cleanup(ctx, t.store, opts)
 }

@@ -73,16 +73,17 @@ func (t *Table) Update(ctx context.Context, opts TxnOptions, fn func(*Transactio
 	return res, nil
 }
 
-// PostCommit runs the maintenance a commit to the table made due, and
-// records in res.PostCommit how it went: every delta.checkpointInterval
-// versions (default 10) a checkpoint, then the deletion of the log files
-// older than delta.logRetentionDuration that no retained version needs
-// (unless delta.enableExpiredLogCleanup is false); on a table with
-// UniForm Iceberg on, the Iceberg metadata of the new version (see
-// SyncIceberg). Append, Overwrite and Update call it; a program that commits a transaction of Begin calls it
-// after Commit. A failure is logged and left in res.PostCommit.Err: the
-// commit stands, and readers use the commits until the next checkpoint.
+// PostCommit runs the post-commit chain of a commit to the table (see
+// txn.PostCommit) and records in res.PostCommit how it went: every
+// delta.checkpointInterval versions (default 10) a checkpoint, then the
+// deletion of the log files older than delta.logRetentionDuration that no
+// retained version needs (unless delta.enableExpiredLogCleanup is false);
+// on a table with UniForm Iceberg on, the Iceberg metadata of the new
+// version (see SyncIceberg). Every entry point that commits (Append,
+// Overwrite, Update, DML, OPTIMIZE, RESTORE, CLONE, ALTER, streams,
+// VACUUM) runs the same chain; a program that commits a transaction of
+// Begin calls it after Commit. A failure is logged and left in
+// res.PostCommit: the commit stands.
 func (t *Table) PostCommit(ctx context.Context, res *CommitResult) {
 	txn.PostCommit(ctx, res)
-	t.convertIceberg(ctx, res)
 }

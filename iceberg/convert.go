@@ -26,7 +26,35 @@ import (
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/txn"
 )
+
+// The Iceberg metadata of a UniForm table follows every commit: the
+// conversion is a post-commit hook, so every entry point that commits
+// (the facade, streams, compaction, VACUUM, DML, ...) runs it once this
+// package is linked.
+func init() {
+	txn.RegisterHook(txn.Hook{Name: "iceberg", Order: txn.OrderIceberg, Run: convertAfterCommit})
+}
+
+// convertAfterCommit converts the table at res.Version when UniForm
+// Iceberg is on there. A failure is the hook's: the commit stands, and the
+// next commit's conversion (or a sync) catches up from the last version
+// converted.
+func convertAfterCommit(ctx context.Context, res *txn.CommitResult) error {
+	cfg := res.Config()
+	if cfg == nil || !cfg.UniversalFormatIceberg() {
+		return nil
+	}
+	snap, err := res.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := Convert(ctx, snap, Options{}); err != nil {
+		return fmt.Errorf("iceberg: converting version %d: %w", res.Version, err)
+	}
+	return nil
+}
 
 // ErrNotEnabled is returned by Convert for a table whose configuration
 // does not turn UniForm Iceberg on (delta.universalFormat.enabledFormats

@@ -242,6 +242,36 @@ func (s *Snapshot) update(ctx context.Context) (*Snapshot, error) {
 	return ns, nil
 }
 
+// Committed returns the snapshot after a commit of acts at version
+// s.Version()+1, built from s and the actions as written, without reading
+// the log: what a writer that has just committed holds (kernel-rs's
+// post-commit snapshot). modTime is the commit file's time in
+// milliseconds (the writer's clock), the snapshot's timestamp when the
+// table has no in-commit timestamps. The result shares s's checkpoint
+// state, as Update's does. A version other than s.Version()+1 is
+// deltaerr.ErrInvalidArgument: a commit that landed after others must be
+// read with Update, which sees them too.
+func (s *Snapshot) Committed(version, modTime int64, acts []actions.Action) (*Snapshot, error) {
+	if version != s.version+1 {
+		return nil, fmt.Errorf("snapshot: a commit at version %d on top of version %d: %w", version, s.version, deltaerr.ErrInvalidArgument)
+	}
+	r := newReplay(s)
+	for i := range acts {
+		r.applyCommitAction(&acts[i])
+	}
+	r.lastVersion = version
+	seg := s.segment
+	seg.Commits = append(slices.Clip(seg.Commits), deltalog.LogFile{Key: deltalog.CommitKey(version), Kind: deltalog.Commit, Version: version, ModTime: modTime})
+	seg.Version = version
+	ns := &Snapshot{store: s.store, version: version, segment: seg}
+	if err := r.finishPM(ns); err != nil {
+		return nil, err
+	}
+	r.finish(ns, s.base)
+	ns.timestamp = commitTimestamp(ns, seg, r.lastCommitInfo)
+	return ns, nil
+}
+
 // skipAhead is Update when the commits right after s are gone (err, a
 // deltaerr.ErrMissingLogFile error): log cleanup deleted them once a newer
 // checkpoint covered them, as it may for a snapshot held longer than the

@@ -69,6 +69,8 @@ func (t *Transaction) Commit(ctx context.Context) (CommitResult, error) {
 		cfg:        cfg,
 		clock:      t.opts.Clock,
 		log:        t.log,
+		read:       t.snap,
+		data:       l.data,
 	}, nil
 }
 
@@ -78,6 +80,7 @@ type landed struct {
 	version  int64
 	ts       int64
 	attempts int
+	data     []byte // the commit file as written
 }
 
 func (t *Transaction) commit(ctx context.Context) (landed, error) {
@@ -133,7 +136,7 @@ func (t *Transaction) commit(ctx context.Context) (landed, error) {
 		err = store.PutIfAbsent(ctx, key, data)
 		if err == nil {
 			t.log.DebugContext(ctx, "txn: committed", "version", version, "txnId", t.id, "attempts", attempt+1)
-			return landed{version: version, ts: ts, attempts: attempt + 1}, nil
+			return landed{version: version, ts: ts, attempts: attempt + 1, data: data}, nil
 		}
 		var first *winner
 		if !errors.Is(err, logstore.ErrAlreadyExists) {
@@ -211,7 +214,7 @@ func (t *Transaction) commitNew(ctx context.Context, st *attemptState) (landed, 
 		err = store.PutIfAbsent(ctx, key, data)
 		if err == nil {
 			t.log.DebugContext(ctx, "txn: created the table", "txnId", t.id, "attempts", attempt+1)
-			return landed{version: 0, ts: ts, attempts: attempt + 1}, nil
+			return landed{version: 0, ts: ts, attempts: attempt + 1, data: data}, nil
 		}
 		if errors.Is(err, logstore.ErrAlreadyExists) && !st.ambiguous {
 			return landed{}, ErrTableExists

@@ -3,6 +3,7 @@ package txn_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strconv"
 	"sync"
 	"testing"
@@ -254,7 +255,7 @@ func TestPostCommitFailure(t *testing.T) {
 	}
 	// Work that ran is not run again.
 	txn.PostCommit(ctx, &res)
-	if res.PostCommit != w {
+	if !reflect.DeepEqual(res.PostCommit, w) {
 		t.Fatalf("post-commit ran twice: %+v", res.PostCommit)
 	}
 }
