@@ -468,7 +468,7 @@ func jsonStrict(b []byte) error {
 	type frame struct {
 		object  bool
 		wantKey bool
-		keys    []string        // the keys so far, while few
+		keys    [][]byte        // the keys so far, unescaped, while few
 		set     map[string]bool // then all of them
 	}
 	var stack []frame
@@ -494,28 +494,30 @@ func jsonStrict(b []byte) error {
 			if n := len(stack); n > 0 && stack[n-1].wantKey {
 				top := &stack[n-1]
 				top.wantKey = false
-				key := string(b[i+1 : end])
+				key := b[i+1 : end]
 				if escaped {
-					if err := json.Unmarshal(b[i:end+1], &key); err != nil {
+					var k string
+					if err := json.Unmarshal(b[i:end+1], &k); err != nil {
 						return fmt.Errorf("key %s: %w: %w", b[i:end+1], err, deltaerr.ErrInvalidArgument)
 					}
+					key = []byte(k)
 				}
+				dup := false
 				if top.set == nil && len(top.keys) < 16 {
-					if slices.Contains(top.keys, key) {
-						return fmt.Errorf("key %q appears twice in one object: %w", key, deltaerr.ErrInvalidArgument)
-					}
+					dup = slices.ContainsFunc(top.keys, func(k []byte) bool { return bytes.Equal(k, key) })
 					top.keys = append(top.keys, key)
 				} else {
 					if top.set == nil {
 						top.set = make(map[string]bool, 32)
 						for _, k := range top.keys {
-							top.set[k] = true
+							top.set[string(k)] = true
 						}
 					}
-					if top.set[key] {
-						return fmt.Errorf("key %q appears twice in one object: %w", key, deltaerr.ErrInvalidArgument)
-					}
-					top.set[key] = true
+					dup = top.set[string(key)]
+					top.set[string(key)] = true
+				}
+				if dup {
+					return fmt.Errorf("key %q appears twice in one object: %w", key, deltaerr.ErrInvalidArgument)
 				}
 			}
 			i = end

@@ -149,3 +149,38 @@ func TestInputLineLimitShared(t *testing.T) {
 		checkErrorLine(t, tc.args[0], r.stderr)
 	}
 }
+
+// jsonStrict finds a repeated key however many keys the object has (past
+// 16 it keeps them in a map), in nested objects and arrays, and leaves
+// alone what only looks like a key or an escape.
+func TestJSONStrict(t *testing.T) {
+	many := func(extra string) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range 20 {
+			b.WriteString(`"k` + itoa(i) + `":` + itoa(i) + ",")
+		}
+		return b.String() + extra + "}"
+	}
+	for _, tc := range []struct{ text, want string }{
+		{many(`"z":1`), ""},
+		{many(`"k3":1`), `key "k3" appears twice`},
+		{many(`"k19":1`), `key "k19" appears twice`},
+		{`{"a":{"b":1},"b":{"a":1}}`, ""},
+		{`[{"a":1},{"a":1}]`, ""},
+		{`{"a":[{"a":1,"b":[1,{"a":2}]}],"c":"\"a\":1"}`, ""},
+		{`{"a":[1,2],"b":{"x":[{"y":1,"y":2}]}}`, `key "y" appears twice`},
+		{`{"a":1,"b":{"c":1},"a":2}`, `key "a" appears twice`},
+		{`{"\\ud800":"\\\ud83d\ude00"}`, ""},
+		{`{"s":"\uD83D\uDE00\uDBFF\uDFFF\u0041"}`, ""},
+		{`{"s":"\ud83d\u0041"}`, `\ud83d is a lone UTF-16 surrogate`},
+		{`{"s":"\ud83d"}`, `\ud83d is a lone UTF-16 surrogate`},
+		{`{"s":"\ud83d\ud83d\ude00"}`, `\ud83d is a lone UTF-16 surrogate`},
+		{`{"s":"\uDFFF"}`, `\uDFFF is a lone UTF-16 surrogate`},
+	} {
+		err := jsonStrict([]byte(tc.text))
+		if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("jsonStrict(%s) = %v, want %q", tc.text, err, tc.want)
+		}
+	}
+}

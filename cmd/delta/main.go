@@ -221,6 +221,9 @@
 //
 //	a = 1 AND ts >= '2026-01-01' AND name IS NOT NULL AND c IN ('x', 'y')
 //
+// with SQL comments, -- to the end of the line and /* */, as Spark SQL
+// reads them.
+//
 // changes adds the columns _change_type (insert, delete, update_preimage,
 // update_postimage), _commit_version and _commit_timestamp (the commit's
 // time in milliseconds, as Spark gives it: its in-commit timestamp, else
