@@ -30,6 +30,10 @@ import (
 // DECIMAL[(p[,s])], STRING, BINARY, BOOLEAN, DATE, TIMESTAMP,
 // TIMESTAMP_NTZ). Keywords and function names are case-insensitive.
 //
+// Comments are skipped as Spark SQL skips them: -- to the end of the line,
+// and /* ... */, which nest; /*+ (a hint) and an unclosed /* are errors.
+// Inside a 'string' or a `name` they are text.
+//
 // Precedence, tightest first: unary minus; * / %; + -; comparisons, IS
 // [NOT] NULL and [NOT] IN; NOT; AND; OR. An unknown function is
 // ErrUnknownFunction; every other error is ErrSyntax.
@@ -74,6 +78,14 @@ func lex(s string) ([]token, error) {
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			i++
+		case c == '-' && i+1 < len(s) && s[i+1] == '-':
+			i = lineCommentEnd(s, i)
+		case c == '/' && i+1 < len(s) && s[i+1] == '*':
+			end, err := blockCommentEnd(s, i)
+			if err != nil {
+				return nil, err
+			}
+			i = end
 		case c == '(' || c == ')' || c == ',':
 			out = append(out, token{tPunct, string(c), i})
 			i++
@@ -154,6 +166,54 @@ func lex(s string) ([]token, error) {
 		}
 	}
 	return out, nil
+}
+
+// lineCommentEnd returns the end of the -- comment at s[i]: the line end
+// (or the end of s), as Spark SQL's lexer reads one: a backslash right
+// before a line feed continues the comment on the next line.
+func lineCommentEnd(s string, i int) int {
+	j := i + 2
+	for j < len(s) {
+		switch {
+		case s[j] == '\\' && j+1 < len(s) && s[j+1] == '\n':
+			j += 2
+			continue
+		case s[j] == '\n' || s[j] == '\r':
+			return j
+		}
+		j++
+	}
+	return j
+}
+
+// blockCommentEnd returns the index after the /* */ comment at s[i]. As
+// in Spark SQL, comments nest (each /* needs its */) and one left open is
+// an error; /*+ opens an optimizer hint, not a comment, which has no place
+// in an expression.
+func blockCommentEnd(s string, i int) (int, error) {
+	opens := func(j int) bool {
+		return strings.HasPrefix(s[j:], "/*") && !strings.HasPrefix(s[j:], "/*+")
+	}
+	if !opens(i) {
+		return 0, fmt.Errorf("%w at %d: /*+ opens an optimizer hint, not a comment, and a hint has no place in an expression", ErrSyntax, i)
+	}
+	depth := 0
+	for j := i; j < len(s); {
+		switch {
+		case opens(j):
+			depth++
+			j += 2
+		case strings.HasPrefix(s[j:], "*/"):
+			depth--
+			j += 2
+			if depth == 0 {
+				return j, nil
+			}
+		default:
+			j++
+		}
+	}
+	return 0, fmt.Errorf("%w at %d: unclosed /* comment", ErrSyntax, i)
 }
 
 type parser struct {

@@ -242,12 +242,25 @@ type Store interface {
 // relative, clean, '/'-separated path. The portable layer calls it on every
 // key, so drivers need not.
 func CheckKey(key string) error {
-	if key == "" || strings.HasPrefix(key, "/") || strings.HasSuffix(key, "/") || strings.Contains(key, "\\") || strings.ContainsRune(key, 0) {
-		return &KeyError{Key: key}
+	bad := func(reason string) error { return &KeyError{Key: key, Reason: reason} }
+	switch {
+	case key == "":
+		return bad("a key is not empty")
+	case strings.HasPrefix(key, "/"):
+		return bad("a key is relative, it does not start with '/'")
+	case strings.HasSuffix(key, "/"):
+		return bad("a key does not end with '/'")
+	case strings.Contains(key, "\\"):
+		return bad("a key holds no backslash ('/' separates its segments)")
+	case strings.ContainsRune(key, 0):
+		return bad("a key holds no NUL byte")
 	}
 	for seg := range strings.SplitSeq(key, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return &KeyError{Key: key}
+		switch seg {
+		case "":
+			return bad("a key has no empty segment")
+		case ".", "..":
+			return bad(`a key has no "." or ".." segment`)
 		}
 	}
 	return nil
@@ -274,10 +287,20 @@ func CheckRange(offset, length int64) error {
 	return nil
 }
 
-// KeyError reports a key refused by CheckKey. errors.Is(err, ErrInvalidKey)
-// is true for it.
-type KeyError struct{ Key string }
+// KeyError reports a key refused by CheckKey, and the rule it breaks.
+// errors.Is(err, ErrInvalidKey) is true for it.
+type KeyError struct {
+	Key    string
+	Reason string // the rule broken, as CheckKey words it; "" when not given
+}
 
-func (e *KeyError) Error() string        { return "logstore: invalid key " + quote(e.Key) }
+func (e *KeyError) Error() string {
+	s := "logstore: invalid key " + quote(e.Key)
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
+	return s
+}
+
 func (e *KeyError) Is(target error) bool { return target == ErrInvalidKey }
 func quote(s string) string              { return strconv.Quote(s) }

@@ -39,7 +39,7 @@ func TestCheckKey(t *testing.T) {
 	if err := logstore.CheckDir(""); err != nil {
 		t.Errorf("CheckDir(\"\") = %v, want nil", err)
 	}
-	if got, want := logstore.CheckKey("a\x00\"b").Error(), `logstore: invalid key "a\x00\"b"`; got != want {
+	if got, want := logstore.CheckKey("a\x00\"b").Error(), `logstore: invalid key "a\x00\"b": a key holds no NUL byte`; got != want {
 		t.Errorf("error text = %s, want %s", got, want)
 	}
 }

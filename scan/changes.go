@@ -215,7 +215,9 @@ func (c *Changes) tasks(ctx context.Context) iter.Seq2[*fileRead, error] {
 
 // commitTime is a commit's timestamp for _commit_timestamp: its in-commit
 // timestamp when the table records them, else the commit file's
-// modification time.
+// modification time in whole milliseconds, as Spark takes it (a file
+// system's finer time would give a _commit_timestamp that history and
+// Spark never show).
 func commitTime(ctx context.Context, store logstore.Store, key string, acts []actions.Action, useICT bool) (time.Time, error) {
 	if useICT {
 		for i := range acts {
@@ -229,7 +231,7 @@ func commitTime(ctx context.Context, store logstore.Store, key string, acts []ac
 	if err != nil {
 		return time.Time{}, err
 	}
-	return info.ModTime, nil
+	return time.UnixMilli(info.ModTime.UnixMilli()), nil
 }
 
 // commitReads plans the reads that give one commit's changes.

@@ -1,5 +1,8 @@
-// Command delta inspects Delta Lake tables: their metadata, their history,
-// their data files, their rows and their change data feed.
+// Command delta reads, writes and maintains Delta Lake tables: it shows
+// their metadata, history, data files, rows and change data feed; creates
+// them and changes their rows (append, DELETE, UPDATE, MERGE); and
+// maintains them (checkpoints, OPTIMIZE, VACUUM, RESTORE, CLONE, CONVERT
+// TO DELTA, ALTER TABLE, UniForm Iceberg metadata).
 //
 //	delta describe TABLE [--version V | --timestamp T] [--json]
 //	delta history  TABLE [--limit N] [--json]
@@ -218,8 +221,15 @@
 //
 //	a = 1 AND ts >= '2026-01-01' AND name IS NOT NULL AND c IN ('x', 'y')
 //
+// with SQL comments, -- to the end of the line and /* */, as Spark SQL
+// reads them.
+//
 // changes adds the columns _change_type (insert, delete, update_preimage,
-// update_postimage), _commit_version and _commit_timestamp.
+// update_postimage), _commit_version and _commit_timestamp (the commit's
+// time in milliseconds, as Spark gives it: its in-commit timestamp, else
+// its log file's modification time).
+//
+// --columns names each column once (ignoring case), with no empty name.
 //
 // On a table with row tracking, scan --columns may name
 // _metadata.row_id and _metadata.row_commit_version: each row's stable row
@@ -363,9 +373,13 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "delta",
-		Short: "Inspect Delta Lake tables",
-		Long: "delta inspects Delta Lake tables: their metadata (describe), their commit history\n" +
-			"(history) and their live data files (files). TABLE is a path or a URI.",
+		Short: "Read, write and maintain Delta Lake tables",
+		Long: "delta reads, writes and maintains Delta Lake tables. It shows their metadata\n" +
+			"(describe, report), commit history (history), live data files (files), rows (scan,\n" +
+			"tail) and change data feed (changes); creates them and changes their rows (create,\n" +
+			"append, delete, update, merge); and maintains them (checkpoint, optimize, vacuum,\n" +
+			"restore, clone, convert, alter, iceberg, generate-manifest). TABLE is a path or a\n" +
+			"URI.",
 		// Errors are printed once, as one line, by run.
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -378,6 +392,17 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 				msg += fmt.Sprintf(" (did you mean %q?)", s[0])
 			}
 			return usageErrorf(cmd, "%s", msg)
+		},
+		// An empty argument is never a table, a file or a value: taken as
+		// a path it would mean the current directory (clone SOURCE ""
+		// created a table there).
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			for i, a := range args {
+				if a == "" {
+					return usageErrorf(cmd, "argument %d is empty", i+1)
+				}
+			}
+			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cmd.SetOut(cmd.ErrOrStderr())
@@ -453,6 +478,9 @@ func oneLine(err error) string {
 func tableArg(cmd *cobra.Command, args []string) error {
 	if len(args) != 1 {
 		return usageErrorf(cmd, "want exactly one TABLE argument (a path or URI), got %d", len(args))
+	}
+	if args[0] == "" {
+		return usageErrorf(cmd, "TABLE is empty: give a path or URI")
 	}
 	return nil
 }

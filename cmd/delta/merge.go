@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -235,7 +235,10 @@ func inputSchema(ctx context.Context, path string, target *schema.StructType) (*
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".csv":
-		header, err := csv.NewReader(bufio.NewReader(io.LimitReader(f, maxRecordBytes))).Read()
+		header, err := csv.NewReader(&recordLimit{r: f}).Read()
+		if errors.Is(err, errRecordTooLong) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("reading the header: %w", err)
 		}
@@ -259,23 +262,29 @@ func inputSchema(ctx context.Context, path string, target *schema.StructType) (*
 			sch.Fields = append(sch.Fields, schema.StructField{Name: fl.Name, Type: fl.Type, Nullable: true})
 		}
 	default: // JSON lines
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, maxRecordBytes)
+		lines := newLineReader(f)
 		pending := map[string]bool{} // keys seen only with null values
 		var order []string
-		for line := 1; sc.Scan(); line++ {
+		for {
+			raw, line, ok := lines.next()
+			if !ok {
+				break
+			}
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			text := strings.TrimSpace(sc.Text())
-			if text == "" {
+			text := bytes.TrimSpace(raw)
+			if len(text) == 0 {
 				continue
 			}
-			dec := json.NewDecoder(strings.NewReader(text))
+			dec := json.NewDecoder(bytes.NewReader(text))
 			dec.UseNumber()
 			var obj map[string]any
 			if err := dec.Decode(&obj); err != nil {
 				return nil, fmt.Errorf("line %d: not a JSON object: %w", line, deltaerr.ErrInvalidArgument)
+			}
+			if err := jsonStrict(text[:dec.InputOffset()]); err != nil {
+				return nil, fmt.Errorf("line %d: %w", line, err)
 			}
 			keys := make([]string, 0, len(obj))
 			for k := range obj {
@@ -308,7 +317,7 @@ func inputSchema(ctx context.Context, path string, target *schema.StructType) (*
 				col(k, t)
 			}
 		}
-		if err := sc.Err(); err != nil {
+		if err := lines.err(); err != nil {
 			return nil, err
 		}
 		for _, k := range order {

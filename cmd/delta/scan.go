@@ -37,17 +37,33 @@ func (f *rowFormat) check(cmd *cobra.Command) error {
 	return nil
 }
 
-func (f *rowFormat) columnList() []string {
-	if f.columns == "" {
-		return nil
+// columnList returns the columns --columns names, nil (all columns) when
+// the flag is not given. An empty name (",,," or "a,,b", or the flag given
+// empty) and a name given twice, ignoring case as column names are
+// matched, are usage errors: the first used to mean all columns, the
+// second printed the column twice (and a JSON object with a key twice).
+func (f *rowFormat) columnList(cmd *cobra.Command) ([]string, error) {
+	if !cmd.Flags().Changed("columns") {
+		return nil, nil
 	}
 	var out []string
+	seen := map[string]string{}
 	for c := range strings.SplitSeq(f.columns, ",") {
-		if c = strings.TrimSpace(c); c != "" {
-			out = append(out, c)
+		c = strings.TrimSpace(c)
+		if c == "" {
+			return nil, usageErrorf(cmd, "invalid --columns %q: an empty column name", f.columns)
 		}
+		key := strings.ToLower(c)
+		if prev, dup := seen[key]; dup {
+			if prev != c {
+				return nil, usageErrorf(cmd, "invalid --columns %q: column %q given twice (also as %q)", f.columns, c, prev)
+			}
+			return nil, usageErrorf(cmd, "invalid --columns %q: column %q given twice", f.columns, c)
+		}
+		seen[key] = c
+		out = append(out, c)
 	}
-	return out
+	return out, nil
 }
 
 func newScanCmd() *cobra.Command {
@@ -67,7 +83,11 @@ func newScanCmd() *cobra.Command {
 			if err := rf.check(cmd); err != nil {
 				return err
 			}
-			opts := delta.ScanOptions{Columns: rf.columnList()}
+			cols, err := rf.columnList(cmd)
+			if err != nil {
+				return err
+			}
+			opts := delta.ScanOptions{Columns: cols}
 			if where != "" {
 				pred, err := delta.ParsePredicate(where)
 				if err != nil {
@@ -126,7 +146,11 @@ func newChangesCmd() *cobra.Command {
 			if byFrom == bySince {
 				return usageErrorf(cmd, "give exactly one of --from and --since")
 			}
-			opts := delta.ChangeOptions{Start: from, Columns: rf.columnList()}
+			cols, err := rf.columnList(cmd)
+			if err != nil {
+				return err
+			}
+			opts := delta.ChangeOptions{Start: from, Columns: cols}
 			if cmd.Flags().Changed("to") { // else the latest
 				if to < 0 {
 					return usageErrorf(cmd, "invalid --to %d: must not be negative", to)

@@ -37,7 +37,11 @@ func newTailCmd() *cobra.Command {
 			default:
 				return usageErrorf(cmd, "invalid --format %q: want table or jsonl", rf.format)
 			}
-			opts := delta.StreamOptions{Columns: rf.columnList(), ReadChangeFeed: cdf, SkipChangeCommits: skipChanges,
+			cols, err := rf.columnList(cmd)
+			if err != nil {
+				return err
+			}
+			opts := delta.StreamOptions{Columns: cols, ReadChangeFeed: cdf, SkipChangeCommits: skipChanges,
 				IgnoreDeletes: ignoreDeletes, MaxFilesPerTrigger: maxFiles, MaxPollInterval: poll}
 			byFrom, byTS := cmd.Flags().Changed("from"), cmd.Flags().Changed("from-timestamp")
 			switch {
