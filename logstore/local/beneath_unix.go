@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,8 +19,13 @@ import (
 // (or, if one was swapped in later, the descriptor still refers to the
 // directory that was there). Every file operation of a write is made
 // relative to it (openat, linkat, renameat, unlinkat), never by path.
+//
+// The descriptor is held in an *os.File and used through its RawConn, so
+// that it is never used after close nor reused meanwhile, and a writer
+// that is dropped without Close or Abort does not leak it.
 type dir struct {
-	fd   int
+	f    *os.File
+	rc   syscall.RawConn
 	path string // the root joined with the names walked, for messages
 }
 
@@ -33,17 +39,24 @@ func (s *Store) openDir(rel string) (*dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &dir{fd: fd, path: s.root}
-	if rel == "" {
-		return d, nil
-	}
-	for name := range strings.SplitSeq(rel, "/") {
-		if err := s.enter(d, name); err != nil {
-			d.close()
-			return nil, err
+	path := s.root
+	if rel != "" {
+		for name := range strings.SplitSeq(rel, "/") {
+			child, err := s.enter(fd, path, name)
+			unix.Close(fd)
+			if err != nil {
+				return nil, err
+			}
+			fd, path = child, filepath.Join(path, name)
 		}
 	}
-	return d, nil
+	f := os.NewFile(uintptr(fd), path)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &dir{f: f, rc: rc, path: path}, nil
 }
 
 // openRoot opens the root directory, making it (as os.MkdirAll, through
@@ -67,54 +80,79 @@ func (s *Store) openRoot() (int, error) {
 	}
 }
 
-// enter moves d down to its sub-directory name, making it if missing.
-func (s *Store) enter(d *dir, name string) error {
-	child := filepath.Join(d.path, name)
+// enter opens the sub-directory name of directory fd (at path), making it
+// if missing, and returns its descriptor; fd stays open.
+func (s *Store) enter(fd int, path, name string) (int, error) {
+	child := filepath.Join(path, name)
 	for i := 0; ; i++ {
-		fd, err := openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		cfd, err := openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err == nil {
-			unix.Close(d.fd)
-			d.fd, d.path = fd, child
-			return nil
+			return cfd, nil
 		}
 		if err == unix.ENOENT && i < mkdirTries {
-			err = ignoringEINTR(func() error { return unix.Mkdirat(d.fd, name, 0o777) })
+			err = ignoringEINTR(func() error { return unix.Mkdirat(fd, name, 0o777) })
 			if err == nil || err == unix.EEXIST {
 				// Made here, or by another writer meanwhile, which may not
 				// have synced the parent yet: sync it here as well.
-				if err := s.syncD(d); err != nil {
-					return err
+				if s.sync {
+					if err := fsync(fd, path); err != nil {
+						return -1, err
+					}
 				}
 				continue // open what is there now: a link put there is refused
 			}
-			// ENOENT again: d itself was removed (an empty directory that
+			// ENOENT again: fd itself was removed (an empty directory that
 			// RemoveEmptyDir took); the caller walks again from the root.
-			return &fs.PathError{Op: "mkdir", Path: child, Err: err}
+			return -1, &fs.PathError{Op: "mkdir", Path: child, Err: err}
 		}
 		// O_NOFOLLOW on a link fails with ELOOP, ENOTDIR (Linux, with
 		// O_DIRECTORY) or EMLINK (FreeBSD): tell a link from a file.
-		if d.kind(name) == entryLink {
-			return &symlinkError{path: child}
+		if kindAt(fd, name) == entryLink {
+			return -1, &symlinkError{path: child}
 		}
-		return &fs.PathError{Op: "open", Path: child, Err: err}
+		return -1, &fs.PathError{Op: "open", Path: child, Err: err}
 	}
 }
 
+// control calls fn with d's descriptor, which stays open meanwhile.
+func (d *dir) control(fn func(fd int) error) error {
+	var ferr error
+	if err := d.rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
+		return err
+	}
+	return ferr
+}
+
 // close closes d's descriptor.
-func (d *dir) close() { unix.Close(d.fd) }
+func (d *dir) close() { d.f.Close() }
 
 // sync syncs directory d.
 func (d *dir) sync() error {
-	if err := ignoringEINTR(func() error { return unix.Fsync(d.fd) }); err != nil {
-		return &fs.PathError{Op: "sync", Path: d.path, Err: err}
+	return d.control(func(fd int) error { return fsync(fd, d.path) })
+}
+
+// fsync syncs descriptor fd, of the file at path.
+func fsync(fd int, path string) error {
+	if err := ignoringEINTR(func() error { return unix.Fsync(fd) }); err != nil {
+		return &fs.PathError{Op: "sync", Path: path, Err: err}
 	}
 	return nil
 }
 
 // kind tells what name in d is, without following a link.
 func (d *dir) kind(name string) entryKind {
+	k := entryNone
+	d.control(func(fd int) error {
+		k = kindAt(fd, name)
+		return nil
+	})
+	return k
+}
+
+// kindAt tells what name in directory fd is, without following a link.
+func kindAt(fd int, name string) entryKind {
 	var st unix.Stat_t
-	if err := ignoringEINTR(func() error { return unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
+	if err := ignoringEINTR(func() error { return unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
 		return entryNone
 	}
 	switch uint32(st.Mode) & unix.S_IFMT {
@@ -130,8 +168,7 @@ func (d *dir) kind(name string) entryKind {
 // the umask, as for any file, since it becomes the object.
 func (d *dir) createTemp() (*os.File, error) {
 	for range 10 {
-		name := tempName()
-		f, err := d.create(name, unix.O_RDWR)
+		f, err := d.create(tempName(), unix.O_RDWR)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -143,17 +180,24 @@ func (d *dir) createTemp() (*os.File, error) {
 // create creates file name in d with O_CREAT|O_EXCL, which never follows
 // a link (one there is EEXIST), and flags (O_RDWR or O_WRONLY).
 func (d *dir) create(name string, flags int) (*os.File, error) {
-	fd, err := openat(d.fd, name, flags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o666)
+	var nfd int
+	err := d.control(func(fd int) (err error) {
+		nfd, err = openat(fd, name, flags|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o666)
+		return err
+	})
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: d.join(name), Err: err}
 	}
-	return os.NewFile(uintptr(fd), d.join(name)), nil
+	return os.NewFile(uintptr(nfd), d.join(name)), nil
 }
 
 // link makes newname in d a hard link to oldname in d, never following a
 // link at either name; it fails with EEXIST when newname exists.
 func (d *dir) link(oldname, newname string) error {
-	if err := ignoringEINTR(func() error { return unix.Linkat(d.fd, oldname, d.fd, newname, 0) }); err != nil {
+	err := d.control(func(fd int) error {
+		return ignoringEINTR(func() error { return unix.Linkat(fd, oldname, fd, newname, 0) })
+	})
+	if err != nil {
 		return &os.LinkError{Op: "link", Old: d.join(oldname), New: d.join(newname), Err: err}
 	}
 	return nil
@@ -161,7 +205,10 @@ func (d *dir) link(oldname, newname string) error {
 
 // rename renames oldname in d over newname in d.
 func (d *dir) rename(oldname, newname string) error {
-	if err := ignoringEINTR(func() error { return unix.Renameat(d.fd, oldname, d.fd, newname) }); err != nil {
+	err := d.control(func(fd int) error {
+		return ignoringEINTR(func() error { return unix.Renameat(fd, oldname, fd, newname) })
+	})
+	if err != nil {
 		return &os.LinkError{Op: "rename", Old: d.join(oldname), New: d.join(newname), Err: err}
 	}
 	return nil
@@ -169,7 +216,10 @@ func (d *dir) rename(oldname, newname string) error {
 
 // remove removes file name from d.
 func (d *dir) remove(name string) error {
-	if err := ignoringEINTR(func() error { return unix.Unlinkat(d.fd, name, 0) }); err != nil {
+	err := d.control(func(fd int) error {
+		return ignoringEINTR(func() error { return unix.Unlinkat(fd, name, 0) })
+	})
+	if err != nil {
 		return &fs.PathError{Op: "remove", Path: d.join(name), Err: err}
 	}
 	return nil
