@@ -11,8 +11,8 @@ import (
 // that PutIfAbsent takes its O_EXCL fallback.
 func DisableLinks(st logstore.Store) {
 	s, _ := logstore.DriverOf[*Store](st)
-	s.link = func(oldname, newname string) error {
-		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: syscall.EPERM}
+	s.link = func(d *dir, oldname, newname string) error {
+		return &os.LinkError{Op: "link", Old: d.join(oldname), New: d.join(newname), Err: syscall.EPERM}
 	}
 }
 
@@ -23,7 +23,7 @@ var IsTemp = isTemp
 // that refuses the new directory entry would.
 func FailLinks(st logstore.Store, errno syscall.Errno) {
 	s, _ := logstore.DriverOf[*Store](st)
-	s.link = func(oldname, newname string) error {
-		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: errno}
+	s.link = func(d *dir, oldname, newname string) error {
+		return &os.LinkError{Op: "link", Old: d.join(oldname), New: d.join(newname), Err: errno}
 	}
 }

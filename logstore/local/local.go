@@ -68,16 +68,35 @@
 //
 // # Symbolic links
 //
-// Symbolic links are followed, and one to a file counts as that file, with
-// one exception: List and Delete never go through a symbolic link that
-// leads out of the root. Listing a directory, or deleting a file in a
-// directory, that resolves (every link in its path followed) to a place
-// outside the root (resolved likewise) fails with logstore.ErrPermission
-// and touches nothing, so that log cleanup and VACUUM, which list and
-// delete, cannot empty a directory elsewhere through a linked
-// _delta_log/_sidecars or data directory. Deleting a key that is itself a
-// symbolic link removes the link, never its target. Reads and writes
-// still follow links.
+// Reads follow symbolic links, and one to a file counts as that file.
+// Writes never go through one: Put, PutIfAbsent and NewWriter reach the
+// directory of their key from the root one name at a time, making the
+// missing ones, and refuse any name beneath the root that is a symbolic
+// link, whether it is a directory on the way or the key itself, and
+// whether it leads out of the root, back inside it, or nowhere. The error
+// matches deltaerr.ErrPathEscapesRoot and logstore.ErrPermission, names
+// the link, and nothing is written. So a metadata/, partition,
+// _change_data or _symlink_format_manifest directory linked elsewhere
+// cannot make a write land, or replace a file, outside the table. The root
+// path itself may contain links: only the names beneath it are checked.
+//
+// On Unix systems (but AIX and Solaris) each directory is opened with
+// openat(2) and O_NOFOLLOW from the one above it, and every file operation
+// of the write is made relative to the last one (a writer holds it open
+// until it is done), so a link swapped in meanwhile is not followed
+// either. Elsewhere (Windows) each name is checked with Lstat, a junction
+// counting as a link, and a link swapped in between the check and the
+// write, by someone who can write in the table's directories, is not
+// caught.
+//
+// List and Delete never go through a symbolic link that leads out of the
+// root. Listing a directory, or deleting a file in a directory, that
+// resolves (every link in its path followed) to a place outside the root
+// (resolved likewise) fails with logstore.ErrPermission and touches
+// nothing, so that log cleanup and VACUUM, which list and delete, cannot
+// empty a directory elsewhere through a linked _delta_log/_sidecars or
+// data directory. Deleting a key that is itself a symbolic link removes
+// the link, never its target.
 //
 // A Store is safe for concurrent use by multiple goroutines, and any number
 // of processes may share one directory. The example writes a commit
@@ -92,7 +111,6 @@ import (
 	"io"
 	"io/fs"
 	"iter"
-	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -119,8 +137,8 @@ func isTemp(name string) bool {
 type Store struct {
 	root string
 	sync bool
-	// link is os.Link; tests replace it to exercise the fallback.
-	link func(oldname, newname string) error
+	// link is (*dir).link; tests replace it to exercise the fallback.
+	link func(d *dir, oldname, newname string) error
 }
 
 var (
@@ -184,7 +202,7 @@ func NewDriver(root string, opts ...Option) (*Store, error) {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("logstore/local: root %q: %w", abs, err)
 	}
-	s := &Store{root: abs, sync: true, link: os.Link}
+	s := &Store{root: abs, sync: true, link: (*dir).link}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -439,38 +457,44 @@ func (s *Store) List(ctx context.Context, dir, startAfter string) iter.Seq2[logs
 }
 
 // PutIfAbsent implements logstore.Driver. See the package doc for how.
-func (s *Store) PutIfAbsent(ctx context.Context, key string, data []byte) error {
-	const op = "put if absent"
-	p, err := s.path(ctx, op, key)
-	if err != nil {
-		return err
-	}
-	tmp, err := s.writeTemp(p, data)
+func (s *Store) PutIfAbsent(_ context.Context, key string, data []byte) error {
+	d, name, tmp, err := s.writeTemp(key, data)
 	if err != nil {
 		return notWritten(err) // only a hidden temporary file was touched
 	}
-	err = s.link(tmp, p)
-	os.Remove(tmp) // on success p keeps the file; a leftover name is hidden anyway
+	defer d.close()
+	err = s.link(d, tmp, name)
+	d.remove(tmp) // on success name keeps the file; a leftover name is hidden anyway
 	switch {
 	case err == nil:
-		if err := s.syncDir(filepath.Dir(p)); err != nil {
+		if err := s.syncD(d); err != nil {
 			// The object is there but may not be durable: the outcome is
 			// unknown, so not nil.
 			return unknown(err)
 		}
 		return nil
 	case errors.Is(err, fs.ErrExist):
-		if fi, serr := os.Lstat(p); serr == nil && fi.IsDir() {
-			return notWritten(&fs.PathError{Op: "link", Path: p, Err: syscall.EISDIR})
-		}
-		return fmt.Errorf("logstore/local: %w: %w", logstore.ErrAlreadyExists, err)
+		return existing(d, name, "link", err)
 	case noLinks(err):
-		return s.putExclusive(op, key, p, data)
+		return s.putExclusive(key, data)
 	case linkRefused(err):
 		return notWritten(err)
 	default:
-		return wrap(op, key, err)
+		return wrap("put if absent", key, err)
 	}
+}
+
+// existing is the error of a PutIfAbsent whose create or link failed with
+// err, EEXIST, because name in d is taken: ErrAlreadyExists for an object,
+// a certain failure for a directory or a symbolic link.
+func existing(d *dir, name, op string, err error) error {
+	switch d.kind(name) {
+	case entryDir:
+		return notWritten(&fs.PathError{Op: op, Path: d.join(name), Err: syscall.EISDIR})
+	case entryLink:
+		return notWritten(&symlinkError{path: d.join(name)})
+	}
+	return fmt.Errorf("logstore/local: %w: %w", logstore.ErrAlreadyExists, err)
 }
 
 // linkRefused reports whether err from link(2) or rename(2) says the call
@@ -488,9 +512,10 @@ func linkRefused(err error) bool {
 
 // notWritten is wrap for a write that certainly did not take effect: it
 // adds logstore.ErrNotWritten, unless err is a permission error, which
-// ErrorKind already classifies (as ErrPermission, just as certain).
+// ErrorKind already classifies (as ErrPermission, just as certain), or
+// already is ErrPermission (a *symlinkError).
 func notWritten(err error) error {
-	if errors.Is(err, fs.ErrPermission) {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, logstore.ErrPermission) {
 		return fmt.Errorf("logstore/local: %w", err)
 	}
 	return fmt.Errorf("logstore/local: %w: %w", logstore.ErrNotWritten, err)
@@ -508,57 +533,70 @@ func noLinks(err error) bool {
 }
 
 // putExclusive is PutIfAbsent for file systems without hard links: it
-// creates p with O_EXCL and writes data into it. On a failure after the
-// create it removes p again, so that no partial object stays behind.
-func (s *Store) putExclusive(op, key, p string, data []byte) error {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	for i := 0; i < mkdirTries && errors.Is(err, fs.ErrNotExist); i++ {
-		// The directory was removed as empty (RemoveEmptyDir) meanwhile.
-		if err = s.mkdirs(filepath.Dir(p)); err == nil {
-			f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+// creates the key's file with O_EXCL and writes data into it. On a failure
+// after the create it removes the file again, so that no partial object
+// stays behind.
+func (s *Store) putExclusive(key string, data []byte) error {
+	rel, name := splitKey(key)
+	var (
+		d   *dir
+		f   *os.File
+		err error
+	)
+	for range mkdirTries {
+		if d, err = s.openDir(rel); err == nil {
+			if f, err = d.create(name, os.O_WRONLY); err == nil {
+				break
+			}
+			if errors.Is(err, fs.ErrExist) {
+				defer d.close()
+				return existing(d, name, "open", err)
+			}
+			d.close()
 		}
-	}
-	if errors.Is(err, fs.ErrExist) {
-		if fi, serr := os.Lstat(p); serr == nil && fi.IsDir() {
-			return notWritten(&fs.PathError{Op: "open", Path: p, Err: syscall.EISDIR})
+		// ErrNotExist: the directory was removed as empty (RemoveEmptyDir)
+		// meanwhile; walk again.
+		if !errors.Is(err, fs.ErrNotExist) {
+			break
 		}
-		return fmt.Errorf("logstore/local: %w: %w", logstore.ErrAlreadyExists, err)
 	}
 	if err != nil {
 		return notWritten(err) // the file was not created
 	}
+	defer d.close()
 	if err := s.writeSyncClose(f, data); err != nil {
-		os.Remove(p)
-		return wrap(op, key, err)
+		d.remove(name)
+		return wrap("put if absent", key, err)
 	}
-	if err := s.syncDir(filepath.Dir(p)); err != nil {
+	if err := s.syncD(d); err != nil {
 		return unknown(err)
 	}
 	return nil
 }
 
 // Put implements logstore.Driver: a temporary file renamed over the key.
-func (s *Store) Put(ctx context.Context, key string, data []byte) error {
-	const op = "put"
-	p, err := s.path(ctx, op, key)
-	if err != nil {
-		return err
-	}
-	tmp, err := s.writeTemp(p, data)
+// A symbolic link at the key is refused, not replaced.
+func (s *Store) Put(_ context.Context, key string, data []byte) error {
+	d, name, tmp, err := s.writeTemp(key, data)
 	if err != nil {
 		return notWritten(err)
 	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
-		if fi, serr := os.Lstat(p); serr == nil && fi.IsDir() {
-			return notWritten(&fs.PathError{Op: "rename", Path: p, Err: syscall.EISDIR})
+	defer d.close()
+	if err := checkNotLink(d, name); err != nil {
+		d.remove(tmp)
+		return notWritten(err)
+	}
+	if err := d.rename(tmp, name); err != nil {
+		d.remove(tmp)
+		if d.kind(name) == entryDir {
+			return notWritten(&fs.PathError{Op: "rename", Path: d.join(name), Err: syscall.EISDIR})
 		}
 		if linkRefused(err) {
 			return notWritten(err)
 		}
-		return wrap(op, key, err)
+		return wrap("put", key, err)
 	}
-	if err := s.syncDir(filepath.Dir(p)); err != nil {
+	if err := s.syncD(d); err != nil {
 		return unknown(err)
 	}
 	return nil
@@ -593,55 +631,26 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 }
 
 // writeTemp writes data to a new, synced temporary file in the directory
-// of p, creating that directory if needed, and returns its name.
-func (s *Store) writeTemp(p string, data []byte) (string, error) {
-	f, err := s.createTempIn(filepath.Dir(p))
+// of key, reached beneath the root without following a link and made if
+// needed (see tempIn), and returns that directory, which the caller
+// closes, the key's last name and the temporary file's name.
+func (s *Store) writeTemp(key string, data []byte) (d *dir, name, tmp string, err error) {
+	d, name, f, err := s.tempIn(key)
 	if err != nil {
-		return "", err
+		return nil, "", "", err
 	}
+	tmp = filepath.Base(f.Name())
 	if err := s.writeSyncClose(f, data); err != nil {
-		os.Remove(f.Name())
-		return "", err
+		d.remove(tmp)
+		d.close()
+		return nil, "", "", err
 	}
-	return f.Name(), nil
+	return d, name, tmp, nil
 }
 
 // mkdirTries is how many times a write makes its directory again when it
 // is removed under it.
 const mkdirTries = 10
-
-// createTempIn is createTemp that creates dir (and its parents) when it
-// is missing. It tries a few times, since a VACUUM may remove an empty
-// directory (RemoveEmptyDir) between the mkdir and the create; once the
-// temporary file is in it, the directory is not empty and stays.
-func (s *Store) createTempIn(dir string) (*os.File, error) {
-	f, err := createTemp(dir)
-	for range mkdirTries {
-		if !errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		// mkdirs fails with ErrNotExist too when a parent it found is
-		// removed before it makes the child: try again.
-		if err = s.mkdirs(dir); err == nil {
-			f, err = createTemp(dir)
-		}
-	}
-	return f, err
-}
-
-// createTemp creates a new temporary file in dir. Permissions are 0666
-// less the umask, as for any file, since it becomes the object.
-func createTemp(dir string) (*os.File, error) {
-	for range 10 {
-		name := filepath.Join(dir, fmt.Sprintf("%s%016x%s", tmpPrefix, rand.Uint64(), tmpSuffix))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		return f, err
-	}
-	return nil, &fs.PathError{Op: "createtemp", Path: dir, Err: fs.ErrExist}
-}
 
 // writeSyncClose writes data to f, syncs it unless syncing is off, and
 // closes it.

@@ -19,26 +19,29 @@ import (
 // temporary file. ctx is checked at every Write and at Close: once it is
 // cancelled, the next call removes the temporary file and returns its
 // error.
+//
+// The key's directory is reached as for every write, without going through
+// a symbolic link (see the package doc), and held open until the writer is
+// done; Close refuses a symbolic link at the key instead of renaming over
+// it.
 func (s *Store) NewWriter(ctx context.Context, key string) (logstore.Writer, error) {
-	const op = "new writer"
-	p, err := s.path(ctx, op, key)
+	d, name, f, err := s.tempIn(key)
 	if err != nil {
-		return nil, err
+		return nil, wrap("new writer", key, err)
 	}
-	f, err := s.createTempIn(filepath.Dir(p))
-	if err != nil {
-		return nil, wrap(op, key, err)
-	}
-	return &writer{s: s, ctx: ctx, key: key, path: p, f: f}, nil
+	return &writer{s: s, ctx: ctx, key: key, d: d, name: name, f: f}, nil
 }
 
-// writer is the Writer of NewWriter. f is nil once the writer is done:
+// writer is the Writer of NewWriter. It keeps the key's directory open
+// (d), as the walk beneath the root found it, until it is done, so that
+// the rename at Close is made there. f is nil once the writer is done:
 // closed, aborted or failed.
 type writer struct {
 	s    *Store
 	ctx  context.Context
 	key  string
-	path string
+	d    *dir
+	name string // the key's last name, in d
 	f    *os.File
 	err  error // the error that ended the writer, returned again
 }
@@ -68,7 +71,7 @@ func (w *writer) Close() error {
 	if err := w.ctx.Err(); err != nil {
 		return w.fail(err)
 	}
-	f, tmp := w.f, w.f.Name()
+	f, tmp := w.f, filepath.Base(w.f.Name())
 	var err error
 	if w.s.sync {
 		err = f.Sync()
@@ -77,16 +80,20 @@ func (w *writer) Close() error {
 		err = cerr
 	}
 	w.f = nil
+	defer w.d.close()
 	if err == nil {
-		err = os.Rename(tmp, w.path)
+		err = checkNotLink(w.d, w.name)
+	}
+	if err == nil {
+		err = w.d.rename(tmp, w.name)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		w.d.remove(tmp)
 		w.err = wrap("write", w.key, err)
 		return w.err
 	}
 	w.err = errWriterClosed
-	if err := w.s.syncDir(filepath.Dir(w.path)); err != nil {
+	if err := w.s.syncD(w.d); err != nil {
 		// The object is in place but may not be durable.
 		return wrap("write", w.key, err)
 	}
@@ -100,7 +107,8 @@ func (w *writer) Abort() error {
 		return nil
 	}
 	w.f.Close()
-	err := os.Remove(w.f.Name())
+	err := w.d.remove(filepath.Base(w.f.Name()))
+	w.d.close()
 	w.f = nil
 	w.err = fmt.Errorf("logstore/local: write %q: aborted", w.key)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
