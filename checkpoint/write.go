@@ -48,6 +48,12 @@ type State interface {
 	Config() *tableconfig.Config
 }
 
+// ErrProtected refuses a checkpoint of a version below the table's
+// delta.requireCheckpointProtectionBeforeVersion when the table has the
+// checkpointProtection feature: versions below it may carry protocols this
+// library does not support. It matches deltaerr.ErrInvalidArgument.
+var ErrProtected = fmt.Errorf("checkpoint: the version is protected: %w", deltaerr.ErrInvalidArgument)
+
 // WriteOptions tune Write. The zero value writes what the table's
 // properties ask for, with the time taken from time.Now.
 type WriteOptions struct {
@@ -180,6 +186,13 @@ func newWriter(st State, opts WriteOptions) (*writer, error) {
 	w := &writer{st: st, version: st.Version(), protocol: st.Protocol(), metadata: st.Metadata(), opts: opts}
 	if w.version < 0 {
 		return nil, fmt.Errorf("checkpoint: version %d: %w", w.version, deltaerr.ErrInvalidArgument)
+	}
+	// checkpointProtection: a checkpoint below the protected version could
+	// stand for a version whose protocol this writer does not support (a
+	// feature dropped since), and hide the protected checkpoints' barrier.
+	if p := st.Config().CheckpointProtectedBefore(); w.version < p {
+		return nil, fmt.Errorf("checkpoint: version %d is below delta.requireCheckpointProtectionBeforeVersion %d (checkpointProtection): %w",
+			w.version, p, ErrProtected)
 	}
 	if opts.SidecarMinActions < 0 || opts.SidecarMaxActions < 0 || opts.RowGroupRows < 0 {
 		return nil, fmt.Errorf("checkpoint: negative sidecar or row group size: %w", deltaerr.ErrInvalidArgument)

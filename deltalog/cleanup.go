@@ -57,6 +57,15 @@ type CleanupOptions struct {
 	ClassicCopy func(ctx context.Context, parts []LogFile) error
 	// DryRun reports what would be deleted and deletes nothing.
 	DryRun bool
+	// ProtectedBefore is the table's
+	// delta.requireCheckpointProtectionBeforeVersion under the
+	// checkpointProtection feature (tableconfig's
+	// CheckpointProtectedBefore), 0 otherwise. Cleanup then creates no
+	// checkpoint of a version below it (ClassicCopy is skipped for one):
+	// exception (a) of the protocol RFC, which lets it truncate below the
+	// protected version in more than one go, since it never erases a
+	// checkpoint after the truncation version either.
+	ProtectedBefore int64
 }
 
 // CleanupResult says what Cleanup did.
@@ -204,7 +213,7 @@ func Cleanup(ctx context.Context, store logstore.Store, opts CleanupOptions) (Cl
 		return res, nil
 	}
 	if opts.ClassicCopy != nil {
-		if newest := uuidOnly(files); newest != nil {
+		if newest := uuidOnly(files); newest != nil && newest[0].Version >= opts.ProtectedBefore {
 			if err := opts.ClassicCopy(ctx, newest); err != nil {
 				res.Deleted = nil
 				return res, fmt.Errorf("cleanup: classic copy of the checkpoint at version %d: %w", newest[0].Version, err)

@@ -426,3 +426,33 @@ func TestListFillsGaps(t *testing.T) {
 		t.Fatalf("%d files, %v", len(files), err)
 	}
 }
+
+// checkpointProtection, exception (a) of the RFC: a cleanup that truncates
+// below the protected version creates no checkpoint there: the classic
+// copy of a UUID checkpoint below it is not made, and the expired commits
+// still go. At or above it, the copy is made as usual.
+func TestCleanupCheckpointProtection(t *testing.T) {
+	ctx := context.Background()
+	base := time.Now().Add(-100 * day)
+	for _, tc := range []struct {
+		protected int64
+		copies    int
+	}{{0, 1}, {8, 1}, {10, 0}} {
+		store, _ := logTable(t, 12, []int64{4, 8}, true, base)
+		calls := 0
+		res, err := deltalog.Cleanup(ctx, store, deltalog.CleanupOptions{
+			Verify:          checkpoint.Verify(store),
+			ClassicCopy:     func(context.Context, []deltalog.LogFile) error { calls++; return nil },
+			ProtectedBefore: tc.protected,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls != tc.copies {
+			t.Errorf("protected before %d: %d classic copies made, want %d", tc.protected, calls, tc.copies)
+		}
+		if len(res.Deleted) == 0 {
+			t.Errorf("protected before %d: nothing deleted", tc.protected)
+		}
+	}
+}

@@ -52,6 +52,7 @@ type props struct {
 	statsAsJSON        bool
 	statsAsStruct      bool
 	logRetention       time.Duration
+	protectBefore      int64
 	deletedRetention   time.Duration
 	txnRetention       time.Duration
 	hasTxnRetention    bool
@@ -152,6 +153,9 @@ var parsers = map[string]parser{
 		func(p *props, n int64) { p.ictVersion, p.hasICTVersion = n, true }),
 	KeyInCommitTimestampEnablementTimestamp: integer(math.MinInt64, math.MaxInt64, "want an integer (milliseconds since the epoch)",
 		func(p *props, n int64) { p.ictTimestamp, p.hasICTTimestamp = n, true }),
+
+	KeyRequireCheckpointProtectionBeforeVersion: integer(0, math.MaxInt64, "want a non-negative integer (a version)",
+		func(p *props, n int64) { p.protectBefore = n }),
 
 	KeyLogRetentionDuration:         interval(func(p *props, d time.Duration) { p.logRetention = d }),
 	KeyDeletedFileRetentionDuration: interval(func(p *props, d time.Duration) { p.deletedRetention = d }),
@@ -467,6 +471,18 @@ func (c *Config) WriteStatsAsJSON() bool { return c.p.statsAsJSON }
 // false. (Recent Spark defaults to true; this library writes the typed
 // columns only when asked.)
 func (c *Config) WriteStatsAsStruct() bool { return c.p.statsAsStruct }
+
+// CheckpointProtectedBefore returns delta.requireCheckpointProtectionBeforeVersion
+// when the protocol has the checkpointProtection writer feature, else 0
+// (protocol RFC checkpoint-protection): no checkpoint may be created for
+// a version below it, and log cleanup may truncate below it only in one
+// go unless it creates no checkpoint while cleaning.
+func (c *Config) CheckpointProtectedBefore() int64 {
+	if !c.protocol.HasWriterFeature(actions.FeatureCheckpointProtection) {
+		return 0
+	}
+	return c.p.protectBefore
+}
 
 // LogRetention returns delta.logRetentionDuration, default 30 days.
 func (c *Config) LogRetention() time.Duration { return c.p.logRetention }

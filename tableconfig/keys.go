@@ -29,6 +29,9 @@ const (
 	// KeyLogRetentionDuration (interval, default 30 days) is how long log
 	// files are kept once a checkpoint makes them unneeded.
 	KeyLogRetentionDuration = "delta.logRetentionDuration"
+	// KeyRequireCheckpointProtectionBeforeVersion is the version below which
+	// checkpoints are protected (protocol RFC checkpoint-protection).
+	KeyRequireCheckpointProtectionBeforeVersion = "delta.requireCheckpointProtectionBeforeVersion"
 	// KeyDeletedFileRetentionDuration (interval, default 7 days) is how
 	// long tombstones are kept, and the shortest age VACUUM deletes at.
 	KeyDeletedFileRetentionDuration = "delta.deletedFileRetentionDuration"

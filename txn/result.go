@@ -263,7 +263,8 @@ func checkpointHook(ctx context.Context, res *CommitResult) error {
 // copies. now is the clock (nil: time.Now). Both the cleanup after a
 // checkpoint and an explicit one (the facade's CleanupLog) use them.
 func CleanupOptions(store logstore.Store, cfg *tableconfig.Config, p *actions.Protocol, now func() time.Time) deltalog.CleanupOptions {
-	opts := deltalog.CleanupOptions{Retention: cfg.LogRetention(), Verify: checkpoint.Verify(store), Now: now}
+	opts := deltalog.CleanupOptions{Retention: cfg.LogRetention(), Verify: checkpoint.Verify(store), Now: now,
+		ProtectedBefore: cfg.CheckpointProtectedBefore()}
 	if p.HasWriterFeature(actions.FeatureV2Checkpoint) {
 		// Only V2 checkpoints have sidecars: on other tables
 		// _delta_log/_sidecars is not the table's, and is not touched.
