@@ -67,8 +67,7 @@ func StrategyFor(snap *snapshot.Snapshot, s Strategy) Strategy {
 
 // Options tune a DML operation. The zero value is usable.
 type Options struct {
-	// Options tune the files written (size, compression, TableURI for
-	// tables with absolute paths).
+	// Options tune the files written (size, compression).
 	write.Options
 	// Strategy overrides the table's choice of strategy; Auto keeps it.
 	Strategy Strategy

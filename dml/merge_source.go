@@ -14,7 +14,7 @@ import (
 // TableSource is a merge source reading the table snap shows, at its
 // version (load the snapshot at the version wanted: time travel), with
 // the scan options opts (Columns to read a subset, Predicate to read
-// some rows, TableURI). The rows are read when the merge runs.
+// some rows). The rows are read when the merge runs.
 func TableSource(ctx context.Context, snap *snapshot.Snapshot, opts scan.Options) (Source, error) {
 	s, err := scan.New(snap, opts)
 	if err != nil {

@@ -67,11 +67,15 @@ type CloneResult struct {
 // isShallow, and the metrics of CloneResult.
 //
 // Nothing of the source is written or deleted. The clone reads the
-// source's files where they are (a reader must trust the source root:
-// scan.Options.ExternalRoots, which package delta fills in for a table
-// whose version 0 is a CLONE); its own writes go under target, and VACUUM
-// of the clone never deletes files outside it. A target that already holds
-// a Delta log is txn.ErrTableExists.
+// source's files where they are: its metadata declares the source's root,
+// and every root the source trusted, under location.CloneSourceRootsKey,
+// so its Location trusts them for reading however its log is cleaned up;
+// its own writes go under target, and VACUUM of the clone never deletes
+// files outside it. A target that already holds a Delta log is
+// txn.ErrTableExists; one that overlaps the source's root or a root it
+// trusts is deltaerr.ErrRootsOverlap; one that holds other files is
+// deltaerr.ErrNotEmpty; a version whose files are gone is a
+// *MissingFilesError.
 func Clone(ctx context.Context, source *snapshot.Snapshot, target logstore.Store, opts CloneOptions) (CloneResult, error) {
 	res := CloneResult{SourceVersion: source.Version()}
 	p := source.Protocol()

@@ -65,10 +65,13 @@
 //
 // # Paths
 //
-// Data file paths in the log are URIs relative to the table root. An
-// absolute path is accepted only when it lies under Options.TableURI; any
-// other is refused with deltaerr.ErrPathEscapesRoot, as are relative paths
-// that climb out of the root.
+// Data file paths in the log are URIs relative to the table root. Every
+// path is resolved by the snapshot's Location (package location), the one
+// resolver every reader, writer and maintenance verb uses: an absolute
+// path is accepted when it lies under the table root or a root the table
+// trusts (a shallow clone's source); any other is refused with
+// deltaerr.ErrPathEscapesRoot, as are relative paths that climb out of
+// the root.
 //
 // # Change data feed
 //
@@ -93,8 +96,8 @@
 // # Stores of other roots
 //
 // A shallow clone's files lie under its source's root, named by absolute
-// URIs; Options.ExternalRoots lists the roots a reading may open for them
-// (logstore.Open). Each such store is opened once per reading, on first
+// URIs; the snapshot's Location says which roots a reading may open for
+// them (logstore.Open, through a location.Stores). Each such store is opened once per reading, on first
 // use, and closed by the reading that opened it, never by anyone else: a
 // run of a Scan or Changes (one call of Rows or Batches) closes its stores
 // when it returns, whether the loop finished, stopped early, or met an

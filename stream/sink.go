@@ -19,7 +19,7 @@ import (
 
 // SinkOptions configure a Sink. The zero value is usable.
 type SinkOptions struct {
-	// Write tunes the data files (size, compression, TableURI).
+	// Write tunes the data files (size, compression).
 	Write write.Options
 	// Txn configures the commits. Operation defaults to Spark's
 	// "STREAMING UPDATE", with its parameters (outputMode Append,
