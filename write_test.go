@@ -84,7 +84,7 @@ func TestCommitResultAndPostCommit(t *testing.T) {
 		}
 		due := res.Version%3 == 0
 		if w := res.PostCommit; res.Version != id+1 || res.Attempts != 1 || res.Timestamp.IsZero() ||
-			w.Checkpoint != due || w.Ran != due || w.Checkpointed != due || w.Err != nil {
+			w.Checkpoint != due || !w.Ran || w.Checkpointed != due || w.Err != nil {
 			t.Fatalf("write %d (%s): result %+v", i, how, res)
 		}
 	}
