@@ -45,6 +45,16 @@ func Enable(ctx context.Context, snap *snapshot.Snapshot, opts txn.Options) (txn
 	}
 	if opts.Operation == "" {
 		opts.Operation = "SET TBLPROPERTIES"
+		if opts.OperationParameters == nil {
+			// Spark's SetTableProperties.parameters: the properties set,
+			// as a JSON object in a string.
+			set, err := enableProperties(snap.Metadata().Configuration)
+			if err != nil {
+				return txn.CommitResult{}, err
+			}
+			b, _ := actions.EncodeJSON(set)
+			opts.OperationParameters = map[string]any{"properties": string(b)}
+		}
 	}
 	return txn.Update(ctx, snap, opts, func(tx *txn.Transaction) error {
 		p, m, err := enabled(ctx, tx.Snapshot())
@@ -58,11 +68,11 @@ func Enable(ctx context.Context, snap *snapshot.Snapshot, opts txn.Options) (txn
 	})
 }
 
-// enabled returns the protocol and metadata of snap with Iceberg on.
-func enabled(ctx context.Context, snap *snapshot.Snapshot) (actions.Protocol, actions.Metadata, error) {
-	cfg := snap.Config()
-	p, m := snap.Protocol(), snap.Metadata()
-	props := maps.Clone(m.Configuration)
+// enableProperties returns the table properties Enable sets on a table
+// with configuration conf: iceberg added to the enabled formats, and what
+// icebergCompatV2 needs that conf does not set (tableconfig.IcebergProperties).
+func enableProperties(conf map[string]string) (map[string]string, error) {
+	props := maps.Clone(conf)
 	if props == nil {
 		props = map[string]string{}
 	}
@@ -72,12 +82,29 @@ func enabled(ctx context.Context, snap *snapshot.Snapshot) (actions.Protocol, ac
 			formats = append(formats, f)
 		}
 	}
-	props[tableconfig.KeyUniversalFormatEnabledFormats] = strings.Join(formats, ",")
+	set := map[string]string{tableconfig.KeyUniversalFormatEnabledFormats: strings.Join(formats, ",")}
+	props[tableconfig.KeyUniversalFormatEnabledFormats] = set[tableconfig.KeyUniversalFormatEnabledFormats]
 	extra, err := tableconfig.IcebergProperties(props)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(set, extra)
+	return set, nil
+}
+
+// enabled returns the protocol and metadata of snap with Iceberg on.
+func enabled(ctx context.Context, snap *snapshot.Snapshot) (actions.Protocol, actions.Metadata, error) {
+	cfg := snap.Config()
+	p, m := snap.Protocol(), snap.Metadata()
+	props := maps.Clone(m.Configuration)
+	if props == nil {
+		props = map[string]string{}
+	}
+	set, err := enableProperties(m.Configuration)
 	if err != nil {
 		return p, m, err
 	}
-	maps.Copy(props, extra)
+	maps.Copy(props, set)
 
 	// Existing files must read right in Iceberg.
 	newMapping := cfg.ColumnMappingMode() == schema.ColumnMappingNone
