@@ -345,7 +345,8 @@ func (w *writer) writeV1(ctx context.Context, store logstore.Store) (deltalog.La
 		return deltalog.LastCheckpoint{}, fmt.Errorf("checkpoint: writing %s: %w", key, err)
 	}
 	size := int64(len(data))
-	return deltalog.LastCheckpoint{Version: w.version, Size: pw.rows, SizeInBytes: &size, NumOfAddFiles: &adds}, nil
+	return deltalog.LastCheckpoint{Version: w.version, Size: pw.rows, SizeInBytes: &size, NumOfAddFiles: &adds,
+		CheckpointSchema: schemaJSON(pw.root)}, nil
 }
 
 // fileActions writes the adds and unexpired removes to pw, or, when split
@@ -434,10 +435,11 @@ func (w *writer) writeV2(ctx context.Context, store logstore.Store) (deltalog.La
 	}
 	var data []byte
 	var rows int64
+	var fileSchema json.RawMessage // Spark records none for a JSON V2 checkpoint
 	if w.v2JSON {
 		data, rows, err = w.jsonCheckpoint(ctx, head, !useSidecars)
 	} else {
-		data, rows, err = w.parquetCheckpoint(ctx, head, !useSidecars)
+		data, rows, fileSchema, err = w.parquetCheckpoint(ctx, head, !useSidecars)
 	}
 	if err != nil {
 		return deltalog.LastCheckpoint{}, err
@@ -468,7 +470,8 @@ func (w *writer) writeV2(ctx context.Context, store logstore.Store) (deltalog.La
 	}
 	total = int64(len(data)) + sidecarBytes
 	size := rows + sidecarRows
-	return deltalog.LastCheckpoint{Version: w.version, Size: size, SizeInBytes: &total, NumOfAddFiles: &nAdds, V2Checkpoint: v2}, nil
+	return deltalog.LastCheckpoint{Version: w.version, Size: size, SizeInBytes: &total, NumOfAddFiles: &nAdds,
+		CheckpointSchema: fileSchema, V2Checkpoint: v2}, nil
 }
 
 // writeSidecars writes the file actions into sidecar files and returns
@@ -515,8 +518,9 @@ func (w *writer) writeSidecars(ctx context.Context, store logstore.Store) ([]act
 }
 
 // parquetCheckpoint encodes a V2 checkpoint as Parquet: head, then the
-// file actions when inline is set.
-func (w *writer) parquetCheckpoint(ctx context.Context, head []actions.Action, inline bool) ([]byte, int64, error) {
+// file actions when inline is set. It returns the file, its rows and its
+// schema for _last_checkpoint.
+func (w *writer) parquetCheckpoint(ctx context.Context, head []actions.Action, inline bool) ([]byte, int64, json.RawMessage, error) {
 	pw := w.newParquet(false, true)
 	err := func() error {
 		for i := range head {
@@ -531,10 +535,10 @@ func (w *writer) parquetCheckpoint(ctx context.Context, head []actions.Action, i
 		return nil
 	}()
 	if err != nil {
-		return nil, 0, pw.failed(err)
+		return nil, 0, nil, pw.failed(err)
 	}
 	data, err := pw.close()
-	return data, pw.rows, err
+	return data, pw.rows, schemaJSON(pw.root), err
 }
 
 // jsonCheckpoint encodes a V2 checkpoint as newline-delimited JSON: head,

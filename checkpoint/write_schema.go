@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"encoding/json"
 	"math/big"
 	"reflect"
 
@@ -139,6 +140,46 @@ func (n *wnode) parquetNode() parquet.Node {
 		p = parquet.List(parquet.Optional(parquet.String()))
 	}
 	return parquet.Optional(p)
+}
+
+// deltaType returns the Delta type of the values of n. Every field is
+// nullable, as every Parquet node of the checkpoint is optional.
+func (n *wnode) deltaType() schema.DataType {
+	switch n.kind {
+	case wStruct:
+		st := &schema.StructType{Fields: make([]schema.StructField, len(n.kids))}
+		for i, k := range n.kids {
+			st.Fields[i] = schema.StructField{Name: k.name, Type: k.deltaType(), Nullable: true}
+		}
+		return st
+	case wDecimal:
+		return schema.DecimalType{Precision: n.prec, Scale: n.scale}
+	case wStringMap:
+		return &schema.MapType{KeyType: schema.String, ValueType: schema.String, ValueContainsNull: true}
+	case wStringList:
+		return &schema.ArrayType{ElementType: schema.String, ContainsNull: true}
+	}
+	for t, k := range primitiveKinds {
+		if k == n.kind {
+			return t
+		}
+	}
+	return nil // not reached: every leaf kind is in primitiveKinds
+}
+
+// maxSchemaJSON is the longest checkpointSchema written to
+// _last_checkpoint: Spark's checkpointSchema.writeThresholdLength default.
+const maxSchemaJSON = 20000
+
+// schemaJSON returns the Delta schema of the file whose top-level columns
+// are root's children, as _last_checkpoint's checkpointSchema holds it, or
+// nil when it is longer than maxSchemaJSON.
+func schemaJSON(root *wnode) json.RawMessage {
+	b, err := json.Marshal(root.deltaType())
+	if err != nil || len(b) > maxSchemaJSON {
+		return nil
+	}
+	return b
 }
 
 // decimalBytes is the fewest bytes that hold every unscaled value of a

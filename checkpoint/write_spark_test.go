@@ -1,0 +1,209 @@
+package checkpoint_test
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/checkpoint"
+	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/logstore/local"
+	"github.com/godelta/delta/logstore/memory"
+	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/snapshot"
+)
+
+// What Spark writes in and around a checkpoint, beyond its actions.
+
+// schemaLeaves returns the Parquet leaf column paths of a Delta schema,
+// with the Delta type of each leaf: structs as groups, maps as
+// key_value.key and key_value.value, arrays as list.element.
+func schemaLeaves(prefix string, t schema.DataType, out map[string]string) {
+	switch t := t.(type) {
+	case *schema.StructType:
+		for _, f := range t.Fields {
+			p := f.Name
+			if prefix != "" {
+				p = prefix + "." + f.Name
+			}
+			schemaLeaves(p, f.Type, out)
+		}
+	case *schema.MapType:
+		schemaLeaves(prefix+".key_value.key", t.KeyType, out)
+		schemaLeaves(prefix+".key_value.value", t.ValueType, out)
+	case *schema.ArrayType:
+		schemaLeaves(prefix+".list.element", t.ElementType, out)
+	default:
+		out[prefix] = t.String()
+	}
+}
+
+// parquetLeaves returns the leaf column paths of the Parquet file at key.
+func parquetLeaves(t *testing.T, store logstore.Store, key string) []string {
+	t.Helper()
+	data, err := store.Get(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquetOpen(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range f.Schema().Columns() {
+		out = append(out, strings.Join(p, "."))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestLastCheckpointSchema: _last_checkpoint carries checkpointSchema, the
+// Delta schema of the checkpoint's Parquet file, as Spark's
+// LastCheckpointInfo does (Checkpoints.scala writeCheckpoint: the schema
+// of a classic checkpoint, or of a V2 checkpoint's Parquet file; none for
+// a JSON V2 checkpoint). Its fields are the file's columns, every one
+// nullable, and the hint still passes its checksum.
+func TestLastCheckpointSchema(t *testing.T) {
+	v1 := actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+	v2 := actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+		ReaderFeatures: []string{actions.FeatureV2Checkpoint},
+		WriterFeatures: []string{actions.FeatureV2Checkpoint}}
+	both := map[string]string{"delta.checkpoint.writeStatsAsStruct": "true"}
+	for _, tc := range []struct {
+		name     string
+		protocol actions.Protocol
+		opts     checkpoint.WriteOptions
+		want     bool
+	}{
+		{"v1", v1, checkpoint.WriteOptions{}, true},
+		{"v2 parquet with sidecars", v2, checkpoint.WriteOptions{SidecarMinActions: 1}, true},
+		{"v2 json", v2, checkpoint.WriteOptions{V2Format: "json"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			store := memory.New()
+			buildTable(t, store, tc.protocol, both)
+			snap, err := snapshot.Load(ctx, store, deltalog.Latest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := checkpoint.Write(ctx, store, snap, tc.opts); err != nil {
+				t.Fatal(err)
+			}
+			raw, err := store.Get(ctx, deltalog.LastCheckpointKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := deltalog.VerifyLastCheckpoint(raw); err != nil {
+				t.Fatal(err)
+			}
+			hint, err := deltalog.ReadLastCheckpoint(ctx, store)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cpSchema := checkpointSchemaOf(t, raw)
+			if !tc.want {
+				if cpSchema != nil {
+					t.Fatalf("checkpointSchema %s for a JSON checkpoint", cpSchema)
+				}
+				return
+			}
+			if cpSchema == nil {
+				t.Fatalf("_last_checkpoint has no checkpointSchema: %s", raw)
+			}
+			sch, err := schema.Parse(string(cpSchema))
+			if err != nil {
+				t.Fatalf("checkpointSchema %s: %v", cpSchema, err)
+			}
+			leaves := map[string]string{}
+			schemaLeaves("", sch, leaves)
+			cpKey, _ := written(t, *hint)
+			if got, want := slices.Sorted(maps.Keys(leaves)), parquetLeaves(t, store, cpKey); !slices.Equal(got, want) {
+				t.Errorf("checkpointSchema columns\n%v\nthe file's\n%v", got, want)
+			}
+			var nonNull []string
+			var walk func(string, *schema.StructType)
+			walk = func(p string, st *schema.StructType) {
+				for _, f := range st.Fields {
+					if !f.Nullable {
+						nonNull = append(nonNull, p+f.Name)
+					}
+					if s, ok := f.Type.(*schema.StructType); ok {
+						walk(p+f.Name+".", s)
+					}
+				}
+			}
+			walk("", sch)
+			if len(nonNull) > 0 {
+				t.Errorf("fields not nullable, as Spark has none: %v", nonNull)
+			}
+		})
+	}
+}
+
+// TestLastCheckpointSchemaMatchesSpark compares the checkpointSchema we
+// write for a corpus table with the one Spark wrote for its checkpoint:
+// every leaf of Spark's is in ours with the same type.
+func TestLastCheckpointSchemaMatchesSpark(t *testing.T) {
+	root := corpus(t)
+	tableDir := filepath.Join(root, "golden", "checkpoint", "delta")
+	if _, err := os.Stat(tableDir); err != nil {
+		t.Skip("not in the corpus")
+	}
+	ctx := context.Background()
+	src, _ := local.New(tableDir)
+	sparkRaw, err := src.Get(ctx, deltalog.LastCheckpointKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sparkSchema := checkpointSchemaOf(t, sparkRaw)
+	if sparkSchema == nil {
+		t.Fatalf("Spark's _last_checkpoint has no checkpointSchema: %s", sparkRaw)
+	}
+	snap, err := snapshot.Load(ctx, src, deltalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, _ := local.New(copyLog(t, tableDir), local.WithoutSync())
+	if _, err := checkpoint.Write(ctx, store, snap, checkpoint.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ourRaw, err := store.Get(ctx, deltalog.LastCheckpointKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leavesOf := func(raw json.RawMessage) map[string]string {
+		sch, err := schema.Parse(string(raw))
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		out := map[string]string{}
+		schemaLeaves("", sch, out)
+		return out
+	}
+	ours := checkpointSchemaOf(t, ourRaw)
+	if ours == nil {
+		t.Fatalf("our _last_checkpoint has no checkpointSchema: %s", ourRaw)
+	}
+	compareColumns(t, leavesOf(sparkSchema), leavesOf(ours), nil)
+}
+
+// checkpointSchemaOf returns the checkpointSchema of the _last_checkpoint
+// bytes raw, or nil.
+func checkpointSchemaOf(t *testing.T, raw []byte) json.RawMessage {
+	t.Helper()
+	var lc struct {
+		CheckpointSchema json.RawMessage `json:"checkpointSchema"`
+	}
+	if err := json.Unmarshal(raw, &lc); err != nil {
+		t.Fatal(err)
+	}
+	return lc.CheckpointSchema
+}
