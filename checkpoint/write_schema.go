@@ -331,9 +331,9 @@ func sidecarNode() *wnode {
 }
 
 // typedNode returns the node holding values of Delta type t under name,
-// and false for types that have no typed form here (binary, variant,
-// void, geospatial, and nested types other than structs). statsOnly
-// leaves out binary and boolean, which have no min/max statistics.
+// and false for types that have no typed form here (variant, void,
+// geospatial, and nested types other than structs). minMaxNode leaves out
+// binary and boolean, which have no min/max statistics.
 func typedNode(name string, t schema.DataType) (*wnode, bool) {
 	switch t := t.(type) {
 	case schema.PrimitiveType:
