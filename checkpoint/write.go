@@ -8,18 +8,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/godelta/delta/internal/buildinfo"
 	"iter"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
-
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/tableconfig"
@@ -318,9 +316,12 @@ func (w *writer) fileCounts(ctx context.Context) (adds, removes int64, err error
 
 // writeV1 writes a classic V1 checkpoint.
 func (w *writer) writeV1(ctx context.Context, store logstore.Store) (deltalog.LastCheckpoint, error) {
-	pw := w.newParquet(false, true)
+	pw, err := w.newParquet(false, true)
+	if err != nil {
+		return deltalog.LastCheckpoint{}, err
+	}
 	var adds int64
-	err := func() error {
+	err = func() error {
 		head, err := w.nonFile(ctx)
 		if err != nil {
 			return err
@@ -478,12 +479,16 @@ func (w *writer) writeV2(ctx context.Context, store logstore.Store) (deltalog.La
 // their sidecar actions and the number of actions they hold.
 func (w *writer) writeSidecars(ctx context.Context, store logstore.Store) ([]actions.Sidecar, int64, error) {
 	var done []*parquetWriter
-	pw := w.newParquet(true, false)
-	err := func() error {
+	pw, err := w.newParquet(true, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	err = func() error {
 		_, err := w.fileActions(ctx, pw, func() (*parquetWriter, error) {
 			done = append(done, pw)
-			pw = w.newParquet(true, false)
-			return pw, nil
+			var err error
+			pw, err = w.newParquet(true, false)
+			return pw, err
 		})
 		return err
 	}()
@@ -521,8 +526,11 @@ func (w *writer) writeSidecars(ctx context.Context, store logstore.Store) ([]act
 // file actions when inline is set. It returns the file, its rows and its
 // schema for _last_checkpoint.
 func (w *writer) parquetCheckpoint(ctx context.Context, head []actions.Action, inline bool) ([]byte, int64, json.RawMessage, error) {
-	pw := w.newParquet(false, true)
-	err := func() error {
+	pw, err := w.newParquet(false, true)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	err = func() error {
 		for i := range head {
 			if err := pw.action(&head[i]); err != nil {
 				return err
@@ -597,22 +605,28 @@ func newUUID() (string, error) {
 }
 
 // parquetWriter writes actions as the rows of one Parquet file held in
-// memory.
+// memory. The file is encoded by the data file writer (internal/datafile),
+// as Spark's checkpoints are by the Parquet writer of its data files:
+// DATA_PAGE (v1) pages, PLAIN_DICTIONARY where a dictionary pays, else
+// PLAIN, booleans PLAIN, RLE levels, snappy.
 type parquetWriter struct {
-	w       *writer
-	buf     bytes.Buffer
-	pw      *parquet.GenericWriter[any]
-	root    *wnode
-	rb      *rowBuilder
-	rows    int64 // rows written
-	pending []parquet.Row
+	w     *writer
+	buf   bytes.Buffer
+	dw    *datafile.Writer
+	root  *wnode
+	rows  int64            // rows written
+	cols  [][]schema.Value // the rows not yet handed to dw, per top-level column
+	npend int              // rows in cols
 
 	add, remove, txn, metadata, protocol, domain, cpMeta, sidecar *wnode
 }
 
+// pendingRows is how many rows are gathered before they are encoded.
+const pendingRows = 1024
+
 // newParquet starts a Parquet file: a sidecar (add and remove only) or a
 // checkpoint, with the V2 columns when w.v2 is set.
-func (w *writer) newParquet(sidecar, nonFile bool) *parquetWriter {
+func (w *writer) newParquet(sidecar, nonFile bool) (*parquetWriter, error) {
 	p := &parquetWriter{w: w, add: w.addNode, remove: removeNode()}
 	root := wstruct("spark_schema")
 	if !sidecar && nonFile {
@@ -628,21 +642,19 @@ func (w *writer) newParquet(sidecar, nonFile bool) *parquetWriter {
 			root.kids = append(root.kids, p.cpMeta, p.sidecar)
 		}
 	}
-	ncols := 0
-	for _, k := range root.kids {
-		ncols = k.layout(ncols, 1)
-	}
 	p.root = root
-	p.rb = newRowBuilder(ncols)
-	g := &orderedGroup{fields: make([]parquet.Field, len(root.kids))}
-	for i, k := range root.kids {
-		g.fields[i] = &namedField{Node: k.parquetNode(), name: k.name}
+	p.cols = make([][]schema.Value, len(root.kids))
+	sch, _ := root.deltaType().(*schema.StructType)
+	dw, err := datafile.NewWriter(&p.buf, sch, datafile.WriteOptions{
+		Compression: "snappy",
+		// No Delta statistics: the footer's column chunk statistics only.
+		Stats: datafile.StatsOptions{StatsColumns: []string{}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: internal: the checkpoint schema: %w", err)
 	}
-	p.pw = parquet.NewGenericWriter[any](&p.buf, parquet.NewSchema("spark_schema", g),
-		parquet.Compression(&parquet.Snappy),
-		&parquet.WriterConfig{CreatedBy: buildinfo.CreatedBy()}, // one created_by for every file we write
-	)
-	return p
+	p.dw = dw
+	return p, nil
 }
 
 // action adds a as one row.
@@ -683,16 +695,16 @@ func (p *parquetWriter) action(a *actions.Action) error {
 	if col == nil {
 		return fmt.Errorf("checkpoint: internal: no column for action %+v in this file", a)
 	}
-	for _, k := range p.root.kids {
+	for i, k := range p.root.kids {
+		var cv schema.Value // null
 		if k == col {
-			p.rb.put(k, v)
-		} else {
-			p.rb.put(k, nil)
+			cv = k.value(v)
 		}
+		p.cols[i] = append(p.cols[i], cv)
 	}
-	p.pending = append(p.pending, p.rb.row(nil))
+	p.npend++
 	p.rows++
-	if len(p.pending) >= 1024 {
+	if p.npend >= pendingRows {
 		if err := p.flushRows(); err != nil {
 			return err
 		}
@@ -701,21 +713,26 @@ func (p *parquetWriter) action(a *actions.Action) error {
 		if err := p.flushRows(); err != nil {
 			return err
 		}
-		if err := p.pw.Flush(); err != nil {
+		if err := p.dw.Flush(); err != nil {
 			return fmt.Errorf("checkpoint: encoding Parquet: %w", err)
 		}
 	}
 	return nil
 }
 
+// flushRows encodes the rows gathered so far.
 func (p *parquetWriter) flushRows() error {
-	if len(p.pending) == 0 {
+	if p.npend == 0 {
 		return nil
 	}
-	if _, err := p.pw.WriteRows(p.pending); err != nil {
+	if err := p.dw.Write(p.cols, p.npend); err != nil {
 		return fmt.Errorf("checkpoint: encoding Parquet: %w", err)
 	}
-	p.pending = p.pending[:0]
+	for i := range p.cols {
+		clear(p.cols[i]) // let go of the values
+		p.cols[i] = p.cols[i][:0]
+	}
+	p.npend = 0
 	return nil
 }
 
@@ -725,7 +742,8 @@ func (p *parquetWriter) close() ([]byte, error) {
 		if err := p.flushRows(); err != nil {
 			return err
 		}
-		return p.pw.Close()
+		_, err := p.dw.Close()
+		return err
 	}()
 	if err != nil {
 		return nil, p.failed(err)

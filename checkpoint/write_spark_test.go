@@ -1,14 +1,20 @@
 package checkpoint_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/checkpoint"
@@ -206,4 +212,164 @@ func checkpointSchemaOf(t *testing.T, raw []byte) json.RawMessage {
 		t.Fatal(err)
 	}
 	return lc.CheckpointSchema
+}
+
+// pageKinds returns, for every leaf column of the Parquet file data, the
+// kinds of its pages read from their headers: "DICTIONARY_PAGE/<encoding>"
+// or "DATA_PAGE/<encoding>" ("DATA_PAGE_V2/<encoding>" for a v2 page), and
+// checks that v1 data pages encode their levels with RLE.
+func pageKinds(t *testing.T, data []byte) map[string][]string {
+	t.Helper()
+	f, err := parquetOpen(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, rg := range f.Metadata().RowGroups {
+		for _, cc := range rg.Columns {
+			md := cc.MetaData
+			path := strings.Join(md.PathInSchema, ".")
+			start := md.DataPageOffset
+			if md.DictionaryPageOffset != 0 {
+				start = md.DictionaryPageOffset
+			}
+			r := bytes.NewReader(data[start : start+md.TotalCompressedSize])
+			dec := thrift.NewDecoder(new(thrift.CompactProtocol).NewReader(r))
+			for r.Len() > 0 {
+				var h format.PageHeader
+				if err := dec.Decode(&h); err != nil {
+					t.Fatalf("%s: page header: %v", path, err)
+				}
+				if _, err := r.Seek(int64(h.CompressedPageSize), io.SeekCurrent); err != nil {
+					t.Fatal(err)
+				}
+				var enc format.Encoding
+				switch {
+				case h.DictionaryPageHeader.Valid:
+					enc = h.DictionaryPageHeader.V.Encoding
+				case h.DataPageHeader.Valid:
+					dp := h.DataPageHeader.V
+					enc = dp.Encoding
+					// parquet-mr names BIT_PACKED for the repetition levels
+					// of a column that has none (no bytes either way).
+					if dp.DefinitionLevelEncoding != format.RLE ||
+						dp.RepetitionLevelEncoding != format.RLE && dp.RepetitionLevelEncoding != format.BitPacked {
+						t.Errorf("%s: levels encoded %v and %v, not RLE", path, dp.DefinitionLevelEncoding, dp.RepetitionLevelEncoding)
+					}
+				case h.DataPageHeaderV2.Valid:
+					enc = h.DataPageHeaderV2.V.Encoding
+				}
+				out[path] = append(out[path], h.Type.String()+"/"+enc.String())
+			}
+		}
+	}
+	return out
+}
+
+// sparkPageKinds are the page kinds of Spark's checkpoints (parquet-mr's
+// v1 writer, Spark's default): DATA_PAGE (v1) pages PLAIN or, after a
+// PLAIN_DICTIONARY dictionary page, PLAIN_DICTIONARY.
+var sparkPageKinds = []string{"DICTIONARY_PAGE/PLAIN_DICTIONARY", "DATA_PAGE/PLAIN_DICTIONARY", "DATA_PAGE/PLAIN"}
+
+// TestWritePagesAsSpark reads the page headers of the checkpoints and
+// sidecars Write makes: DATA_PAGE (v1) pages, PLAIN_DICTIONARY where a
+// dictionary pays (a column of few distinct values) and PLAIN elsewhere,
+// never a dictionary for booleans, RLE levels: what Spark's checkpoints
+// hold (checked against one from the corpus when it is there), so that
+// readers tested only against Spark's meet nothing new (no DATA_PAGE_V2,
+// no DELTA_LENGTH_BYTE_ARRAY).
+func TestWritePagesAsSpark(t *testing.T) {
+	allowed := sparkPageKinds
+	if root := os.Getenv("GODELTA_TESTDATA"); root != "" {
+		data, err := os.ReadFile(filepath.Join(root, "golden", "dv-with-columnmapping", "delta", "_delta_log", "00000000000000000010.checkpoint.parquet"))
+		if err == nil {
+			var spark []string
+			for _, kinds := range pageKinds(t, data) {
+				spark = append(spark, kinds...)
+			}
+			for _, k := range spark {
+				if !slices.Contains(allowed, k) {
+					t.Errorf("Spark's checkpoint has %s pages, not in the list", k)
+				}
+			}
+		}
+	}
+	v1 := actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+	v2 := actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+		ReaderFeatures: []string{actions.FeatureV2Checkpoint},
+		WriterFeatures: []string{actions.FeatureV2Checkpoint}}
+	both := map[string]string{"delta.checkpoint.writeStatsAsStruct": "true"}
+	for _, tc := range []struct {
+		name     string
+		protocol actions.Protocol
+		opts     checkpoint.WriteOptions
+	}{
+		{"v1", v1, checkpoint.WriteOptions{}},
+		{"v1 small row groups", v1, checkpoint.WriteOptions{RowGroupRows: 3}},
+		{"v2 with sidecars", v2, checkpoint.WriteOptions{SidecarMinActions: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			store := memory.New()
+			buildTable(t, store, tc.protocol, both)
+			// Many files of a few partitions: dictionaries pay for the
+			// partition values.
+			var acts []actions.Action
+			for i := range 200 {
+				p := string(rune('a' + i%3))
+				acts = append(acts, actions.Action{Add: &actions.Add{Path: "p=" + p + "/many-" + strconv.Itoa(i) + ".parquet",
+					PartitionValues: map[string]string{"p": p, "q": "7"}, Size: 10, ModificationTime: 1, DataChange: true, Stats: testStats}})
+			}
+			data, err := actions.EncodeCommit(acts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := store.PutIfAbsent(ctx, deltalog.CommitKey(3), data); err != nil {
+				t.Fatal(err)
+			}
+			snap, err := snapshot.Load(ctx, store, deltalog.Latest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lc, err := checkpoint.Write(ctx, store, snap, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cpKey, sidecars := written(t, lc)
+			dict := false
+			for _, key := range append([]string{cpKey}, sidecars...) {
+				data, err := store.Get(ctx, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, err := parquetOpen(data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				boolean := map[string]bool{}
+				for _, c := range f.Metadata().Schema {
+					if c.Type.Valid && c.Type.V == format.Boolean {
+						boolean[c.Name] = true
+					}
+				}
+				for path, kinds := range pageKinds(t, data) {
+					leaf := path[strings.LastIndexByte(path, '.')+1:]
+					for _, k := range kinds {
+						if !slices.Contains(allowed, k) {
+							t.Errorf("%s: column %s has a %s page; Spark writes only %v", key, path, k, allowed)
+						}
+						if strings.Contains(k, "DICTIONARY") {
+							dict = true
+							if boolean[leaf] {
+								t.Errorf("%s: boolean column %s is dictionary-encoded", key, path)
+							}
+						}
+					}
+				}
+			}
+			if !dict {
+				t.Error("no column is dictionary-encoded, though partition values repeat")
+			}
+		})
+	}
 }
