@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"hash/crc32"
 	"io"
 	"maps"
 	"os"
@@ -217,8 +218,9 @@ func checkpointSchemaOf(t *testing.T, raw []byte) json.RawMessage {
 // pageKinds returns, for every leaf column of the Parquet file data, the
 // kinds of its pages read from their headers: "DICTIONARY_PAGE/<encoding>"
 // or "DATA_PAGE/<encoding>" ("DATA_PAGE_V2/<encoding>" for a v2 page), and
-// checks that v1 data pages encode their levels with RLE.
-func pageKinds(t *testing.T, data []byte) map[string][]string {
+// checks that v1 data pages encode their levels with RLE and, with
+// checkCRC, that every page has the CRC-32 of its bytes in its header.
+func pageKinds(t *testing.T, data []byte, checkCRC bool) map[string][]string {
 	t.Helper()
 	f, err := parquetOpen(data)
 	if err != nil {
@@ -239,6 +241,11 @@ func pageKinds(t *testing.T, data []byte) map[string][]string {
 				var h format.PageHeader
 				if err := dec.Decode(&h); err != nil {
 					t.Fatalf("%s: page header: %v", path, err)
+				}
+				at := int64(len(data)) - int64(len(data[start+md.TotalCompressedSize:])) - int64(r.Len())
+				page := data[at : at+int64(h.CompressedPageSize)]
+				if checkCRC && h.CRC != int32(crc32.ChecksumIEEE(page)) {
+					t.Errorf("%s: page CRC %#x, its bytes' %#x", path, uint32(h.CRC), crc32.ChecksumIEEE(page))
 				}
 				if _, err := r.Seek(int64(h.CompressedPageSize), io.SeekCurrent); err != nil {
 					t.Fatal(err)
@@ -268,13 +275,14 @@ func pageKinds(t *testing.T, data []byte) map[string][]string {
 
 // sparkPageKinds are the page kinds of Spark's checkpoints (parquet-mr's
 // v1 writer, Spark's default): DATA_PAGE (v1) pages PLAIN or, after a
-// PLAIN_DICTIONARY dictionary page, PLAIN_DICTIONARY.
+// PLAIN_DICTIONARY dictionary page, PLAIN_DICTIONARY; each with its CRC
+// (parquet-mr 1.12 and later).
 var sparkPageKinds = []string{"DICTIONARY_PAGE/PLAIN_DICTIONARY", "DATA_PAGE/PLAIN_DICTIONARY", "DATA_PAGE/PLAIN"}
 
 // TestWritePagesAsSpark reads the page headers of the checkpoints and
 // sidecars Write makes: DATA_PAGE (v1) pages, PLAIN_DICTIONARY where a
 // dictionary pays (a column of few distinct values) and PLAIN elsewhere,
-// never a dictionary for booleans, RLE levels: what Spark's checkpoints
+// never a dictionary for booleans, RLE levels, page CRCs: what Spark's checkpoints
 // hold (checked against one from the corpus when it is there), so that
 // readers tested only against Spark's meet nothing new (no DATA_PAGE_V2,
 // no DELTA_LENGTH_BYTE_ARRAY).
@@ -284,7 +292,7 @@ func TestWritePagesAsSpark(t *testing.T) {
 		data, err := os.ReadFile(filepath.Join(root, "golden", "dv-with-columnmapping", "delta", "_delta_log", "00000000000000000010.checkpoint.parquet"))
 		if err == nil {
 			var spark []string
-			for _, kinds := range pageKinds(t, data) {
+			for _, kinds := range pageKinds(t, data, true) {
 				spark = append(spark, kinds...)
 			}
 			for _, k := range spark {
@@ -352,7 +360,7 @@ func TestWritePagesAsSpark(t *testing.T) {
 						boolean[c.Name] = true
 					}
 				}
-				for path, kinds := range pageKinds(t, data) {
+				for path, kinds := range pageKinds(t, data, true) {
 					leaf := path[strings.LastIndexByte(path, '.')+1:]
 					for _, k := range kinds {
 						if !slices.Contains(allowed, k) {
