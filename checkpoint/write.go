@@ -108,7 +108,14 @@ const (
 // string unless delta.checkpoint.writeStatsAsJson is false, and
 // stats_parsed and (for a partitioned table) partitionValues_parsed, typed
 // by the table's physical schema, when delta.checkpoint.writeStatsAsStruct
-// is true. remove carries no stats and no tags.
+// is true (minValues and maxValues without booleans and binaries, which
+// have no bounds). remove carries no stats and no tags. The Parquet files
+// are encoded as Spark's are, by the data file writer: DATA_PAGE (v1)
+// pages with CRCs, PLAIN_DICTIONARY where a dictionary pays, else PLAIN.
+// _last_checkpoint records, as Spark's LastCheckpointInfo, the version,
+// the number of actions, the bytes, the number of adds, the Delta schema
+// of the Parquet checkpoint (checkpointSchema; none for a JSON one), the
+// V2 checkpoint and a checksum.
 //
 // # Order and atomicity
 //
