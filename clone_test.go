@@ -132,7 +132,7 @@ func TestCloneSparkDVTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	ci := hist[0].Info
-	if ci.Operation != "CLONE" || ci.OperationParameters["sourceVersion"] != float64(3) || ci.OperationParameters["isShallow"] != true {
+	if ci.Operation != "CLONE" || ci.OperationParameters["sourceVersion"] != float64(3) || ci.OperationParameters["isShallow"] != nil {
 		t.Fatalf("commitInfo %+v", ci)
 	}
 	for _, k := range []string{"sourceTableSize", "sourceNumOfFiles", "numRemovedFiles", "numCopiedFiles", "removedFilesSize", "copiedFilesSize"} {

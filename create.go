@@ -59,14 +59,17 @@ func CreateStore(ctx context.Context, name string, store logstore.Store, spec Ta
 	if err != nil {
 		return nil, err
 	}
+	// Spark's CreateTable.parameters: clusterBy always ("[]" when not
+	// clustered), description null when there is none.
 	params := map[string]any{
 		"isManaged":   "false",
-		"description": spec.Description,
+		"description": nil,
 		"partitionBy": string(partitionBy),
+		"clusterBy":   clusterBy,
 		"properties":  string(props),
 	}
-	if domain != nil {
-		params["clusterBy"] = clusterBy
+	if spec.Description != "" {
+		params["description"] = spec.Description
 	}
 	tx := txn.BeginCreate(store, txn.Options{
 		Operation:           "CREATE TABLE",

@@ -31,7 +31,7 @@ func TestAppendMergeSchema(t *testing.T) {
 				t.Fatalf("version %d: schema and rows are not one commit", n.Version())
 			}
 			equal(t, read(t, n), []string{"id=1 s={1, null} extra=null", "id=2 s={2, bb} extra=e"})
-			if op, params := lastOperation(t, n); op != "WRITE" || params["mergeSchema"] != "true" {
+			if op, params := lastOperation(t, n); op != "WRITE" || params["canMergeSchema"] != true {
 				t.Fatalf("commitInfo %s %v", op, params)
 			}
 			// A type mismatch is refused and commits nothing.

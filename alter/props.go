@@ -173,7 +173,8 @@ func UnsetProperties(ctx context.Context, snap *snapshot.Snapshot, keys []string
 			return txn.CommitResult{}, invalid("%s cannot be unset", k)
 		}
 	}
-	params := map[string]any{propertiesParamName: jsonString(keys), "ifExists": fmt.Sprint(ifExists)}
+	// UnsetTableProperties.parameters: ifExists is a JSON boolean.
+	params := map[string]any{propertiesParamName: jsonString(keys), "ifExists": ifExists}
 	return run(ctx, snap, opts, OpUnsetProperties, params, func(_ context.Context, s *snapshot.Snapshot) (change, error) {
 		props := cloneProps(s)
 		for _, k := range keys {

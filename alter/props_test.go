@@ -171,7 +171,7 @@ func TestSetUnsetProperties(t *testing.T) {
 	}
 	res, err = alter.UnsetProperties(ctx, s, []string{"owner"}, true, alter.Options{})
 	s = must(t, s, res, err)
-	if op, params := lastOperation(t, s); op != alter.OpUnsetProperties || params["ifExists"] != "true" {
+	if op, params := lastOperation(t, s); op != alter.OpUnsetProperties || params["ifExists"] != true {
 		t.Fatalf("commitInfo %s %v", op, params)
 	}
 }

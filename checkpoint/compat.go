@@ -84,7 +84,10 @@ func parquetCopy(ctx context.Context, store logstore.Store, cp deltalog.LogFile)
 	}
 	w := &writer{v2: true, statsJSON: true, opts: WriteOptions{RowGroupRows: defaultRowGroupRows}}
 	w.addNode = addNode(w.statsJSON, nil, nil)
-	pw := w.newParquet(false, true)
+	pw, err := w.newParquet(false, true)
+	if err != nil {
+		return nil, err
+	}
 	for i := range acts {
 		if err := pw.action(&acts[i]); err != nil {
 			return nil, pw.failed(err)

@@ -8,18 +8,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/godelta/delta/internal/buildinfo"
 	"iter"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
-
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/tableconfig"
@@ -116,7 +114,14 @@ const (
 // string unless delta.checkpoint.writeStatsAsJson is false, and
 // stats_parsed and (for a partitioned table) partitionValues_parsed, typed
 // by the table's physical schema, when delta.checkpoint.writeStatsAsStruct
-// is true. remove carries no stats and no tags.
+// is true (minValues and maxValues without booleans and binaries, which
+// have no bounds). remove carries no stats and no tags. The Parquet files
+// are encoded as Spark's are, by the data file writer: DATA_PAGE (v1)
+// pages with CRCs, PLAIN_DICTIONARY where a dictionary pays, else PLAIN.
+// _last_checkpoint records, as Spark's LastCheckpointInfo, the version,
+// the number of actions, the bytes, the number of adds, the Delta schema
+// of the Parquet checkpoint (checkpointSchema; none for a JSON one), the
+// V2 checkpoint and a checksum.
 //
 // # Order and atomicity
 //
@@ -331,9 +336,12 @@ func (w *writer) fileCounts(ctx context.Context) (adds, removes int64, err error
 
 // writeV1 writes a classic V1 checkpoint.
 func (w *writer) writeV1(ctx context.Context, store logstore.Store) (deltalog.LastCheckpoint, error) {
-	pw := w.newParquet(false, true)
+	pw, err := w.newParquet(false, true)
+	if err != nil {
+		return deltalog.LastCheckpoint{}, err
+	}
 	var adds int64
-	err := func() error {
+	err = func() error {
 		head, err := w.nonFile(ctx)
 		if err != nil {
 			return err
@@ -358,7 +366,8 @@ func (w *writer) writeV1(ctx context.Context, store logstore.Store) (deltalog.La
 		return deltalog.LastCheckpoint{}, fmt.Errorf("checkpoint: writing %s: %w", key, err)
 	}
 	size := int64(len(data))
-	return deltalog.LastCheckpoint{Version: w.version, Size: pw.rows, SizeInBytes: &size, NumOfAddFiles: &adds}, nil
+	return deltalog.LastCheckpoint{Version: w.version, Size: pw.rows, SizeInBytes: &size, NumOfAddFiles: &adds,
+		CheckpointSchema: schemaJSON(pw.root)}, nil
 }
 
 // fileActions writes the adds and unexpired removes to pw, or, when split
@@ -447,10 +456,11 @@ func (w *writer) writeV2(ctx context.Context, store logstore.Store) (deltalog.La
 	}
 	var data []byte
 	var rows int64
+	var fileSchema json.RawMessage // Spark records none for a JSON V2 checkpoint
 	if w.v2JSON {
 		data, rows, err = w.jsonCheckpoint(ctx, head, !useSidecars)
 	} else {
-		data, rows, err = w.parquetCheckpoint(ctx, head, !useSidecars)
+		data, rows, fileSchema, err = w.parquetCheckpoint(ctx, head, !useSidecars)
 	}
 	if err != nil {
 		return deltalog.LastCheckpoint{}, err
@@ -481,19 +491,24 @@ func (w *writer) writeV2(ctx context.Context, store logstore.Store) (deltalog.La
 	}
 	total = int64(len(data)) + sidecarBytes
 	size := rows + sidecarRows
-	return deltalog.LastCheckpoint{Version: w.version, Size: size, SizeInBytes: &total, NumOfAddFiles: &nAdds, V2Checkpoint: v2}, nil
+	return deltalog.LastCheckpoint{Version: w.version, Size: size, SizeInBytes: &total, NumOfAddFiles: &nAdds,
+		CheckpointSchema: fileSchema, V2Checkpoint: v2}, nil
 }
 
 // writeSidecars writes the file actions into sidecar files and returns
 // their sidecar actions and the number of actions they hold.
 func (w *writer) writeSidecars(ctx context.Context, store logstore.Store) ([]actions.Sidecar, int64, error) {
 	var done []*parquetWriter
-	pw := w.newParquet(true, false)
-	err := func() error {
+	pw, err := w.newParquet(true, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	err = func() error {
 		_, err := w.fileActions(ctx, pw, func() (*parquetWriter, error) {
 			done = append(done, pw)
-			pw = w.newParquet(true, false)
-			return pw, nil
+			var err error
+			pw, err = w.newParquet(true, false)
+			return pw, err
 		})
 		return err
 	}()
@@ -528,10 +543,14 @@ func (w *writer) writeSidecars(ctx context.Context, store logstore.Store) ([]act
 }
 
 // parquetCheckpoint encodes a V2 checkpoint as Parquet: head, then the
-// file actions when inline is set.
-func (w *writer) parquetCheckpoint(ctx context.Context, head []actions.Action, inline bool) ([]byte, int64, error) {
-	pw := w.newParquet(false, true)
-	err := func() error {
+// file actions when inline is set. It returns the file, its rows and its
+// schema for _last_checkpoint.
+func (w *writer) parquetCheckpoint(ctx context.Context, head []actions.Action, inline bool) ([]byte, int64, json.RawMessage, error) {
+	pw, err := w.newParquet(false, true)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	err = func() error {
 		for i := range head {
 			if err := pw.action(&head[i]); err != nil {
 				return err
@@ -544,10 +563,10 @@ func (w *writer) parquetCheckpoint(ctx context.Context, head []actions.Action, i
 		return nil
 	}()
 	if err != nil {
-		return nil, 0, pw.failed(err)
+		return nil, 0, nil, pw.failed(err)
 	}
 	data, err := pw.close()
-	return data, pw.rows, err
+	return data, pw.rows, schemaJSON(pw.root), err
 }
 
 // jsonCheckpoint encodes a V2 checkpoint as newline-delimited JSON: head,
@@ -606,22 +625,28 @@ func newUUID() (string, error) {
 }
 
 // parquetWriter writes actions as the rows of one Parquet file held in
-// memory.
+// memory. The file is encoded by the data file writer (internal/datafile),
+// as Spark's checkpoints are by the Parquet writer of its data files:
+// DATA_PAGE (v1) pages, PLAIN_DICTIONARY where a dictionary pays, else
+// PLAIN, booleans PLAIN, RLE levels, snappy.
 type parquetWriter struct {
-	w       *writer
-	buf     bytes.Buffer
-	pw      *parquet.GenericWriter[any]
-	root    *wnode
-	rb      *rowBuilder
-	rows    int64 // rows written
-	pending []parquet.Row
+	w     *writer
+	buf   bytes.Buffer
+	dw    *datafile.Writer
+	root  *wnode
+	rows  int64            // rows written
+	cols  [][]schema.Value // the rows not yet handed to dw, per top-level column
+	npend int              // rows in cols
 
 	add, remove, txn, metadata, protocol, domain, cpMeta, sidecar *wnode
 }
 
+// pendingRows is how many rows are gathered before they are encoded.
+const pendingRows = 1024
+
 // newParquet starts a Parquet file: a sidecar (add and remove only) or a
 // checkpoint, with the V2 columns when w.v2 is set.
-func (w *writer) newParquet(sidecar, nonFile bool) *parquetWriter {
+func (w *writer) newParquet(sidecar, nonFile bool) (*parquetWriter, error) {
 	p := &parquetWriter{w: w, add: w.addNode, remove: removeNode()}
 	root := wstruct("spark_schema")
 	if !sidecar && nonFile {
@@ -637,21 +662,19 @@ func (w *writer) newParquet(sidecar, nonFile bool) *parquetWriter {
 			root.kids = append(root.kids, p.cpMeta, p.sidecar)
 		}
 	}
-	ncols := 0
-	for _, k := range root.kids {
-		ncols = k.layout(ncols, 1)
-	}
 	p.root = root
-	p.rb = newRowBuilder(ncols)
-	g := &orderedGroup{fields: make([]parquet.Field, len(root.kids))}
-	for i, k := range root.kids {
-		g.fields[i] = &namedField{Node: k.parquetNode(), name: k.name}
+	p.cols = make([][]schema.Value, len(root.kids))
+	sch, _ := root.deltaType().(*schema.StructType)
+	dw, err := datafile.NewWriter(&p.buf, sch, datafile.WriteOptions{
+		Compression: "snappy",
+		// No Delta statistics: the footer's column chunk statistics only.
+		Stats: datafile.StatsOptions{StatsColumns: []string{}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: internal: the checkpoint schema: %w", err)
 	}
-	p.pw = parquet.NewGenericWriter[any](&p.buf, parquet.NewSchema("spark_schema", g),
-		parquet.Compression(&parquet.Snappy),
-		&parquet.WriterConfig{CreatedBy: buildinfo.CreatedBy()}, // one created_by for every file we write
-	)
-	return p
+	p.dw = dw
+	return p, nil
 }
 
 // action adds a as one row.
@@ -692,16 +715,16 @@ func (p *parquetWriter) action(a *actions.Action) error {
 	if col == nil {
 		return fmt.Errorf("checkpoint: internal: no column for action %+v in this file", a)
 	}
-	for _, k := range p.root.kids {
+	for i, k := range p.root.kids {
+		var cv schema.Value // null
 		if k == col {
-			p.rb.put(k, v)
-		} else {
-			p.rb.put(k, nil)
+			cv = k.value(v)
 		}
+		p.cols[i] = append(p.cols[i], cv)
 	}
-	p.pending = append(p.pending, p.rb.row(nil))
+	p.npend++
 	p.rows++
-	if len(p.pending) >= 1024 {
+	if p.npend >= pendingRows {
 		if err := p.flushRows(); err != nil {
 			return err
 		}
@@ -710,21 +733,26 @@ func (p *parquetWriter) action(a *actions.Action) error {
 		if err := p.flushRows(); err != nil {
 			return err
 		}
-		if err := p.pw.Flush(); err != nil {
+		if err := p.dw.Flush(); err != nil {
 			return fmt.Errorf("checkpoint: encoding Parquet: %w", err)
 		}
 	}
 	return nil
 }
 
+// flushRows encodes the rows gathered so far.
 func (p *parquetWriter) flushRows() error {
-	if len(p.pending) == 0 {
+	if p.npend == 0 {
 		return nil
 	}
-	if _, err := p.pw.WriteRows(p.pending); err != nil {
+	if err := p.dw.Write(p.cols, p.npend); err != nil {
 		return fmt.Errorf("checkpoint: encoding Parquet: %w", err)
 	}
-	p.pending = p.pending[:0]
+	for i := range p.cols {
+		clear(p.cols[i]) // let go of the values
+		p.cols[i] = p.cols[i][:0]
+	}
+	p.npend = 0
 	return nil
 }
 
@@ -734,7 +762,8 @@ func (p *parquetWriter) close() ([]byte, error) {
 		if err := p.flushRows(); err != nil {
 			return err
 		}
-		return p.pw.Close()
+		_, err := p.dw.Close()
+		return err
 	}()
 	if err != nil {
 		return nil, p.failed(err)

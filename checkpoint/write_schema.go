@@ -1,26 +1,24 @@
 package checkpoint
 
 import (
+	"encoding/json"
 	"math/big"
-	"reflect"
-
-	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress"
-	"github.com/parquet-go/parquet-go/encoding"
 
 	"github.com/godelta/delta/schema"
 )
 
-// This file describes the Parquet schema of the checkpoints Write makes,
-// and turns values into the column values (with their repetition and
-// definition levels) of one row.
+// This file describes the schema of the checkpoints Write makes, as a
+// Delta schema of nullable fields (deltaType), and turns the values of
+// actions into the values of one row (value), which the data file writer
+// (internal/datafile) encodes as it encodes Spark's types in data files.
 //
-// The schema is the one Spark writes (PROTOCOL.md "Checkpoint Schema"):
-// every group and value is optional, maps are MAP groups of a repeated
-// key_value group with a required string key and an optional string value,
-// lists are three-level LIST groups (list, element), longs are plain
-// INT64 and ints plain INT32 (bytes and shorts INT32 annotated INT(8) and
-// INT(16)), strings BYTE_ARRAY annotated STRING. Top-level columns come in Spark's order:
+// The Parquet schema is so the one Spark writes (PROTOCOL.md "Checkpoint
+// Schema"): every group and value is optional, maps are MAP groups of a
+// repeated key_value group with a required string key and an optional
+// string value, lists are three-level LIST groups (list, element), longs
+// are plain INT64 and ints plain INT32 (bytes and shorts INT32 annotated
+// INT(8) and INT(16)), strings BYTE_ARRAY annotated STRING. Top-level
+// columns come in Spark's order:
 // txn, add, remove, metaData, protocol, domainMetadata, then
 // checkpointMetadata and sidecar in V2 checkpoints. Readers find columns
 // by name, so the order is a courtesy, not a rule.
@@ -60,11 +58,6 @@ type wnode struct {
 	// emptyIsNull writes "" map values as nulls (partition values, where
 	// the protocol treats the two alike and Spark writes null).
 	emptyIsNull bool
-
-	// Set by layout.
-	col  int  // index of the first leaf column at or under the node
-	ncol int  // number of leaf columns at or under the node
-	def  byte // definition level at which the node is present
 }
 
 func wstruct(name string, kids ...*wnode) *wnode {
@@ -72,107 +65,44 @@ func wstruct(name string, kids ...*wnode) *wnode {
 }
 func wleaf(name string, k wkind) *wnode { return &wnode{name: name, kind: k} }
 
-// layout numbers the leaf columns under n from col, with n present at
-// definition level def, and returns the next free column.
-func (n *wnode) layout(col int, def byte) int {
-	n.col, n.def = col, def
+// deltaType returns the Delta type of the values of n. Every field is
+// nullable, as every Parquet node of the checkpoint is optional.
+func (n *wnode) deltaType() schema.DataType {
 	switch n.kind {
 	case wStruct:
-		for _, k := range n.kids {
-			col = k.layout(col, def+1)
-		}
-	case wStringMap:
-		col += 2
-	default:
-		col++
-	}
-	n.ncol = col - n.col
-	return col
-}
-
-// parquetNode returns the Parquet schema node of n, optional.
-func (n *wnode) parquetNode() parquet.Node {
-	var p parquet.Node
-	switch n.kind {
-	case wStruct:
-		g := &orderedGroup{fields: make([]parquet.Field, len(n.kids))}
+		st := &schema.StructType{Fields: make([]schema.StructField, len(n.kids))}
 		for i, k := range n.kids {
-			g.fields[i] = &namedField{Node: k.parquetNode(), name: k.name}
+			st.Fields[i] = schema.StructField{Name: k.name, Type: k.deltaType(), Nullable: true}
 		}
-		p = g
-	case wString:
-		p = parquet.String()
-	case wBinary:
-		p = parquet.Leaf(parquet.ByteArrayType)
-	case wBool:
-		p = parquet.Leaf(parquet.BooleanType)
-	case wByte:
-		p = parquet.Int(8)
-	case wShort:
-		p = parquet.Int(16)
-	case wInt:
-		p = parquet.Leaf(parquet.Int32Type) // Spark writes ints and longs unannotated
-	case wLong:
-		p = parquet.Leaf(parquet.Int64Type)
-	case wFloat:
-		p = parquet.Leaf(parquet.FloatType)
-	case wDouble:
-		p = parquet.Leaf(parquet.DoubleType)
-	case wDate:
-		p = parquet.Date()
-	case wTimestamp:
-		p = parquet.TimestampAdjusted(parquet.Microsecond, true)
-	case wTimestampNTZ:
-		p = parquet.TimestampAdjusted(parquet.Microsecond, false)
+		return st
 	case wDecimal:
-		switch {
-		case n.prec <= 9:
-			p = parquet.Decimal(n.scale, n.prec, parquet.Int32Type)
-		case n.prec <= 18:
-			p = parquet.Decimal(n.scale, n.prec, parquet.Int64Type)
-		default:
-			p = parquet.Decimal(n.scale, n.prec, parquet.FixedLenByteArrayType(decimalBytes(n.prec)))
-		}
+		return schema.DecimalType{Precision: n.prec, Scale: n.scale}
 	case wStringMap:
-		p = parquet.Map(parquet.String(), parquet.Optional(parquet.String()))
+		return &schema.MapType{KeyType: schema.String, ValueType: schema.String, ValueContainsNull: true}
 	case wStringList:
-		p = parquet.List(parquet.Optional(parquet.String()))
+		return &schema.ArrayType{ElementType: schema.String, ContainsNull: true}
 	}
-	return parquet.Optional(p)
-}
-
-// decimalBytes is the fewest bytes that hold every unscaled value of a
-// decimal of precision prec in two's complement, as Spark sizes them.
-func decimalBytes(prec int) int {
-	limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(prec)), nil)
-	for n := 1; ; n++ {
-		if new(big.Int).Lsh(big.NewInt(1), uint(8*n-1)).Cmp(limit) >= 0 {
-			return n
+	for t, k := range primitiveKinds {
+		if k == n.kind {
+			return t
 		}
 	}
+	return nil // not reached: every leaf kind is in primitiveKinds
 }
 
-// orderedGroup is a Parquet group whose fields keep the order they were
-// given in (parquet.Group sorts them by name).
-type orderedGroup struct{ fields []parquet.Field }
+// maxSchemaJSON is the longest checkpointSchema written to
+// _last_checkpoint: Spark's checkpointSchema.writeThresholdLength default.
+const maxSchemaJSON = 20000
 
-func (g *orderedGroup) ID() int                         { return 0 }
-func (g *orderedGroup) String() string                  { return "group" }
-func (g *orderedGroup) Type() parquet.Type              { return parquet.Group{}.Type() }
-func (g *orderedGroup) Optional() bool                  { return false }
-func (g *orderedGroup) Repeated() bool                  { return false }
-func (g *orderedGroup) Required() bool                  { return true }
-func (g *orderedGroup) Leaf() bool                      { return false }
-func (g *orderedGroup) Fields() []parquet.Field         { return g.fields }
-func (g *orderedGroup) Encoding() encoding.Encoding     { return nil }
-func (g *orderedGroup) Compression() compress.Codec     { return nil }
-func (g *orderedGroup) GoType() reflect.Type            { return reflect.TypeFor[map[string]any]() }
-func (f *namedField) Name() string                      { return f.name }
-func (f *namedField) Value(reflect.Value) reflect.Value { return reflect.Value{} }
-
-type namedField struct {
-	parquet.Node
-	name string
+// schemaJSON returns the Delta schema of the file whose top-level columns
+// are root's children, as _last_checkpoint's checkpointSchema holds it, or
+// nil when it is longer than maxSchemaJSON.
+func schemaJSON(root *wnode) json.RawMessage {
+	b, err := json.Marshal(root.deltaType())
+	if err != nil || len(b) > maxSchemaJSON {
+		return nil
+	}
+	return b
 }
 
 // Column names of the actions' fields. They are part of the on-disk format
@@ -290,9 +220,9 @@ func sidecarNode() *wnode {
 }
 
 // typedNode returns the node holding values of Delta type t under name,
-// and false for types that have no typed form here (binary, variant,
-// void, geospatial, and nested types other than structs). statsOnly
-// leaves out binary and boolean, which have no min/max statistics.
+// and false for types that have no typed form here (variant, void,
+// geospatial, and nested types other than structs). minMaxNode leaves out
+// binary and boolean, which have no min/max statistics.
 func typedNode(name string, t schema.DataType) (*wnode, bool) {
 	switch t := t.(type) {
 	case schema.PrimitiveType:
@@ -322,162 +252,114 @@ var primitiveKinds = map[schema.PrimitiveType]wkind{
 	schema.TimestampNTZ: wTimestampNTZ,
 }
 
-// rowBuilder collects the column values of one row.
-type rowBuilder struct {
-	cols [][]parquet.Value // per leaf column
-}
-
-func newRowBuilder(ncols int) *rowBuilder {
-	return &rowBuilder{cols: make([][]parquet.Value, ncols)}
-}
-
-// row returns the values of the row built, in column order, and resets the
-// builder. The returned row is appended to buf.
-func (b *rowBuilder) row(buf parquet.Row) parquet.Row {
-	for i, c := range b.cols {
-		buf = append(buf, c...)
-		b.cols[i] = c[:0]
-	}
-	return buf
-}
-
-// nulls marks every column under n null at definition level def.
-func (b *rowBuilder) nulls(n *wnode, def byte) {
-	for c := n.col; c < n.col+n.ncol; c++ {
-		b.cols[c] = append(b.cols[c], parquet.NullValue().Level(0, int(def), c))
-	}
-}
-
-// put writes v, the value of node n (see wnode for the Go types), into the
-// row. Every node is optional: nil writes a null. A value of the wrong Go
-// type is a bug of this package and is written as null.
-func (b *rowBuilder) put(n *wnode, v any) {
+// value returns v, the value of node n (see wnode for the Go types), as
+// the data file writer takes it. Every node is optional: nil is a null,
+// and so is a value of the wrong Go type (a bug of this package) or out
+// of the range of its column.
+func (n *wnode) value(v any) schema.Value {
 	if v == nil {
-		b.nulls(n, n.def-1)
-		return
+		return schema.Value{}
 	}
 	switch n.kind {
 	case wStruct:
-		vals, _ := v.([]any)
+		vals, ok := v.([]any)
+		if !ok {
+			return schema.Value{}
+		}
+		out := make([]schema.Value, len(n.kids))
 		for i, k := range n.kids {
-			var kv any
 			if i < len(vals) {
-				kv = vals[i]
+				out[i] = k.value(vals[i])
 			}
-			b.put(k, kv)
 		}
-		return
+		return schema.StructValue(out)
 	case wStringMap:
-		m, _ := v.(map[string]string)
-		if len(m) == 0 {
-			b.nulls(n, n.def)
-			return
+		m, ok := v.(map[string]string)
+		if !ok {
+			return schema.Value{}
 		}
-		kc, vc := n.col, n.col+1
-		keys := sortedKeys(m)
-		for i, k := range keys {
-			rep := 0
-			if i > 0 {
-				rep = 1
+		kv := make([]schema.Value, 0, 2*len(m))
+		for _, k := range sortedKeys(m) {
+			val := schema.StringValue(m[k])
+			if m[k] == "" && n.emptyIsNull {
+				val = schema.Value{}
 			}
-			b.cols[kc] = append(b.cols[kc], parquet.ByteArrayValue([]byte(k)).Level(rep, int(n.def+1), kc))
-			val := m[k]
-			if val == "" && n.emptyIsNull {
-				b.cols[vc] = append(b.cols[vc], parquet.NullValue().Level(rep, int(n.def+1), vc))
-			} else {
-				b.cols[vc] = append(b.cols[vc], parquet.ByteArrayValue([]byte(val)).Level(rep, int(n.def+2), vc))
-			}
+			kv = append(kv, schema.StringValue(k), val)
 		}
-		return
+		return schema.MapValue(kv)
 	case wStringList:
-		l, _ := v.([]string)
-		if len(l) == 0 {
-			b.nulls(n, n.def)
-			return
+		l, ok := v.([]string)
+		if !ok {
+			return schema.Value{}
 		}
+		out := make([]schema.Value, len(l))
 		for i, s := range l {
-			rep := 0
-			if i > 0 {
-				rep = 1
-			}
-			b.cols[n.col] = append(b.cols[n.col], parquet.ByteArrayValue([]byte(s)).Level(rep, int(n.def+2), n.col))
+			out[i] = schema.StringValue(s)
 		}
-		return
+		return schema.ArrayValue(out)
 	}
-	pv, ok := leafValue(n, v)
-	if !ok {
-		b.nulls(n, n.def-1)
-		return
-	}
-	b.cols[n.col] = append(b.cols[n.col], pv.Level(0, int(n.def), n.col))
+	return n.leafValue(v)
 }
 
-// leafValue converts v to the physical value of leaf n.
-func leafValue(n *wnode, v any) (parquet.Value, bool) {
+// leafValue converts v to the value of leaf n, or a null.
+func (n *wnode) leafValue(v any) schema.Value {
 	switch x := v.(type) {
 	case string:
-		if n.kind == wString || n.kind == wBinary {
-			return parquet.ByteArrayValue([]byte(x)), true
+		switch n.kind {
+		case wString:
+			return schema.StringValue(x)
+		case wBinary:
+			return schema.BinaryValueString(x)
 		}
 	case []byte:
-		if n.kind == wString || n.kind == wBinary {
-			return parquet.ByteArrayValue(x), true
+		switch n.kind {
+		case wString:
+			return schema.StringValue(string(x))
+		case wBinary:
+			return schema.BinaryValue(x)
 		}
 	case bool:
 		if n.kind == wBool {
-			return parquet.BooleanValue(x), true
+			return schema.BooleanValue(x)
 		}
 	case int32:
 		switch n.kind {
-		case wByte, wShort, wInt, wDate:
-			return parquet.Int32Value(x), true
+		case wByte:
+			if x == int32(int8(x)) {
+				return schema.ByteValue(int8(x))
+			}
+		case wShort:
+			if x == int32(int16(x)) {
+				return schema.ShortValue(int16(x))
+			}
+		case wInt:
+			return schema.IntegerValue(x)
+		case wDate:
+			return schema.DateValue(x)
 		}
 	case int64:
 		switch n.kind {
-		case wLong, wTimestamp, wTimestampNTZ:
-			return parquet.Int64Value(x), true
+		case wLong:
+			return schema.LongValue(x)
+		case wTimestamp:
+			return schema.TimestampValue(x)
+		case wTimestampNTZ:
+			return schema.TimestampNTZValue(x)
 		}
 	case float32:
 		if n.kind == wFloat {
-			return parquet.FloatValue(x), true
+			return schema.FloatValue(x)
 		}
 	case float64:
 		if n.kind == wDouble {
-			return parquet.DoubleValue(x), true
+			return schema.DoubleValue(x)
 		}
 	case *big.Int:
 		if n.kind == wDecimal {
-			return decimalValue(n, x)
+			if d, err := schema.DecimalValue(x, n.prec, n.scale); err == nil {
+				return d
+			}
 		}
 	}
-	return parquet.Value{}, false
-}
-
-// decimalValue encodes an unscaled decimal in the physical type of n.
-func decimalValue(n *wnode, u *big.Int) (parquet.Value, bool) {
-	switch {
-	case n.prec <= 9:
-		if !u.IsInt64() || u.Int64() != int64(int32(u.Int64())) {
-			return parquet.Value{}, false
-		}
-		return parquet.Int32Value(int32(u.Int64())), true
-	case n.prec <= 18:
-		if !u.IsInt64() {
-			return parquet.Value{}, false
-		}
-		return parquet.Int64Value(u.Int64()), true
-	}
-	size := decimalBytes(n.prec)
-	// Two's complement, big-endian, sign-extended to size bytes.
-	b := make([]byte, size)
-	v := new(big.Int).Set(u)
-	if v.Sign() < 0 {
-		v.Add(v, new(big.Int).Lsh(big.NewInt(1), uint(8*size)))
-	}
-	raw := v.Bytes()
-	if len(raw) > size || v.Sign() < 0 {
-		return parquet.Value{}, false
-	}
-	copy(b[size-len(raw):], raw)
-	return parquet.FixedLenByteArrayValue(b), true
+	return schema.Value{}
 }

@@ -21,7 +21,8 @@ import (
 //
 //	numRecords: long
 //	minValues, maxValues: struct of every column with min/max statistics
-//	    (all primitive types but binary, nested structs as structs)
+//	    (all primitive types but binary and boolean, nested structs as
+//	    structs)
 //	nullCount: struct of every column as long (nested structs as structs)
 //	tightBounds: boolean, when the table supports deletion vectors
 //
@@ -56,7 +57,10 @@ func minMaxNode(name string, st *schema.StructType) *wnode {
 			}
 			continue
 		}
-		if f.Type == schema.Binary {
+		// Spark keeps bounds for numbers, dates, timestamps and strings
+		// only (SkippingEligibleDataType): none for binaries and booleans,
+		// in the JSON stats and in stats_parsed alike.
+		if f.Type == schema.Binary || f.Type == schema.Boolean {
 			continue
 		}
 		if k, ok := typedNode(f.Name, f.Type); ok {

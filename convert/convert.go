@@ -43,6 +43,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -233,6 +234,8 @@ func Convert(ctx context.Context, store logstore.Store, keys []string, opts Opti
 	to.Operation = Operation
 	pj, _ := actions.EncodeJSON(partNames)
 	to.OperationParameters = map[string]any{"numFiles": len(adds), "partitionedBy": string(pj), "collectStats": true, "sourceFormat": "parquet"}
+	// DeltaOperationMetrics.CONVERT.
+	to.OperationMetrics = map[string]any{"numConvertedFiles": strconv.Itoa(len(adds))}
 	tx := txn.BeginCreate(store, to)
 	tx.SetProtocol(p)
 	tx.SetMetadata(m)

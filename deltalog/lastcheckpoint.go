@@ -19,11 +19,16 @@ type LastCheckpoint struct {
 	// Size is the number of actions in the checkpoint.
 	Size int64 `json:"size"`
 	// Parts is the number of parts of a multi-part checkpoint.
-	Parts         *int            `json:"parts,omitempty"`
-	SizeInBytes   *int64          `json:"sizeInBytes,omitempty"`
-	NumOfAddFiles *int64          `json:"numOfAddFiles,omitempty"`
-	Checksum      string          `json:"checksum,omitempty"`
-	V2Checkpoint  json.RawMessage `json:"v2Checkpoint,omitempty"`
+	Parts         *int   `json:"parts,omitempty"`
+	SizeInBytes   *int64 `json:"sizeInBytes,omitempty"`
+	NumOfAddFiles *int64 `json:"numOfAddFiles,omitempty"`
+	// CheckpointSchema is the schema of the checkpoint's Parquet file, as a
+	// Delta schema (a JSON struct type), as Spark's LastCheckpointInfo
+	// records it; absent for a JSON checkpoint, a large schema, and in the
+	// files of older writers.
+	CheckpointSchema json.RawMessage `json:"checkpointSchema,omitempty"`
+	Checksum         string          `json:"checksum,omitempty"`
+	V2Checkpoint     json.RawMessage `json:"v2Checkpoint,omitempty"`
 }
 
 // MaxLastCheckpointBytes caps the _last_checkpoint hint: a real one is a

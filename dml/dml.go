@@ -128,9 +128,9 @@ func (m *Metrics) Map(op string) map[string]any {
 	case OpDelete:
 		out["numDeletedRows"] = m.NumDeletedRows
 	case OpUpdate:
+		// DeltaOperationMetrics.UPDATE has no numTouchedRows and no
+		// changeFileBytes: Spark's transformMetrics filters them out.
 		out["numUpdatedRows"] = m.NumUpdatedRows
-		out["numTouchedRows"] = m.NumUpdatedRows + m.NumCopiedRows
-		out["changeFileBytes"] = m.ChangeFileBytes
 	default:
 		out["numDeletedRows"] = m.NumDeletedRows
 		out["numUpdatedRows"] = m.NumUpdatedRows

@@ -172,7 +172,9 @@ type MergeMetrics struct {
 }
 
 // Map returns the metrics as commitInfo.operationMetrics holds them:
-// Spark's names, values as decimal strings.
+// Spark's names, values as decimal strings, and only those of
+// DeltaOperationMetrics.MERGE (the files before and after skipping are
+// SQL metrics Spark does not record in the log).
 func (m MergeMetrics) Map() map[string]any {
 	d := func(n int64) string { return strconv.FormatInt(n, 10) }
 	return map[string]any{
@@ -194,8 +196,6 @@ func (m MergeMetrics) Map() map[string]any {
 		"numTargetDeletionVectorsAdded":          d(m.NumTargetDeletionVectorsAdded),
 		"numTargetDeletionVectorsRemoved":        d(m.NumTargetDeletionVectorsRemoved),
 		"numTargetDeletionVectorsUpdated":        d(m.NumTargetDeletionVectorsUpdated),
-		"numTargetFilesBeforeSkipping":           d(m.NumTargetFilesBeforeSkipping),
-		"numTargetFilesAfterSkipping":            d(m.NumTargetFilesAfterSkipping),
 		"executionTimeMs":                        d(m.ExecutionTimeMs),
 		"materializeSourceTimeMs":                d(m.MaterializeSourceTimeMs),
 		"scanTimeMs":                             d(m.ScanTimeMs),

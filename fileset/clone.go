@@ -63,8 +63,9 @@ type CloneResult struct {
 // its absolute URI. The adds keep their partition values, size,
 // modification time, stats and tags, with dataChange true; row ids are
 // assigned afresh when the protocol has row tracking. The commitInfo is
-// Spark's: operation CLONE, parameters source, sourceVersion and
-// isShallow, and the metrics of CloneResult.
+// Spark's: operation CLONE, parameters source and sourceVersion (the keys
+// of DeltaOperations.Clone, which has no isShallow), and the metrics of
+// CloneResult.
 //
 // Nothing of the source is written or deleted. The clone reads the
 // source's files where they are: its metadata declares the source's root,
@@ -157,7 +158,6 @@ func Clone(ctx context.Context, source *snapshot.Snapshot, target logstore.Store
 	o.OperationParameters = map[string]any{
 		"source":        logstore.RedactURI(source.Store().URI()),
 		"sourceVersion": source.Version(),
-		"isShallow":     true,
 	}
 	o.OperationMetrics = map[string]any{
 		"sourceTableSize":  strconv.FormatInt(res.SourceTableSize, 10),

@@ -109,6 +109,16 @@ func EnableWith(ctx context.Context, snap *snapshot.Snapshot, opts EnableOptions
 	topts := opts.Txn
 	if topts.Operation == "" {
 		topts.Operation = "SET TBLPROPERTIES"
+		if topts.OperationParameters == nil {
+			// Spark's SetTableProperties.parameters: the properties set,
+			// as a JSON object in a string.
+			set, err := enableProperties(snap.Metadata().Configuration)
+			if err != nil {
+				return txn.CommitResult{}, err
+			}
+			b, _ := actions.EncodeJSON(set)
+			topts.OperationParameters = map[string]any{"properties": string(b)}
+		}
 	}
 	return txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
 		p, m, _, err := enabled(ctx, tx.Snapshot(), false)
@@ -170,6 +180,30 @@ func enableRewriting(ctx context.Context, snap *snapshot.Snapshot, p actions.Pro
 	return res, nil
 }
 
+// enableProperties returns the table properties Enable sets on a table
+// with configuration conf: iceberg added to the enabled formats, and what
+// icebergCompatV2 needs that conf does not set (tableconfig.IcebergProperties).
+func enableProperties(conf map[string]string) (map[string]string, error) {
+	props := maps.Clone(conf)
+	if props == nil {
+		props = map[string]string{}
+	}
+	formats := []string{"iceberg"}
+	for f := range strings.SplitSeq(props[tableconfig.KeyUniversalFormatEnabledFormats], ",") {
+		if f = strings.TrimSpace(f); f != "" && !strings.EqualFold(f, "iceberg") {
+			formats = append(formats, f)
+		}
+	}
+	set := map[string]string{tableconfig.KeyUniversalFormatEnabledFormats: strings.Join(formats, ",")}
+	props[tableconfig.KeyUniversalFormatEnabledFormats] = set[tableconfig.KeyUniversalFormatEnabledFormats]
+	extra, err := tableconfig.IcebergProperties(props)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(set, extra)
+	return set, nil
+}
+
 // enabled returns the protocol and metadata of snap with Iceberg on and,
 // when rewrite is set, the data files to rewrite under them; without it,
 // a file to rewrite is a *NeedsRewriteError.
@@ -180,18 +214,11 @@ func enabled(ctx context.Context, snap *snapshot.Snapshot, rewrite bool) (action
 	if props == nil {
 		props = map[string]string{}
 	}
-	formats := []string{"iceberg"}
-	for f := range strings.SplitSeq(props[tableconfig.KeyUniversalFormatEnabledFormats], ",") {
-		if f = strings.TrimSpace(f); f != "" && !strings.EqualFold(f, "iceberg") {
-			formats = append(formats, f)
-		}
-	}
-	props[tableconfig.KeyUniversalFormatEnabledFormats] = strings.Join(formats, ",")
-	extra, err := tableconfig.IcebergProperties(props)
+	set, err := enableProperties(m.Configuration)
 	if err != nil {
 		return p, m, nil, err
 	}
-	maps.Copy(props, extra)
+	maps.Copy(props, set)
 
 	// Existing files must read right in Iceberg.
 	check := fileCheck{snap: snap, newMapping: cfg.ColumnMappingMode() == schema.ColumnMappingNone}

@@ -36,7 +36,7 @@
 //     (*txn.ConflictError, errors.Is txn.ErrConflict), and so is a concurrent
 //     OPTIMIZE of the same files (both remove them). commitInfo records
 //     Spark's operation parameters (predicate, zOrderBy, clusterBy, auto;
-//     hilbertBy for a Hilbert rewrite) and operationMetrics (numAddedFiles,
+//     isFull when clustering) and operationMetrics (numAddedFiles,
 //     numRemovedFiles, numAddedBytes, numRemovedBytes, min/p25/p50/p75/max
 //     FileSize, numDeletionVectorsRemoved, as strings as Spark writes them);
 //     Result.Metrics holds the full OptimizeMetrics.

@@ -344,8 +344,11 @@ func rewriteBin(ctx context.Context, snap *snapshot.Snapshot, opts *Options, p *
 	return write.Rewrite(ctx, snap, b.files, keep, ropts)
 }
 
-// operationParameters are Spark's OPTIMIZE parameters: predicate,
-// zOrderBy and clusterBy as JSON lists, auto false; hilbertBy is ours.
+// operationParameters are Spark's OPTIMIZE parameters
+// (DeltaOperations.Optimize): predicate, zOrderBy and clusterBy as JSON
+// lists, auto; isFull (false: clustering here is incremental) with
+// clustering columns only. Spark has no key for a Hilbert rewrite of an
+// unclustered table: it records no curve columns.
 func operationParameters(opts Options, p *plan, names []string) map[string]any {
 	list := func(xs []string) string {
 		if xs == nil {
@@ -362,10 +365,9 @@ func operationParameters(opts Options, p *plan, names []string) map[string]any {
 	switch {
 	case p.cluster:
 		params["clusterBy"] = list(names)
+		params["isFull"] = false
 	case p.curve != nil && *p.curve == zorder.Morton:
 		params["zOrderBy"] = list(names)
-	case p.curve != nil:
-		params["hilbertBy"] = list(names)
 	}
 	return params
 }

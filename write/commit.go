@@ -113,9 +113,9 @@ func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batc
 	if len(adds) == 0 {
 		return txn.CommitResult{}, ErrNoRows
 	}
-	topts := txnOptions(opts.Txn, snap, "Append", nil)
-	if merged.evolved {
-		topts.OperationParameters["mergeSchema"] = "true"
+	topts := txnOptions(opts.Txn, snap, "Append", nil, opts.MergeSchema != nil)
+	if topts.OperationMetrics == nil {
+		topts.OperationMetrics = writeMetrics(topts.Operation, nil, adds, nil, 0)
 	}
 	res, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
 		if err := sameTable(snap, tx.Snapshot()); err != nil {
@@ -186,7 +186,7 @@ func Overwrite(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[B
 		return txn.CommitResult{}, err
 	}
 	var rewritten []actions.Add // files of the attempt that is running
-	topts := txnOptions(opts.Txn, snap, "Overwrite", pred)
+	topts := txnOptions(opts.Txn, snap, "Overwrite", pred, false)
 	res, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
 		if len(rewritten) > 0 { // a previous attempt's rewrites: orphans now
 			dropFiles(snap, nil, rewritten)
@@ -214,6 +214,9 @@ func Overwrite(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[B
 		if changeData {
 			tx.AddCDC(slices.Clone(inserts)...)
 			tx.AddCDC(r.CDC...)
+		}
+		if opts.Txn.OperationMetrics == nil {
+			tx.SetOperationMetrics(writeMetrics(topts.Operation, pred, adds, &r, len(inserts)))
 		}
 		rowcheck.Mark(tx) // Rows and Rewrite checked every row
 		return nil
@@ -249,8 +252,11 @@ func dropFiles(snap *snapshot.Snapshot, err error, adds []actions.Add) {
 	}
 }
 
-// txnOptions fills in the operation and Spark's operation parameters.
-func txnOptions(o txn.Options, snap *snapshot.Snapshot, mode string, pred expr.Expr) txn.Options {
+// txnOptions fills in the operation and Spark's operation parameters
+// (DeltaOperations.Write.parameters): mode, partitionBy, the replaceWhere
+// predicate as its text (Spark records options.replaceWhere as given, not
+// as a list), canMergeSchema when the schema may be merged.
+func txnOptions(o txn.Options, snap *snapshot.Snapshot, mode string, pred expr.Expr, canMergeSchema bool) txn.Options {
 	// An overwrite copies rows only through Rewrite (replaceWhere), which
 	// keeps their identities.
 	o.RowTrackingPreserved = true
@@ -261,11 +267,81 @@ func txnOptions(o txn.Options, snap *snapshot.Snapshot, mode string, pred expr.E
 		parts, _ := actions.EncodeJSON(snap.Metadata().PartitionColumns)
 		o.OperationParameters = map[string]any{"mode": mode, "partitionBy": string(parts)}
 		if pred != nil {
-			p, _ := actions.EncodeJSON([]string{pred.String()})
-			o.OperationParameters["predicate"] = string(p)
+			o.OperationParameters["predicate"] = pred.String()
+		}
+		if canMergeSchema {
+			o.OperationParameters["canMergeSchema"] = true
 		}
 	}
 	return o
+}
+
+// writeMetrics are the operationMetrics Spark records for op, a write of
+// adds (and, for an overwrite, of the rewrite r with changeFiles change
+// data files of the new rows), or nil for an operation whose metrics are
+// not known here. WRITE: DeltaOperationMetrics.WRITE (numFiles,
+// numOutputBytes, numOutputRows, counting the rows a replaceWhere copies);
+// an overwrite adds OVERWRITE_REMOVES (numRemovedFiles, numRemovedBytes),
+// a replaceWhere has WRITE_REPLACE_WHERE, filtered as Write.transformMetrics
+// does: no row counts where they are not known. STREAMING UPDATE:
+// DeltaOperationMetrics.STREAMING_UPDATE. Values are decimal strings.
+func writeMetrics(op string, pred expr.Expr, adds []actions.Add, r *Rewritten, changeFiles int) map[string]any {
+	var files, bytes, rows, removed, removedBytes int64
+	rowsKnown := true
+	count := func(as []actions.Add) {
+		for _, a := range as {
+			files++
+			bytes += a.Size
+			n, ok := numRecords(a.Stats)
+			rows += n
+			rowsKnown = rowsKnown && ok
+		}
+	}
+	count(adds)
+	if r != nil {
+		count(r.Adds)
+		for _, rm := range r.Removes {
+			removed++
+			if rm.Size != nil {
+				removedBytes += *rm.Size
+			}
+		}
+	}
+	d := func(n int64) string { return fmt.Sprint(n) }
+	var m map[string]any
+	switch op {
+	case "WRITE":
+		m = map[string]any{"numFiles": d(files), "numOutputBytes": d(bytes), "numOutputRows": d(rows)}
+		if r != nil {
+			m["numRemovedFiles"], m["numRemovedBytes"] = d(removed), d(removedBytes)
+		}
+		if r != nil && pred != nil {
+			m["numAddedChangeFiles"] = d(int64(changeFiles + len(r.CDC)))
+			m["numDeletedRows"], m["numCopiedRows"] = d(r.Dropped), d(r.Copied)
+			for _, rm := range r.Removes {
+				if _, ok := numRecords(rm.Stats); !ok {
+					rowsKnown = false
+				}
+			}
+			if r.Dropped == 0 && removed != 0 {
+				delete(m, "numDeletedRows")
+				delete(m, "numCopiedRows")
+			}
+			if !rowsKnown || rows == 0 {
+				delete(m, "numDeletedRows")
+				delete(m, "numCopiedRows")
+				delete(m, "numOutputRows")
+			}
+		} else if !rowsKnown {
+			delete(m, "numOutputRows")
+		}
+	case "STREAMING UPDATE":
+		m = map[string]any{"numAddedFiles": d(files), "numRemovedFiles": d(removed), "numOutputBytes": d(bytes), "numOutputRows": d(rows)}
+		if !rowsKnown {
+			delete(m, "numOutputRows")
+		}
+	}
+	return m
 }
 
 // sameTable fails, as a conflict, when the snapshot a transaction runs on

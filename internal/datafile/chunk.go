@@ -24,6 +24,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"github.com/godelta/delta/internal/buildinfo"
+	"hash/crc32"
 	"io"
 	"math"
 	"math/bits"
@@ -380,6 +381,7 @@ func (w *Writer) cutPage(l *wleaf) error {
 		Type:                 format.DataPage,
 		UncompressedPageSize: int32(size),
 		CompressedPageSize:   int32(zsize),
+		CRC:                  pageCRC(body[0], body[1]),
 		DataPageHeader: thrift.New(format.DataPageHeader{
 			NumValues:               int32(p.entries),
 			Encoding:                encoding,
@@ -402,6 +404,18 @@ func (w *Writer) cutPage(l *wleaf) error {
 	c.uncompressed += int64(len(header) + size)
 	p.reset()
 	return nil
+}
+
+// pageCRC is the crc field of a page header: the CRC-32 (IEEE) of the
+// page's bytes after the header, as written (compressed), which parquet-mr
+// (Spark) writes on every page since 1.12 and readers check, so that a
+// damaged page is an error rather than wrong values.
+func pageCRC(parts ...[]byte) int32 {
+	var crc uint32
+	for _, b := range parts {
+		crc = crc32.Update(crc, crc32.IEEETable, b)
+	}
+	return int32(crc)
 }
 
 // appendLevels appends levels, each at most max, RLE/bit-packed hybrid

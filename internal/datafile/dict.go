@@ -193,6 +193,7 @@ func (w *Writer) dictPage(l *wleaf) (page [2][]byte, uncompressed int64, err err
 		Type:                 format.DictionaryPage,
 		UncompressedPageSize: int32(len(d.values)),
 		CompressedPageSize:   int32(len(body)),
+		CRC:                  pageCRC(body),
 		DictionaryPageHeader: thrift.New(format.DictionaryPageHeader{NumValues: d.n, Encoding: plainDictionary}),
 	})
 	if err != nil {

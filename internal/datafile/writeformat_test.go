@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"github.com/godelta/delta/internal/buildinfo"
+	"hash/crc32"
 	"io"
 	"maps"
 	"math"
@@ -403,6 +404,10 @@ func dataPages(t *testing.T, data []byte, cc format.ColumnChunk) []format.PageHe
 		}
 		headerLen := int64(before - r.Len())
 		uncompressed += headerLen + int64(h.UncompressedPageSize)
+		// Every page carries the CRC-32 of its bytes, as parquet-mr's.
+		if body := data[at+headerLen : at+headerLen+int64(h.CompressedPageSize)]; h.CRC != int32(crc32.ChecksumIEEE(body)) {
+			t.Fatalf("column %v: page at %d: crc %#x, its bytes' %#x", md.PathInSchema, at, uint32(h.CRC), crc32.ChecksumIEEE(body))
+		}
 		if _, err := r.Seek(int64(h.CompressedPageSize), io.SeekCurrent); err != nil {
 			t.Fatal(err)
 		}
