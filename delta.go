@@ -90,6 +90,7 @@ var (
 	ErrMissingLogFile      = deltaerr.ErrMissingLogFile
 	ErrInvalidArgument     = deltaerr.ErrInvalidArgument
 	ErrUnsupportedScheme   = deltaerr.ErrUnsupportedScheme
+	ErrTableReplaced       = deltaerr.ErrTableReplaced
 )
 
 // Structured errors.

@@ -31,7 +31,8 @@ import (
 // refused, as Spark refuses it. CHECK constraints are set with
 // AddConstraint, not here. delta.minReaderVersion and
 // delta.minWriterVersion ask for at least those protocol versions
-// (write.RequireVersions) and are not stored, as in Spark.
+// (write.RequireVersions) and are not stored, as in Spark; a version below
+// the table's that adds no feature is write.ErrProtocolDowngrade.
 //
 // delta.enableRowTracking = true on a table with files that have no row
 // ids runs BackfillRowIDs first (an UPGRADE PROTOCOL commit when the

@@ -70,6 +70,15 @@ var (
 	// ErrNotEmpty is returned by CLONE for a target that holds files but
 	// no table: they would become the clone's orphans, for its VACUUM.
 	ErrNotEmpty = errors.New("location is not empty")
+
+	// ErrTableReplaced is returned when the table at a location is no
+	// longer the table a reader began with: its metaData carries another
+	// table id, as after the table directory was deleted and a table
+	// created there again. A reader that followed the location (a stream,
+	// or one resumed at a stored offset) would mix the rows of two tables
+	// and miss some of each. Spark's streaming source fails the same way
+	// (DIFFERENT_DELTA_TABLE_READ_BY_STREAMING_SOURCE).
+	ErrTableReplaced = errors.New("table replaced by a different table")
 )
 
 // FeatureError says which feature or protocol version a table needs that

@@ -53,10 +53,21 @@
 // A commit the stream needs that log cleanup (delta.logRetentionDuration)
 // deleted: ErrVersionsCleanedUp. A metaData action whose schema no longer
 // holds every column the stream reads, with the same type and the same
-// physical name (a column-mapping rename or drop, a type change, a
-// replaced table): a *SchemaChangeError, as Spark's source refuses
-// non-additive schema changes. Columns added are allowed: the stream keeps
-// the columns it began with.
+// physical name (a column-mapping rename or drop, a type change): a
+// *SchemaChangeError, as Spark's source refuses non-additive schema
+// changes. Columns added are allowed: the stream keeps the columns it
+// began with.
+//
+// Another table at the location: a stream remembers the table id
+// (metaData.id) of the table it began with, and every offset it gives
+// carries it. Before it reads a commit it has not listed yet, it makes
+// sure the log is still that table's (the table is loaded again when new
+// commits appear, or when the newest commit it saw is gone or changed),
+// so a table deleted and created again at the same path stops the stream
+// with a *TableReplacedError instead of being read as the old table's
+// next commits. A deleted table that is not created again only makes the
+// stream wait. A stream resumed at an offset of another table is refused
+// the same way.
 //
 // # The sink: exactly-once producers
 //
@@ -88,7 +99,8 @@
 //
 // Errors are tested with errors.Is: ErrVersionsCleanedUp (also
 // deltaerr.ErrVersionNotFound), ErrChangeCommit (every *ChangeCommitError),
-// ErrSchemaChanged (every *SchemaChangeError), write.ErrAppVersionCommitted
+// ErrSchemaChanged (every *SchemaChangeError), deltaerr.ErrTableReplaced
+// (every *TableReplacedError), write.ErrAppVersionCommitted
 // never escapes Write (it reports Skipped), and the errors of packages
 // snapshot, scan, write and txn come through with their kinds.
 package stream

@@ -60,6 +60,44 @@ func (e *ChangeCommitError) Error() string {
 // Is reports whether target is ErrChangeCommit.
 func (e *ChangeCommitError) Is(target error) bool { return target == ErrChangeCommit }
 
+// TableReplacedError is the error of a stream whose table is no longer
+// the table at its location: the log there now carries another table id
+// (the table directory was deleted and a table created there again), or
+// the offset a stream resumes at was taken on another table. Reading on
+// would mix the rows of two tables and skip some of each; Spark's source
+// fails the same way (DIFFERENT_DELTA_TABLE_READ_BY_STREAMING_SOURCE).
+// errors.Is(err, deltaerr.ErrTableReplaced) reports true.
+type TableReplacedError struct {
+	// Was is the table id the stream began with, or the one its offset
+	// carries.
+	Was string
+	// Now is the table id found at the location.
+	Now string
+	// Version is the commit whose metaData carries Now, or -1 when the
+	// table was found replaced as a whole (its log loaded again).
+	Version int64
+	// Resumed is true when the id came from the offset the stream was
+	// resumed at (FromOffset), not from a table the stream read.
+	Resumed bool
+}
+
+func (e *TableReplacedError) Error() string {
+	switch {
+	case e.Resumed:
+		return fmt.Sprintf("stream: the offset was taken on table %s, not on this table (%s): "+
+			"an offset resumes only the stream of its own table; start a new stream", e.Was, e.Now)
+	case e.Version >= 0:
+		return fmt.Sprintf("stream: commit %d replaced the table by a different one (table id %s, was %s): "+
+			"restart the stream from the latest snapshot", e.Version, e.Now, e.Was)
+	}
+	return fmt.Sprintf("stream: the table was replaced by a different table at the same location "+
+		"(table id %s, was %s: deleted and created again?); the stream stops rather than mix the rows "+
+		"of two tables: start a new stream", e.Now, e.Was)
+}
+
+// Is reports whether target is deltaerr.ErrTableReplaced.
+func (e *TableReplacedError) Is(target error) bool { return target == deltaerr.ErrTableReplaced }
+
 // SchemaChangeError is the error of a metaData action whose schema does not
 // hold a column the stream reads as the stream began with it: same name,
 // type and physical name (column mapping). errors.Is(err, ErrSchemaChanged)
@@ -67,8 +105,7 @@ func (e *ChangeCommitError) Is(target error) bool { return target == ErrChangeCo
 type SchemaChangeError struct {
 	// Version is the commit of the metaData action.
 	Version int64
-	// Column is the column that was dropped, renamed or retyped; empty when
-	// the table itself was replaced (a new table id).
+	// Column is the column that was dropped, renamed or retyped.
 	Column string
 	// Reason says what changed.
 	Reason string

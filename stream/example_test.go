@@ -59,7 +59,9 @@ func Example() {
 		_ = cursor.Save(ctx, b.End)
 	}
 	off, _, _ := cursor.Load(ctx)
-	fmt.Println("resume at:", off)
+	// The offset names the table it was taken on (off.TableID): resumed
+	// on another table, the stream would be refused.
+	fmt.Printf("resume at: version %d, file %d\n", off.Version, off.Index)
 	// Output:
 	// batch 0 skipped: false
 	// batch 1 skipped: false
@@ -67,5 +69,5 @@ func Example() {
 	// last batch: 1
 	// read: hello 0
 	// read: hello 1
-	// resume at: 3:0
+	// resume at: version 3, file 0
 }

@@ -16,15 +16,25 @@ import (
 // Less.
 //
 // An Offset is stored by the caller between runs: as text (MarshalText,
-// "12:3" for commit 12 from its fourth file, "snapshot:12:3" in a
-// snapshot) or packed into one int64 (Seq) for a txn version.
+// "12:3@<table id>" for commit 12 from its fourth file, "snapshot:12:3@<table
+// id>" in a snapshot) or packed into one int64 (Seq) for a txn version.
+//
+// TableID is the id (metaData.id) of the table the offset was taken on,
+// as Spark's offsets carry it (reservoirId): a stream resumed at the
+// offset on another table, such as one created again at the same
+// location, is refused with a *TableReplacedError. Every offset a Source
+// gives carries it; an offset without one (text without "@...", one from
+// OffsetFromSeq, which cannot pack it) is only a position, checked against
+// nothing.
 type Offset struct {
 	Version  int64
 	Index    int64
 	Snapshot bool
+	TableID  string
 }
 
-// Less reports whether o comes before p in a stream.
+// Less reports whether o comes before p in a stream. TableID is not
+// compared.
 func (o Offset) Less(p Offset) bool {
 	if o.Version != p.Version {
 		return o.Version < p.Version
@@ -39,7 +49,10 @@ func (o Offset) Less(p Offset) bool {
 func (o Offset) String() string {
 	s := strconv.FormatInt(o.Version, 10) + ":" + strconv.FormatInt(o.Index, 10)
 	if o.Snapshot {
-		return "snapshot:" + s
+		s = "snapshot:" + s
+	}
+	if o.TableID != "" {
+		s += "@" + o.TableID
 	}
 	return s
 }
@@ -59,10 +72,17 @@ func (o *Offset) UnmarshalText(b []byte) error {
 }
 
 // ParseOffset parses an offset as String writes it; a bare version "12"
-// is the commit 12 from its first file. Malformed text is ErrOffset.
+// is the commit 12 from its first file, and text without "@<table id>" an
+// offset without a table id. Malformed text is ErrOffset.
 func ParseOffset(s string) (Offset, error) {
 	var o Offset
 	t := strings.TrimSpace(s)
+	if pos, id, ok := strings.Cut(t, "@"); ok {
+		if id == "" {
+			return Offset{}, fmt.Errorf("%q: %w", s, ErrOffset)
+		}
+		o.TableID, t = id, pos
+	}
 	if rest, ok := strings.CutPrefix(t, "snapshot:"); ok {
 		o.Snapshot, t = true, rest
 	}
@@ -95,6 +115,8 @@ const (
 // Seq packs the offset into one non-negative int64 that grows with the
 // offset (Less), for a txn action's version (TableCursor): the version in
 // the high 39 bits, the snapshot flag, then the index in the low 23 bits.
+// The table id is not packed: such an offset is recorded in the output
+// table, and the consumer checks which table it reads.
 // An index of 2^23 files or more (a snapshot of over eight million files
 // resumed mid-way) cannot be packed: ErrOffset.
 func (o Offset) Seq() (int64, error) {
@@ -108,7 +130,7 @@ func (o Offset) Seq() (int64, error) {
 	return n, nil
 }
 
-// OffsetFromSeq is the inverse of Seq.
+// OffsetFromSeq is the inverse of Seq, without a table id.
 func OffsetFromSeq(n int64) Offset {
 	return Offset{Version: n >> seqVersionAt, Index: n & seqMaxIndex, Snapshot: n&seqSnapshot != 0}
 }
@@ -146,7 +168,9 @@ func FromTimestamp(t time.Time) Start { return Start{kind: startTimestamp, ts: t
 // (Spark's startingVersion "latest").
 func FromLatest() Start { return Start{kind: startLatest} }
 
-// FromOffset resumes a stream at an offset a Batch gave as its End.
+// FromOffset resumes a stream at an offset a Batch gave as its End. An
+// offset that carries a table id resumes only that table: another one is
+// a *TableReplacedError (deltaerr.ErrTableReplaced).
 func FromOffset(o Offset) Start { return Start{kind: startOffset, off: o} }
 
 // String describes the start, for logs.

@@ -89,8 +89,11 @@ type Source struct {
 	// it replaced (a batch planned before may still read with one), for
 	// Close.
 	readers []*scan.FileReader
-	pos     Offset
-	latest  int64 // the newest commit seen in the log
+	pos     Offset // without TableID: at stamps it on what the stream gives
+	latest  int64  // the newest commit seen in the log
+	// tip is the listing's entry of commit latest, to tell when that
+	// commit is no longer the one the stream saw (the table replaced).
+	tip deltalog.LogFile
 
 	snapFiles []*actions.Add // the initial snapshot's files, while pos.Snapshot
 	snapTime  time.Time
@@ -126,6 +129,11 @@ func NewSource(ctx context.Context, store logstore.Store, opts Options) (*Source
 		return nil, err
 	}
 	s.latest = latest.Version()
+	for _, f := range latest.Segment().Commits {
+		if f.Version == s.latest {
+			s.tip = f
+		}
+	}
 	if err := s.resolveStart(ctx, latest); err != nil {
 		return nil, err
 	}
@@ -187,7 +195,11 @@ func (s *Source) resolveStart(ctx context.Context, latest *snapshot.Snapshot) er
 		if st.off.Version < 0 || st.off.Index < 0 {
 			return fmt.Errorf("%s: %w", st.off, ErrOffset)
 		}
+		if id := latest.Metadata().ID; st.off.TableID != "" && st.off.TableID != id {
+			return &TableReplacedError{Was: st.off.TableID, Now: id, Version: -1, Resumed: true}
+		}
 		s.pos = st.off
+		s.pos.TableID = ""
 	case startVersion:
 		switch {
 		case st.version < 0:
@@ -277,7 +289,13 @@ func (s *Source) Close() error {
 func (s *Source) Schema() *schema.StructType { return s.out }
 
 // Offset returns the position of the stream: where the next batch begins.
-func (s *Source) Offset() Offset { return s.pos }
+func (s *Source) Offset() Offset { return s.at(s.pos) }
+
+// at returns o with the stream's table id.
+func (s *Source) at(o Offset) Offset {
+	o.TableID = s.id
+	return o
+}
 
 // Next returns the next batch, waiting for one when the stream has caught
 // up: it polls the log with backoff (see Options.PollInterval) until a
@@ -327,7 +345,7 @@ func (s *Source) Batches(ctx context.Context) iter.Seq2[*Batch, error] {
 // plan builds the batch that begins at s.pos and moves s.pos to its end;
 // nil when there is nothing to read.
 func (s *Source) plan(ctx context.Context) (*Batch, error) {
-	b := &Batch{Start: s.pos, schema: s.out, src: s}
+	b := &Batch{Start: s.at(s.pos), schema: s.out, src: s}
 	var bytes int64
 	full := func() bool {
 		n := len(b.units)
@@ -382,7 +400,7 @@ func (s *Source) plan(ctx context.Context) (*Batch, error) {
 		}
 		s.pos = Offset{Version: c.version + 1}
 	}
-	b.End = s.pos
+	b.End = s.at(s.pos)
 	if len(b.units) == 0 {
 		return nil, nil
 	}
@@ -405,7 +423,7 @@ func (s *Source) commit(ctx context.Context, v int64) (*commitPlan, error) {
 		return s.cur, nil
 	}
 	if v > s.latest {
-		if err := s.refresh(ctx, v); err != nil {
+		if err := s.refresh(ctx); err != nil {
 			return nil, err
 		}
 		if v > s.latest {
@@ -430,22 +448,86 @@ func (s *Source) commit(ctx context.Context, v int64) (*commitPlan, error) {
 	return c, nil
 }
 
-// refresh lists the log from version from, for its newest commit. The
-// listing only says how far the log goes: a listing that runs concurrently
-// with commits may show a commit and miss the one before it (a directory
-// read is not atomic), so whether a commit is there is decided by reading
-// it (commit), never by its absence from a listing.
-func (s *Source) refresh(ctx context.Context, from int64) error {
-	files, err := deltalog.List(ctx, s.store, from)
+// refresh lists the log from the newest commit seen, for the commits
+// after it. The listing only says how far the log goes: a listing that
+// runs concurrently with commits may show a commit and miss the one
+// before it (a directory read is not atomic), so whether a commit is there
+// is decided by reading it (commit), never by its absence from a listing.
+//
+// It also makes sure that the log is still the one of the table the
+// stream reads (checkTable) before the stream reads a commit it lists: a
+// table deleted and created again at the same location has commits of the
+// same versions, which would otherwise read as the next ones. When new
+// commits are listed, the table is loaded again and its id compared (as
+// Spark's source updates its snapshot each batch). When none is, the
+// newest commit seen (the tip) is compared with the listing's entry of it,
+// and a tip gone or changed (size, modification time) has the table
+// loaded again too, so that a new table with no more commits than the old
+// one is found at once. A table that is gone is a log with nothing new:
+// the stream waits, as for commits, and checks again at the next poll.
+func (s *Source) refresh(ctx context.Context) error {
+	files, err := deltalog.List(ctx, s.store, s.latest)
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
-		if f.Kind == deltalog.Commit {
-			s.latest = max(s.latest, f.Version)
+	var tip, last *deltalog.LogFile
+	for i := range files {
+		switch f := &files[i]; {
+		case f.Kind != deltalog.Commit:
+		case f.Version == s.latest:
+			tip = f
+		case f.Version > s.latest && (last == nil || f.Version > last.Version):
+			last = f
 		}
 	}
+	suspect := last != nil
+	if !suspect && s.tip.Key != "" {
+		if tip == nil {
+			// The listing may have missed it: look it up.
+			info, err := s.store.Stat(ctx, s.tip.Key)
+			switch {
+			case errors.Is(err, logstore.ErrNotFound):
+			case err != nil:
+				return err
+			default:
+				f := s.tip
+				f.Size, f.ModTime = info.Size, info.ModTime.UnixMilli()
+				tip = &f
+			}
+		}
+		suspect = tip == nil || tip.Size != s.tip.Size || tip.ModTime != s.tip.ModTime
+	}
+	if suspect {
+		gone, err := s.checkTable(ctx)
+		if err != nil || gone {
+			return err
+		}
+	}
+	switch {
+	case last != nil:
+		s.latest, s.tip = last.Version, *last
+	case tip != nil:
+		s.tip = *tip
+	}
 	return nil
+}
+
+// checkTable loads the newest version of the table and returns a
+// *TableReplacedError when its id is not the stream's, and true when
+// there is no table (deleted, and maybe about to be created again).
+func (s *Source) checkTable(ctx context.Context) (gone bool, err error) {
+	snap, err := snapshot.Load(ctx, s.store, deltalog.Latest)
+	if errors.Is(err, deltaerr.ErrTableNotFound) {
+		s.log.DebugContext(ctx, "stream: the table's log is gone; waiting for it", "version", s.latest)
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if id := snap.Metadata().ID; id != s.id {
+		return false, &TableReplacedError{Was: s.id, Now: id, Version: -1}
+	}
+	return false, nil
 }
 
 // judge decides what of commit v the stream reads.
@@ -533,10 +615,11 @@ func (s *Source) judge(ctx context.Context, v int64, acts []actions.Action) (*co
 
 // checkSchema refuses a metaData action the stream cannot carry: one whose
 // schema lacks a column the stream reads, with the same type and physical
-// name, or that replaces the table.
+// name (a *SchemaChangeError), or that replaces the table (a
+// *TableReplacedError).
 func (s *Source) checkSchema(v int64, m *actions.Metadata) error {
 	if m.ID != s.id {
-		return &SchemaChangeError{Version: v, Reason: fmt.Sprintf("the table was replaced (table id %s, was %s)", m.ID, s.id)}
+		return &TableReplacedError{Was: s.id, Now: m.ID, Version: v}
 	}
 	cfg, err := tableconfig.New(s.protocol, *m)
 	if err != nil {

@@ -44,7 +44,7 @@ func TestSourceStarts(t *testing.T) {
 			v := appendBatch(t, tbl, 100, 1)
 			got, bs := drain(t, src)
 			equalKeys(t, got, want(1, "", 100))
-			if first, last := bs[0].Versions(); first != v || last != v || bs[0].End != (stream.Offset{Version: v + 1}) {
+			if first, last := bs[0].Versions(); first != v || last != v || position(bs[0].End) != (stream.Offset{Version: v + 1}) {
 				t.Errorf("batch versions %d..%d end %v, want %d, end %d:0", first, last, bs[0].End, v, v+1)
 			}
 		})
@@ -246,7 +246,7 @@ func TestSourceChangeFeed(t *testing.T) {
 	}
 	got, bs := drain(t, src)
 	equalKeys(t, got, want(2, scan.ChangeInsert, 1))
-	if bs[0].Start != (stream.Offset{Version: 1, Snapshot: true}) {
+	if position(bs[0].Start) != (stream.Offset{Version: 1, Snapshot: true}) {
 		t.Errorf("start %v, want the snapshot at 1", bs[0].Start)
 	}
 	if _, err := tbl.OverwriteRows(ctx, rowsOf(2, 1), delta.OverwriteOptions{}); err != nil { // v2

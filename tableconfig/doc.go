@@ -40,6 +40,15 @@
 // return a *PropertyError naming the key, the value and what is allowed;
 // it matches ErrInvalidProperty and deltaerr.ErrInvalidArgument.
 //
+// # Rules on new metadata
+//
+// CheckMetadataChange holds the rules Spark applies to metadata a commit
+// writes, beyond property values: column names Spark cannot write without
+// column mapping, columns named as the change data feed's while the feed
+// is on, protocol requests stored as properties. Package txn applies it
+// to every commit that stages a metaData; New does not, so tables that
+// break these rules stay readable.
+//
 // A *Config is immutable and safe for concurrent use. This package does no
 // I/O and imports only actions, schema and deltaerr. The examples build a
 // Config and read a few answers, and show Validate refusing a bad value.

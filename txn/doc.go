@@ -176,6 +176,14 @@
 // dataChange=true is refused with ErrAppendOnly, and nothing is written.
 // Removes with dataChange=false (compaction) stay allowed.
 //
+// A commit that stages a metaData (CREATE, ALTER, an append that merges
+// its schema, CLONE, RESTORE, CONVERT: every change of metadata) is also
+// checked against the metadata it replaces by
+// tableconfig.Config.CheckMetadataChange, the one place for the rules
+// Spark checks on new metadata: no column name Spark cannot write without
+// column mapping, no column named as a change data feed column while the
+// feed is on, no protocol request stored as a property.
+//
 // # Table features
 //
 // Commit refuses, with a *deltaerr.FeatureError (errors.Is

@@ -358,6 +358,18 @@ func (t *Transaction) validate() error {
 		return err
 	}
 	t.config = cfg
+	if t.metadata != nil {
+		// Every change of metadata (CREATE, ALTER, an append that merges
+		// its schema, CLONE, RESTORE, CONVERT) passes here: the rules on
+		// column names and properties that Spark checks on new metadata.
+		var prev *tableconfig.Config
+		if t.snap != nil {
+			prev = t.snap.Config()
+		}
+		if err := cfg.CheckMetadataChange(prev); err != nil {
+			return err
+		}
+	}
 	if err := checkIcebergCompat(cfg, t.adds, t.metadata != nil); err != nil {
 		return err
 	}

@@ -28,6 +28,13 @@ var (
 	// that does not parse. It matches deltaerr.ErrInvalidArgument.
 	ErrInvalidSpec = fmt.Errorf("write: invalid table specification: %w", deltaerr.ErrInvalidArgument)
 
+	// ErrProtocolDowngrade is returned by Evolve for delta.minReaderVersion
+	// or delta.minWriterVersion below the table's version when the
+	// request adds nothing to the protocol: a property never lowers a
+	// protocol (Spark: DELTA_INVALID_PROTOCOL_DOWNGRADE). It matches
+	// deltaerr.ErrInvalidArgument.
+	ErrProtocolDowngrade = fmt.Errorf("write: protocol downgrade: %w", deltaerr.ErrInvalidArgument)
+
 	// ErrNoRows is returned by Append when batches hold no row at all (an
 	// empty or header-only input): no data file is written and nothing is
 	// committed, since the commit would add a version that changes

@@ -24,7 +24,9 @@ import (
 //   - props are checked with tableconfig.Validate; delta.feature.<name> =
 //     supported asks for a feature and is consumed, not stored, as are
 //     delta.minReaderVersion and delta.minWriterVersion, which ask for
-//     protocol versions (RequireVersions);
+//     protocol versions (RequireVersions): a version above p's upgrades
+//     it, one below p's that adds no feature to it is ErrProtocolDowngrade
+//     (one m already stores, written by another engine, is only dropped);
 //   - the protocol is upgraded to the smallest one that supports p's
 //     features and every feature the schema and the properties use
 //     (UpgradeProtocol); it is never downgraded;
@@ -43,6 +45,13 @@ func Evolve(p actions.Protocol, m actions.Metadata, sch *schema.StructType, prop
 	}
 	if _, err := checkPartitions(sch, m.PartitionColumns); err != nil {
 		return p, m, err
+	}
+	for _, k := range []string{tableconfig.KeyMinReaderVersion, tableconfig.KeyMinWriterVersion} {
+		if v, ok := props[k]; ok && m.Configuration[k] == v {
+			// Stored by another engine, and carried over: not a request.
+			props = maps.Clone(props)
+			delete(props, k)
+		}
 	}
 	np, nprops, err := evolve(p, sch, props)
 	if err != nil {
@@ -94,7 +103,7 @@ func evolve(base actions.Protocol, sch *schema.StructType, raw map[string]string
 	feats := map[string]bool{}
 	// Spark's protocol version properties: requests, never stored.
 	var r, w int32 = 1, 1
-	asked := false
+	var rAsked, wAsked bool
 	for k, v := range raw {
 		if k == tableconfig.KeyMinReaderVersion || k == tableconfig.KeyMinWriterVersion {
 			n, err := strconv.ParseInt(v, 10, 32)
@@ -102,11 +111,10 @@ func evolve(base actions.Protocol, sch *schema.StructType, raw map[string]string
 				return base, nil, fmt.Errorf("%w: %w", ErrInvalidSpec, &tableconfig.PropertyError{Key: k, Value: v, Reason: "want a protocol version"})
 			}
 			if k == tableconfig.KeyMinReaderVersion {
-				r = int32(n)
+				r, rAsked = int32(n), true
 			} else {
-				w = int32(n)
+				w, wAsked = int32(n), true
 			}
-			asked = true
 			continue
 		}
 		if name, ok := strings.CutPrefix(k, tableconfig.KeyFeaturePrefix); ok {
@@ -130,13 +138,25 @@ func evolve(base actions.Protocol, sch *schema.StructType, raw map[string]string
 		return base, nil, err
 	}
 	p, _ := UpgradeProtocol(base, slices.Collect(maps.Keys(feats))...)
-	if asked {
+	if rAsked || wAsked {
 		if r == 3 && w < 7 {
 			w = 7
 		}
+		before := p
 		var err error
 		if p, err = RequireVersions(p, r, w); err != nil {
 			return base, nil, err
+		}
+		// As Spark: the versions asked for are a set of features merged
+		// into the protocol; when that adds nothing, a version below the
+		// table's asks for a downgrade, which a property cannot make.
+		if SameProtocol(before, p) {
+			if rAsked && r < base.MinReaderVersion {
+				return base, nil, downgradeErr(tableconfig.KeyMinReaderVersion, r, base)
+			}
+			if wAsked && w < base.MinWriterVersion {
+				return base, nil, downgradeErr(tableconfig.KeyMinWriterVersion, w, base)
+			}
 		}
 	}
 	if err := p.ReadSupported(); err != nil {
@@ -169,6 +189,11 @@ func evolve(base actions.Protocol, sch *schema.StructType, raw map[string]string
 		}
 	}
 	return p, props, nil
+}
+
+func downgradeErr(key string, v int32, p actions.Protocol) error {
+	return fmt.Errorf("%w: %s = %d is below the table's protocol %d/%d and would downgrade it; "+
+		"a property only raises protocol versions", ErrProtocolDowngrade, key, v, p.MinReaderVersion, p.MinWriterVersion)
 }
 
 // FeatureName returns the protocol's spelling of a table feature name
