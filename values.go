@@ -227,6 +227,7 @@ func (b *schemaBuilder) goType(t reflect.Type, opts *fieldOptions) (schema.DataT
 		t, nullable = t.Elem(), true
 	}
 	none := func(hint string) (schema.DataType, bool, error) {
+		//lint:ignore ST1005 "Go" is a proper noun, and callers prefix the field's name.
 		return nil, false, fmt.Errorf("Go type %s has no Delta type%s", t, hint)
 	}
 	switch t {

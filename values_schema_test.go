@@ -131,7 +131,7 @@ func TestSchemaFor(t *testing.T) {
 		{ID: 2, Tags: []string{}, Attrs: map[string]int64{}, Home: schemaAddress{City: ""}}, // zero values, nils
 	}
 	for i := range rows {
-		rows[i].Debug = "not stored"
+		rows[i].Debug, rows[i].hidden = "not stored", 42
 	}
 	if _, err := delta.AppendStructs(ctx, tbl, slices.Values(rows), delta.WriteOptions{}); err != nil {
 		t.Fatal(err)
@@ -157,7 +157,7 @@ func TestSchemaFor(t *testing.T) {
 	}
 	for i := range rows {
 		w, g := rows[i], got[i]
-		w.Debug = ""
+		w.Debug, w.hidden = "", 0
 		// Decimals compare by value; the rest as they are.
 		if !sameRat(w.Amount, g.Amount) || w.Fee.Cmp(&g.Fee) != 0 || len(w.Prices) != len(g.Prices) {
 			t.Errorf("row %d: decimals %v %v %v, want %v %v %v", i, g.Amount, &g.Fee, g.Prices, w.Amount, &w.Fee, w.Prices)
