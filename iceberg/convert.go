@@ -372,7 +372,11 @@ func (c *conv) loadManifests(ctx context.Context) error {
 		return nil
 	}
 	name := fmt.Sprintf("manifest list %s (snapshot %d)", s.ManifestList, s.SnapshotID)
-	data, err := readCapped(ctx, c.store, c.key(s.ManifestList), name, maxAvroSize)
+	key, err := c.key(s.ManifestList)
+	if err != nil {
+		return err
+	}
+	data, err := readCapped(ctx, c.store, key, name, maxAvroSize)
 	if err != nil {
 		return err
 	}
@@ -384,14 +388,26 @@ func (c *conv) loadManifests(ctx context.Context) error {
 	return nil
 }
 
-// key returns the store key of a location under the table root.
-func (c *conv) key(loc string) string {
-	return strings.TrimPrefix(strings.TrimPrefix(loc, c.root), "/")
+// key returns the store key of an Iceberg location under the table root:
+// the inverse of location. Iceberg locations are URIs as written, not
+// percent-encoded as Delta log paths are, so they do not go through the
+// snapshot's Location; a manifest or manifest list outside the table root
+// (Iceberg metadata written elsewhere, or hostile) is not read.
+func (c *conv) key(loc string) (string, error) {
+	rest, ok := strings.CutPrefix(loc, c.root+"/")
+	if !ok || rest == "" {
+		return "", fmt.Errorf("iceberg: %q is outside the table at %s: %w", loc, logstore.RedactURI(c.root), deltaerr.ErrPathEscapesRoot)
+	}
+	return rest, nil
 }
 
 func (c *conv) readManifest(ctx context.Context, m map[string]any) ([]map[string]any, error) {
 	path := strOf(m, "manifest_path")
-	data, err := readCapped(ctx, c.store, c.key(path), "manifest "+path, maxAvroSize)
+	key, err := c.key(path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readCapped(ctx, c.store, key, "manifest "+path, maxAvroSize)
 	if err != nil {
 		return nil, err
 	}

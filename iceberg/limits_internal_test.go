@@ -154,3 +154,33 @@ func TestInflateLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestConvKeyStaysInRoot: a manifest or manifest list is read only from
+// beneath the table root; a location elsewhere, or the root itself, is
+// ErrPathEscapesRoot rather than a key the store would read.
+func TestConvKeyStaysInRoot(t *testing.T) {
+	c := &conv{root: "file:///data/t"}
+	tests := []struct {
+		loc, key string
+	}{
+		{"file:///data/t/metadata/snap-1.avro", "metadata/snap-1.avro"},
+		{"file:///data/t/metadata/a b%41.avro", "metadata/a b%41.avro"}, // Iceberg locations are not percent-decoded
+		{"file:///data/other/metadata/snap-1.avro", ""},
+		{"file:///data/t2/metadata/snap-1.avro", ""},
+		{"file:///data/t", ""},
+		{"s3://bucket/data/t/metadata/snap-1.avro", ""},
+		{"metadata/snap-1.avro", ""},
+	}
+	for _, tt := range tests {
+		key, err := c.key(tt.loc)
+		if tt.key == "" {
+			if !errors.Is(err, deltaerr.ErrPathEscapesRoot) {
+				t.Errorf("key(%q) = %q, %v; want ErrPathEscapesRoot", tt.loc, key, err)
+			}
+			continue
+		}
+		if err != nil || key != tt.key {
+			t.Errorf("key(%q) = %q, %v; want %q", tt.loc, key, err, tt.key)
+		}
+	}
+}
