@@ -325,7 +325,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result, er
 func rewriteBin(ctx context.Context, snap *snapshot.Snapshot, opts *Options, p *plan, b bin, done func(*actions.Add)) (write.Rewritten, error) {
 	ropts := write.RewriteOptions{
 		FileDone:     done,
-		Options:      write.Options{TargetFileSize: opts.TargetSize},
+		Options:      write.Options{TargetFileSize: opts.TargetSize, Now: opts.Txn.Clock}, // the commit's clock, for the removes' deletionTimestamp too
 		NoDataChange: true,
 		Copy:         true,
 		SortMemory:   opts.SortMemory,

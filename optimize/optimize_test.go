@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/actions"
@@ -640,5 +641,37 @@ func TestProgress(t *testing.T) {
 		if seen[i].BytesDone <= seen[i-1].BytesDone {
 			t.Errorf("progress went back: %+v", seen)
 		}
+	}
+}
+
+// TestCompactionClock: the commit's clock (Options.Txn.Clock) dates the
+// removes and the new files, as it does every other commit's, so that
+// VACUUM's retention counts from the time the caller's clock gave.
+func TestCompactionClock(t *testing.T) {
+	tbl := newTable(t, nil, nil)
+	var next int64
+	appendFiles(t, tbl, []string{""}, 3, 10, &next)
+	at := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	res, err := tbl.Optimize(ctx, optimize.Options{Txn: txn.Options{Clock: func() time.Time { return at }}})
+	if err != nil || !res.Committed {
+		t.Fatalf("Optimize: %+v, %v", res, err)
+	}
+	var removes, adds int
+	for _, a := range commitActions(t, tbl, res.Commit.Version) {
+		switch {
+		case a.Remove != nil:
+			removes++
+			if a.Remove.DeletionTimestamp == nil || *a.Remove.DeletionTimestamp != at.UnixMilli() {
+				t.Errorf("remove %s deletionTimestamp %v, want %d", a.Remove.Path, a.Remove.DeletionTimestamp, at.UnixMilli())
+			}
+		case a.Add != nil:
+			adds++
+			if a.Add.ModificationTime != at.UnixMilli() {
+				t.Errorf("add %s modificationTime %d, want %d", a.Add.Path, a.Add.ModificationTime, at.UnixMilli())
+			}
+		}
+	}
+	if removes != 3 || adds != 1 {
+		t.Errorf("%d removes, %d adds; want 3, 1", removes, adds)
 	}
 }
