@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/godelta/delta"
@@ -36,7 +35,10 @@ func produce(t *testing.T, uri string, from, to int64) {
 	}
 }
 
-var rowsRE = regexp.MustCompile(`: (\d+) rows`)
+var (
+	rowsRE    = regexp.MustCompile(`: (\d+) rows`)
+	resumedRE = regexp.MustCompile(`^resuming at 4:0@[0-9a-f-]{36}\nversions 4-5: 2 rows`)
+)
 
 func consumed(out string) int {
 	n := 0
@@ -63,7 +65,9 @@ func testConsumer(t *testing.T, uri string) {
 	if err := run(ctx, []string{"-table", uri, "-cursor", cursor, "-once"}, &out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(out.String(), "resuming at 4:0\nversions 4-5: 2 rows") || consumed(out.String()) != 2 {
+	// The cursor names the table as well as the version and index, so
+	// that it is not resumed against another table at the same path.
+	if !resumedRE.MatchString(out.String()) || consumed(out.String()) != 2 {
 		t.Fatalf("second run:\n%s", out.String())
 	}
 }
