@@ -66,6 +66,7 @@ func load(ctx context.Context, store logstore.Store, version int64) (*Snapshot, 
 		return nil, err
 	}
 	skip := map[int64]bool{}
+	relisted := false
 	for {
 		s, err := loadFrom(ctx, store, files, version, skip, nil)
 		cpErr, err := skippable(err)
@@ -83,6 +84,16 @@ func load(ctx context.Context, store logstore.Store, version int64) (*Snapshot, 
 		case cpErr != nil:
 			slog.WarnContext(ctx, "skipping unreadable checkpoint", "version", cpErr.version, "err", cpErr.err)
 			skip[cpErr.version] = true
+		case errors.Is(err, deltaerr.ErrTableNotFound) && !relisted:
+			// A listing with no commit and no checkpoint is either no
+			// table or one that raced log cleanup: every file it named
+			// was deleted before the store could describe it, and the
+			// newer ones were not yet in it. A second listing tells them
+			// apart, for one more request where there is no table.
+			relisted = true
+			if files, err = deltalog.List(ctx, store, 0); err != nil {
+				return nil, err
+			}
 		default:
 			return nil, pastListing(ctx, store, files, version, err)
 		}
