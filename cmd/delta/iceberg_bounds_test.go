@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -105,6 +106,10 @@ func TestIcebergRefusesDeflateBomb(t *testing.T) {
 	if err := os.Chtimes(meta, later, later); err != nil {
 		t.Fatal(err)
 	}
+	// Warnings go where main sends them: stderr, through warnHandler.
+	var warned bytes.Buffer
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(newWarnHandler(&warned)))
 	var r result
 	if n := heapAllocated(func() {
 		r = runDelta("append", root, writeFile(t, filepath.Join(t.TempDir(), "b.csv"), "id,name\n4,d\n"))
@@ -113,6 +118,14 @@ func TestIcebergRefusesDeflateBomb(t *testing.T) {
 	}
 	if r.code != 0 || r.panicked != "" {
 		t.Fatalf("append: the commit must stand: exit %d, %q %s", r.code, r.stderr, r.panicked)
+	}
+	// It says so once, as a warning, and a caller that sees exit 0 does
+	// not retry: the rows are there once.
+	if w := warned.String(); strings.Count(w, "delta: warning: ") != 1 || !strings.Contains(w, "post-commit work failed; the commit stands") {
+		t.Errorf("append's warnings: want one, that the post-commit work failed and the commit stands; got %q", w)
+	}
+	if out := mustRun(t, "scan", root, "--format", "csv").stdout; strings.Count(out, "\n") != 5 || strings.Count(out, "4,d") != 1 {
+		t.Errorf("after the append:\n%s", out)
 	}
 	if n := heapAllocated(func() { r = runDelta("iceberg", root, "--sync") }); n > 64<<20 {
 		t.Fatalf("iceberg --sync allocated %d bytes", n)
