@@ -141,6 +141,9 @@ func Write(ctx context.Context, store logstore.Store, st State, opts WriteOption
 	if err != nil {
 		return deltalog.LastCheckpoint{}, err
 	}
+	if err := protectedNow(ctx, st); err != nil {
+		return deltalog.LastCheckpoint{}, err
+	}
 	var lc deltalog.LastCheckpoint
 	switch {
 	case !w.v2:
@@ -185,6 +188,33 @@ type writer struct {
 
 	tombstoneCutoff int64 // ms; tombstones deleted before it have expired
 	txnCutoff       int64 // ms; txns last updated before it have expired; 0 for none
+}
+
+// LatestConfigurer is a State that can say the table's configuration
+// now, at its newest version: *snapshot.Snapshot implements it.
+type LatestConfigurer interface {
+	LatestConfig(ctx context.Context) (*tableconfig.Config, error)
+}
+
+// protectedNow refuses a checkpoint of st when the table's newest version
+// protects it: Spark's DROP FEATURE sets
+// delta.requireCheckpointProtectionBeforeVersion in a commit after the
+// versions it protects, so a snapshot of an older version does not carry
+// it (newWriter checks the snapshot's own configuration).
+func protectedNow(ctx context.Context, st State) error {
+	l, ok := st.(LatestConfigurer)
+	if !ok {
+		return nil
+	}
+	cfg, err := l.LatestConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("checkpoint: the table's newest configuration, for checkpointProtection: %w", err)
+	}
+	if p := cfg.CheckpointProtectedBefore(); st.Version() < p {
+		return fmt.Errorf("checkpoint: version %d is below delta.requireCheckpointProtectionBeforeVersion %d of the newest version (checkpointProtection): %w",
+			st.Version(), p, ErrProtected)
+	}
+	return nil
 }
 
 func newWriter(st State, opts WriteOptions) (*writer, error) {

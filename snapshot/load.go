@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/checkpoint"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/location"
@@ -200,6 +201,19 @@ func loadListed(ctx context.Context, store logstore.Store, files []deltalog.LogF
 		slog.WarnContext(ctx, "skipping unreadable checkpoint", "version", cpErr.version, "err", cpErr.err)
 		skip[cpErr.version] = true
 	}
+}
+
+var _ checkpoint.LatestConfigurer = (*Snapshot)(nil)
+
+// LatestConfig returns the table configuration of the newest version of
+// the table (Update's): what checkpoint.Write checks a checkpoint of an
+// older version against (checkpointProtection).
+func (s *Snapshot) LatestConfig(ctx context.Context) (*tableconfig.Config, error) {
+	u, err := s.Update(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return u.Config(), nil
 }
 
 // Update returns a snapshot of the newest version of the table, built from
