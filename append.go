@@ -118,6 +118,22 @@ func (t *Table) Append(ctx context.Context, batches iter.Seq2[RowBatch, error], 
 	return t.appendOn(ctx, snap, batches, opts)
 }
 
+// AppendOn is Append planned on snap, a snapshot of t the caller has
+// loaded already (to shape its rows by snap.Schema(), say), so that the
+// append loads no other: the write-support check runs on snap, the files
+// are written for it, and the commit lands on top of it or, as for Append,
+// of whatever was committed since. A snapshot older than the latest costs
+// a conflict check against the commits in between, never a wrong write.
+func (t *Table) AppendOn(ctx context.Context, snap *Snapshot, batches iter.Seq2[RowBatch, error], opts WriteOptions) (CommitResult, error) {
+	if snap == nil {
+		return CommitResult{}, fmt.Errorf("append to %s: a nil snapshot: %w", logstore.RedactURI(t.uri), ErrInvalidArgument)
+	}
+	if err := writable(snap); err != nil {
+		return CommitResult{}, err
+	}
+	return t.appendOn(ctx, snap, batches, opts)
+}
+
 // appendOn is Append planned on snap, a writable snapshot of t.
 func (t *Table) appendOn(ctx context.Context, snap *Snapshot, batches iter.Seq2[RowBatch, error], opts WriteOptions) (CommitResult, error) {
 	res, err := write.Append(ctx, snap, batches, t.commitOptions(opts, nil))
@@ -182,11 +198,16 @@ func (t *Table) writableSnapshot(ctx context.Context) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, m := snap.Protocol(), snap.Metadata()
-	if err := txn.WriteSupportedChecked(&p, &m); err != nil {
+	if err := writable(snap); err != nil {
 		return nil, err
 	}
 	return snap, nil
+}
+
+// writable checks that this library can write the table snap shows.
+func writable(snap *Snapshot) error {
+	p, m := snap.Protocol(), snap.Metadata()
+	return txn.WriteSupportedChecked(&p, &m)
 }
 
 // commitOptions are the options of write.Append and write.Overwrite.

@@ -20,6 +20,7 @@ import (
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/tableconfig"
 	"github.com/godelta/delta/testutil"
 	"github.com/godelta/delta/write"
 )
@@ -66,7 +67,7 @@ func validateLog(t *testing.T, tbl *Table) {
 		if nCI > 1 || nP > 1 || nM > 1 {
 			t.Errorf("commit %d: %d commitInfo, %d protocol, %d metaData", v, nCI, nP, nM)
 		}
-		ict := p.HasWriterFeature(actions.FeatureInCommitTimestamp) && m.Configuration["delta.enableInCommitTimestamps"] == "true"
+		ict := tableconfig.HasWriterFeature(&p, actions.FeatureInCommitTimestamp) && m.Configuration["delta.enableInCommitTimestamps"] == "true"
 		if ict && (acts[0].CommitInfo == nil || acts[0].CommitInfo.InCommitTimestamp == nil) {
 			t.Errorf("commit %d: in-commit timestamps on, but the first action is not a commitInfo with one", v)
 		}
@@ -109,7 +110,7 @@ func validateLog(t *testing.T, tbl *Table) {
 			if !slices.Equal(keys, wantKeys) {
 				t.Errorf("commit %d: %s: partitionValues keys %v, want %v", v, a.Add.Path, keys, wantKeys)
 			}
-			if p.HasWriterFeature(actions.FeatureRowTracking) && (a.Add.BaseRowID == nil || a.Add.DefaultRowCommitVersion == nil) {
+			if tableconfig.HasWriterFeature(&p, actions.FeatureRowTracking) && (a.Add.BaseRowID == nil || a.Add.DefaultRowCommitVersion == nil) {
 				t.Errorf("commit %d: %s: row tracking supported but no baseRowId/defaultRowCommitVersion", v, a.Add.Path)
 			}
 		}
@@ -131,7 +132,7 @@ func checkFeatures(t *testing.T, v int64, p actions.Protocol, m actions.Metadata
 		}
 	}
 	need := func(feature string, rw bool) {
-		if !p.HasWriterFeature(feature) || (rw && !p.HasReaderFeature(feature)) {
+		if !tableconfig.HasWriterFeature(&p, feature) || (rw && !tableconfig.HasReaderFeature(&p, feature)) {
 			t.Errorf("commit %d: table uses %s, protocol %+v does not support it", v, feature, p)
 		}
 	}
@@ -685,7 +686,7 @@ func TestAppendFeatureRichTable(t *testing.T) {
 		t.Errorf("row tracking high-water mark %q (%v), want 99", hw, ok)
 	}
 	for _, f := range []string{"rowTracking", "domainMetadata", "inCommitTimestamp", "deletionVectors", "v2Checkpoint", "columnMapping"} {
-		if p := snap.Protocol(); !p.HasWriterFeature(f) {
+		if p := snap.Protocol(); !tableconfig.HasWriterFeature(&p, f) {
 			t.Errorf("protocol %+v lacks %s", p, f)
 		}
 	}

@@ -218,8 +218,8 @@ func TestCloneClosesSourceStores(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		if _, err := scanRows(ctx, clone, -1); !errors.Is(err, delta.ErrCorrupt) {
-			return fmt.Errorf("scan with a source file missing: %v, want ErrCorrupt", err)
+		if _, err := scanRows(ctx, clone, -1); !errors.Is(err, delta.ErrFileNotFound) {
+			return fmt.Errorf("scan with a source file missing: %v, want ErrFileNotFound", err)
 		}
 		return nil
 	})

@@ -58,7 +58,7 @@ func (t *Table) ClusterBy(ctx context.Context, cols []string) (CommitResult, err
 		return CommitResult{}, fmt.Errorf("cluster by: %s is partitioned (by %v); a table cannot be both partitioned and clustered: %w",
 			logstore.RedactURI(t.uri), m.PartitionColumns, deltaerr.ErrInvalidArgument)
 	}
-	if p := snap.Protocol(); p.HasWriterFeature(actions.FeatureLiquidPreview) && !p.HasWriterFeature(actions.FeatureClustering) {
+	if p := snap.Protocol(); tableconfig.HasWriterFeature(&p, actions.FeatureLiquidPreview) && !tableconfig.HasWriterFeature(&p, actions.FeatureClustering) {
 		return CommitResult{}, &deltaerr.FeatureError{Feature: "changing the clustering columns of a table of the liquid preview", Op: "write"}
 	}
 	old, _, err := optimize.ClusteringColumns(ctx, snap)

@@ -88,6 +88,7 @@ var (
 	ErrVersionNotFound     = deltaerr.ErrVersionNotFound
 	ErrTimestampOutOfRange = deltaerr.ErrTimestampOutOfRange
 	ErrMissingLogFile      = deltaerr.ErrMissingLogFile
+	ErrFileNotFound        = deltaerr.ErrFileNotFound
 	ErrInvalidArgument     = deltaerr.ErrInvalidArgument
 	ErrUnsupportedScheme   = deltaerr.ErrUnsupportedScheme
 	ErrTableReplaced       = deltaerr.ErrTableReplaced
@@ -97,6 +98,8 @@ var (
 type (
 	FeatureError = deltaerr.FeatureError
 	CorruptError = deltaerr.CorruptError
+	// MissingFileError is a file the log names that storage lacks.
+	MissingFileError = deltaerr.MissingFileError
 )
 
 // Snapshot is the state of a table at one version; see package snapshot.

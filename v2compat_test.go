@@ -11,6 +11,7 @@ import (
 	"github.com/godelta/delta/checkpoint"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // Issue 19 item 4: on a table with checkpointPolicy=v2, the log cleanup
@@ -67,7 +68,7 @@ func TestV2ClassicCopyAfterCommit(t *testing.T) {
 	found := false
 	err = checkpoint.Read(ctx, tbl.Store(), []string{deltalog.ClassicCheckpointKey(6)}, checkpoint.Protocol, func(batch []actions.Action) error {
 		for _, a := range batch {
-			if a.Protocol != nil && a.Protocol.HasReaderFeature(actions.FeatureV2Checkpoint) {
+			if a.Protocol != nil && tableconfig.HasReaderFeature(a.Protocol, actions.FeatureV2Checkpoint) {
 				found = true
 			}
 		}

@@ -22,13 +22,13 @@
 //
 // A commit line that is not a JSON object, or a known action with a field of
 // the wrong type, is a *deltaerr.CorruptError naming the file and line
-// (errors.Is(err, deltaerr.ErrCorrupt)). Protocol.ReadSupported refuses a
-// protocol this library cannot read with a *deltaerr.FeatureError
-// (deltaerr.ErrUnsupportedFeature).
+// (errors.Is(err, deltaerr.ErrCorrupt)). Whether this library can read or
+// write a table with a decoded protocol is package tableconfig's question
+// (tableconfig.ReadSupported, tableconfig.WriteSupported): a Protocol here
+// is unchecked data.
 //
 // Decoded values are plain data: safe to share once no one modifies them,
-// but nothing here guards them. The examples decode and encode a commit and
-// check a protocol.
+// but nothing here guards them. The examples decode and encode a commit.
 package actions
 
 import (

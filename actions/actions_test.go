@@ -63,29 +63,3 @@ func TestEncodeRoundTrip(t *testing.T) {
 		t.Errorf("empty action: %v", err)
 	}
 }
-
-func TestReadSupported(t *testing.T) {
-	tests := []struct {
-		p       Protocol
-		wantErr error
-	}{
-		{Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, nil},
-		{Protocol{MinReaderVersion: 2, MinWriterVersion: 5}, nil},
-		{Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors", "columnMapping", "v2Checkpoint", "timestampNtz"}}, nil},
-		{Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"noSuchFeature"}}, deltaerr.ErrUnsupportedFeature},
-		{Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"catalogManaged"}}, deltaerr.ErrUnsupportedFeature},
-		{Protocol{MinReaderVersion: 99, MinWriterVersion: 7}, deltaerr.ErrUnsupportedFeature},
-		{Protocol{MinReaderVersion: 0, MinWriterVersion: 2}, deltaerr.ErrCorrupt},
-		{Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"noSuchWriterFeature"}}, nil},
-	}
-	for _, tt := range tests {
-		err := tt.p.ReadSupported()
-		if tt.wantErr == nil && err != nil || tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
-			t.Errorf("%+v: err = %v, want %v", tt.p, err, tt.wantErr)
-		}
-	}
-	legacy := Protocol{MinReaderVersion: 2, MinWriterVersion: 5}
-	if !legacy.HasReaderFeature(FeatureColumnMapping) || !legacy.HasWriterFeature(FeatureChangeDataFeed) || legacy.HasWriterFeature(FeatureIdentityColumns) {
-		t.Error("legacy protocol feature implication wrong")
-	}
-}

@@ -42,18 +42,3 @@ func ExampleDecodeCommit() {
 	// {"txn":{"appId":"ingest","version":7}}
 	// true
 }
-
-// ReadSupported says whether this library can read a table with a protocol.
-func ExampleProtocol_ReadSupported() {
-	for _, p := range []actions.Protocol{
-		{MinReaderVersion: 1, MinWriterVersion: 2},
-		{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"someFutureFeature"}, WriterFeatures: []string{"someFutureFeature"}},
-	} {
-		err := p.ReadSupported()
-		var fe *deltaerr.FeatureError
-		fmt.Println(err == nil, errors.As(err, &fe), errors.Is(err, deltaerr.ErrUnsupportedFeature))
-	}
-	// Output:
-	// true false false
-	// false true true
-}

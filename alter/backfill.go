@@ -71,7 +71,7 @@ func needsBackfill(ctx context.Context, s *snapshot.Snapshot) (bool, error) {
 // conflict, and gets its own ids above the mark. Every file needs
 // numRecords in its statistics, as row tracking requires.
 func BackfillRowIDs(ctx context.Context, snap *snapshot.Snapshot, opts Options) (int, error) {
-	if p := snap.Protocol(); !p.HasWriterFeature(actions.FeatureRowTracking) {
+	if p := snap.Protocol(); !tableconfig.HasWriterFeature(&p, actions.FeatureRowTracking) {
 		if _, err := EnableFeature(ctx, snap, actions.FeatureRowTracking, opts); err != nil {
 			return 0, err
 		}
@@ -108,7 +108,7 @@ func BackfillRowIDs(ctx context.Context, snap *snapshot.Snapshot, opts Options) 
 // errBackfillDone when there is none.
 func backfillBatch(ctx context.Context, tx *txn.Transaction, limit int) error {
 	s := tx.Snapshot()
-	if p := s.Protocol(); !p.HasWriterFeature(actions.FeatureRowTracking) {
+	if p := s.Protocol(); !tableconfig.HasWriterFeature(&p, actions.FeatureRowTracking) {
 		// The upgrade was undone by another writer: re-adds would get
 		// no ids.
 		return invalid("row tracking backfill: the protocol no longer supports %s", actions.FeatureRowTracking)

@@ -179,7 +179,7 @@ func TestEnableRowTrackingBackfill(t *testing.T) {
 				t.Fatalf("materialized columns %q %q", idCol, verCol)
 			}
 			p := s.Protocol()
-			if !p.HasWriterFeature(actions.FeatureRowTracking) || !p.HasWriterFeature(actions.FeatureDomainMetadata) {
+			if !tableconfig.HasWriterFeature(&p, actions.FeatureRowTracking) || !tableconfig.HasWriterFeature(&p, actions.FeatureDomainMetadata) {
 				t.Fatalf("protocol %+v", p)
 			}
 			ops := operations(t, s)

@@ -308,11 +308,11 @@ var featureProperty = map[string]string{
 // protocol already supports (and is on) commits nothing and returns a
 // zero result.
 func EnableFeature(ctx context.Context, snap *snapshot.Snapshot, name string, opts Options) (txn.CommitResult, error) {
-	_, ok := actions.LookupFeature(name)
+	_, ok := tableconfig.LookupFeature(name)
 	if !ok {
 		// Feature names are case-sensitive in the protocol; accept the
 		// case the user typed when it is unambiguous.
-		for _, n := range actions.FeatureNames() {
+		for _, n := range tableconfig.FeatureNames() {
 			if strings.EqualFold(n, name) {
 				ok = true
 				name = n

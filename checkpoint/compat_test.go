@@ -14,6 +14,7 @@ import (
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // Issue 19 item 4: on a v2 table, log cleanup first writes a classic-named
@@ -115,7 +116,7 @@ func TestClassicCopy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if protocol == nil || !protocol.HasReaderFeature(actions.FeatureV2Checkpoint) {
+			if protocol == nil || !tableconfig.HasReaderFeature(protocol, actions.FeatureV2Checkpoint) {
 				t.Errorf("the classic copy's protocol %+v lacks the v2Checkpoint reader feature", protocol)
 			}
 			if cm == nil || cm.Version != 2 {

@@ -245,7 +245,7 @@ func newWriter(st State, opts WriteOptions) (*writer, error) {
 	if w.opts.RowGroupRows == 0 {
 		w.opts.RowGroupRows = defaultRowGroupRows
 	}
-	w.v2 = w.protocol.HasReaderFeature(actions.FeatureV2Checkpoint)
+	w.v2 = tableconfig.HasReaderFeature(&w.protocol, actions.FeatureV2Checkpoint)
 	cfg := st.Config()
 	now := w.opts.Now()
 	w.tombstoneCutoff = now.Add(-cfg.DeletedFileRetention()).UnixMilli()
@@ -299,7 +299,7 @@ func (w *writer) typedColumns(logical *schema.StructType, mode schema.ColumnMapp
 	if len(w.partCols) > 0 {
 		w.partsN = partitionsNode(w.partCols)
 	}
-	w.statsN = statsNode(&schema.StructType{Fields: dataCols}, w.protocol.HasReaderFeature(actions.FeatureDeletionVectors))
+	w.statsN = statsNode(&schema.StructType{Fields: dataCols}, tableconfig.HasReaderFeature(&w.protocol, actions.FeatureDeletionVectors))
 }
 
 // nonFile returns the actions of the checkpoint other than adds and

@@ -26,6 +26,7 @@ import (
 	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/tableconfig"
 	"github.com/godelta/delta/testutil"
 )
 
@@ -579,7 +580,7 @@ func TestWriteCorpus(t *testing.T) {
 		t.Run(filepath.ToSlash(name), func(t *testing.T) {
 			for _, vr := range variants {
 				p := orig.Protocol()
-				isV2 := p.HasReaderFeature(actions.FeatureV2Checkpoint)
+				isV2 := tableconfig.HasReaderFeature(&p, actions.FeatureV2Checkpoint)
 				if !isV2 && (vr.name == "sidecars" || vr.name == "json") {
 					continue
 				}

@@ -50,6 +50,14 @@ var (
 	// raced a writer or log cleanup is not mistaken for a broken log.
 	ErrMissingLogFile = errors.New("missing log file")
 
+	// ErrFileNotFound is returned when a file the log names (a data file,
+	// a deletion vector, a change data file) is not in storage. The log
+	// is sound, but the table's data is not whole: the file was deleted
+	// outside the log, by a VACUUM with a retention shorter than a reader
+	// needed, or by hand. It is not ErrCorrupt: no bytes are bad. The
+	// *MissingFileError carries the path.
+	ErrFileNotFound = errors.New("file not found")
+
 	// ErrInvalidArgument is returned for a bad argument from the caller, such
 	// as a negative version or a malformed URI.
 	ErrInvalidArgument = errors.New("invalid argument")
@@ -123,6 +131,47 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 
 // Unwrap returns the underlying cause.
 func (e *CorruptError) Unwrap() error { return e.Err }
+
+// MissingFileError says which file the log names that storage does not
+// hold, and what to do about it. errors.Is(err, ErrFileNotFound) reports
+// true for it; Unwrap gives the store's error (logstore.ErrNotFound), whose
+// text, which names the path again, the message leaves out.
+type MissingFileError struct {
+	What string // "data file", "deletion vector file", ...
+	Path string // as the log names it
+	Err  error  // the store's error
+}
+
+func (e *MissingFileError) Error() string {
+	return e.What + " " + e.Path + " is in the log but not in storage: it was deleted outside the log " +
+		"(by a VACUUM with too short a retention, or by hand); restore it from a backup"
+}
+
+// Is reports whether target is ErrFileNotFound.
+func (e *MissingFileError) Is(target error) bool { return target == ErrFileNotFound }
+
+// Unwrap returns the store's error.
+func (e *MissingFileError) Unwrap() error { return e.Err }
+
+// Mark returns err with its message unchanged that also matches each of
+// kinds under errors.Is and errors.As: for a kind whose text would only
+// repeat what err says, where fmt.Errorf("%w: ...", kind) would stack the
+// kind's text (and that of every kind it wraps) in front of the message.
+// A nil err gives nil.
+func Mark(err error, kinds ...error) error {
+	if err == nil {
+		return nil
+	}
+	return &marked{err: err, kinds: kinds}
+}
+
+type marked struct {
+	err   error
+	kinds []error
+}
+
+func (m *marked) Error() string   { return m.err.Error() }
+func (m *marked) Unwrap() []error { return append([]error{m.err}, m.kinds...) }
 
 // Corruptf returns a *CorruptError for path with a formatted reason.
 func Corruptf(path string, format string, args ...any) error {

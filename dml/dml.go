@@ -24,8 +24,9 @@ import (
 // ErrInvalid is matched by errors of DML input: a predicate or an
 // assignment that names no column of the table, an assignment that does
 // not parse or sets a column twice, a value that cannot be cast to its
-// column's type. It matches deltaerr.ErrInvalidArgument.
-var ErrInvalid = fmt.Errorf("dml: invalid operation: %w", deltaerr.ErrInvalidArgument)
+// column's type. It matches deltaerr.ErrInvalidArgument; its text is not
+// repeated in messages that say what was wrong (deltaerr.Mark).
+var ErrInvalid = deltaerr.Mark(errors.New("invalid operation"), deltaerr.ErrInvalidArgument)
 
 // Strategy is how an operation removes rows from the files it touches.
 type Strategy uint8

@@ -1,10 +1,12 @@
 package dml
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"strconv"
 
+	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/schema"
 )
@@ -222,8 +224,8 @@ var (
 	// ErrMergeColumn: a name that is in neither side, in both sides
 	// unqualified, on a side the clause cannot see, or a target column
 	// that UPDATE SET * / INSERT * cannot find in the source.
-	ErrMergeColumn = fmt.Errorf("merge: column: %w", ErrInvalid)
+	ErrMergeColumn = deltaerr.Mark(errors.New("merge: bad column"), ErrInvalid)
 	// ErrMergeClause: a malformed merge: no condition, an action of the
 	// wrong kind for its clause list, a clause with both Set and All.
-	ErrMergeClause = fmt.Errorf("merge: clause: %w", ErrInvalid)
+	ErrMergeClause = deltaerr.Mark(errors.New("merge: bad clause"), ErrInvalid)
 )

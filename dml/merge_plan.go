@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/schema"
 )
@@ -347,7 +348,7 @@ func (p *plan) planStores(pc *plannedClause, what string) error {
 		}
 		var err error
 		if pc.stores[i], err = assigner(e, &p.tsch.Fields[i], p.typeOf); err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrMergeColumn, what, err)
+			return deltaerr.Mark(fmt.Errorf("merge: %s: %w", what, err), ErrMergeColumn)
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
@@ -183,11 +184,12 @@ func assigner(e expr.Expr, f *schema.StructField, typeOf func(string) (schema.Da
 }
 
 // store converts v, a value computed for column f, with the column's
-// assigner; a value that does not convert is ErrInvalid.
+// assigner; a value that does not convert is ErrInvalid (the assigner's
+// error names the column, the value and the type).
 func store(v schema.Value, conv expr.Assigner, f *schema.StructField) (schema.Value, error) {
 	out, err := conv(v)
 	if err != nil {
-		return schema.Value{}, fmt.Errorf("%w: value %s cannot be stored in column %s of type %s: %w", ErrInvalid, v, f.Name, expr.TypeName(f.Type), err)
+		return schema.Value{}, deltaerr.Mark(err, ErrInvalid)
 	}
 	return out, nil
 }
@@ -309,7 +311,7 @@ func castTo(v schema.Value, f *schema.StructField) (schema.Value, error) {
 	}
 	out, err := expr.CastValue(v, f.Type)
 	if err != nil {
-		return schema.Value{}, fmt.Errorf("%w: value %s cannot be stored in column %s of type %s: %w", ErrInvalid, v, f.Name, expr.TypeName(f.Type), err)
+		return schema.Value{}, deltaerr.Mark(fmt.Errorf("value %s cannot be stored in column %s of type %s: %w", v, f.Name, expr.TypeName(f.Type), err), ErrInvalid)
 	}
 	if out.IsNull() {
 		return schema.Value{}, fmt.Errorf("%w: value %s cannot be cast to %s for column %s", ErrInvalid, v, expr.TypeName(f.Type), f.Name)

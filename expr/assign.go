@@ -36,6 +36,7 @@ package expr
 // does; only store assignment matches names.
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -47,8 +48,9 @@ import (
 // ErrAssign is returned by NewAssigner for types a value cannot be stored
 // across (a struct field missing on either side, a struct into an array),
 // and by an Assigner for a value that does not convert; it matches
-// deltaerr.ErrInvalidArgument.
-var ErrAssign = fmt.Errorf("expr: cannot store value: %w", deltaerr.ErrInvalidArgument)
+// deltaerr.ErrInvalidArgument. Its text is not repeated in the messages,
+// which name the column and the two types.
+var ErrAssign = deltaerr.Mark(errors.New("cannot store value"), deltaerr.ErrInvalidArgument)
 
 // Assigner converts a value to a column's type by store assignment (see
 // NewAssigner). It is safe for concurrent use.
@@ -168,9 +170,15 @@ func NewAssigner(from, to schema.DataType, name string) (Assigner, error) {
 		return func(v schema.Value) (schema.Value, error) { return leafAssign(v, to, name) }, nil
 	}
 	if from == nil && isNested(to) {
-		return nil, fmt.Errorf("%w: %s: the type of the value is unknown; a %s column takes a column of that shape", ErrAssign, name, TypeName(to))
+		return nil, assignErr("column %s: the type of the value is unknown; a %s column takes a column of that shape", name, TypeName(to))
 	}
 	return assigner(from, to, name)
+}
+
+// assignErr is an ErrAssign error with the message given, and no prefix:
+// the message names the column and the types.
+func assignErr(format string, args ...any) error {
+	return deltaerr.Mark(fmt.Errorf(format, args...), ErrAssign)
 }
 
 func identity(v schema.Value) (schema.Value, error) { return v, nil }
@@ -185,7 +193,7 @@ func assigner(from, to schema.DataType, path string) (Assigner, error) {
 		return identity, nil
 	}
 	mismatch := func(why string) error {
-		return fmt.Errorf("%w: %s: cannot store %s in %s%s", ErrAssign, path, TypeName(from), TypeName(to), why)
+		return assignErr("column %s: cannot store %s in %s%s", path, TypeName(from), TypeName(to), why)
 	}
 	switch to := to.(type) {
 	case *schema.StructType:
@@ -208,7 +216,7 @@ func assigner(from, to schema.DataType, path string) (Assigner, error) {
 				return v, nil
 			}
 			if v.Kind() != schema.KindArray {
-				return schema.Value{}, fmt.Errorf("%w: %s: %s value for %s", ErrAssign, path, v.Kind(), TypeName(to))
+				return schema.Value{}, assignErr("column %s: %s value for %s", path, v.Kind(), TypeName(to))
 			}
 			in := v.Elements()
 			out := make([]schema.Value, len(in))
@@ -238,7 +246,7 @@ func assigner(from, to schema.DataType, path string) (Assigner, error) {
 				return v, nil
 			}
 			if v.Kind() != schema.KindMap {
-				return schema.Value{}, fmt.Errorf("%w: %s: %s value for %s", ErrAssign, path, v.Kind(), TypeName(to))
+				return schema.Value{}, assignErr("column %s: %s value for %s", path, v.Kind(), TypeName(to))
 			}
 			return convertMap(v, key, val, path, ErrAssign)
 		}, nil
@@ -275,7 +283,7 @@ func structAssigner(from, to *schema.StructType, path string, mismatch func(stri
 			return v, nil
 		}
 		if v.Kind() != schema.KindStruct {
-			return schema.Value{}, fmt.Errorf("%w: %s: %s value for %s", ErrAssign, path, v.Kind(), TypeName(to))
+			return schema.Value{}, assignErr("column %s: %s value for %s", path, v.Kind(), TypeName(to))
 		}
 		in := v.Fields()
 		out := make([]schema.Value, len(convs))
@@ -335,10 +343,10 @@ func leafAssign(v schema.Value, to schema.DataType, path string) (schema.Value, 
 	}
 	out, err := CastValue(v, to)
 	if err != nil {
-		return schema.Value{}, fmt.Errorf("%w: %s: value %s: %w", ErrAssign, path, v, err)
+		return schema.Value{}, deltaerr.Mark(fmt.Errorf("column %s: value %s: %w", path, v, err), ErrAssign)
 	}
 	if out.IsNull() {
-		return schema.Value{}, fmt.Errorf("%w: %s: value %s does not read as %s", ErrAssign, path, v, TypeName(to))
+		return schema.Value{}, assignErr("column %s: value %s does not read as %s", path, v, TypeName(to))
 	}
 	return out, nil
 }

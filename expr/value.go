@@ -43,6 +43,7 @@ package expr
 // do not compare is NULL instead of an analysis error.
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -69,7 +70,7 @@ var (
 	// function does not take, a cast Spark does not allow, or a date
 	// pattern letter this package does not implement. It matches
 	// deltaerr.ErrInvalidArgument.
-	ErrEval = fmt.Errorf("expr: cannot evaluate: %w", deltaerr.ErrInvalidArgument)
+	ErrEval = deltaerr.Mark(errors.New("cannot evaluate"), deltaerr.ErrInvalidArgument)
 )
 
 // ArithOp is an arithmetic operator.

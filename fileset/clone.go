@@ -20,6 +20,7 @@ import (
 	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/tableconfig"
 	"github.com/godelta/delta/txn"
 )
 
@@ -80,7 +81,7 @@ type CloneResult struct {
 func Clone(ctx context.Context, source *snapshot.Snapshot, target logstore.Store, opts CloneOptions) (CloneResult, error) {
 	res := CloneResult{SourceVersion: source.Version()}
 	p := source.Protocol()
-	if err := p.ReadSupported(); err != nil {
+	if err := tableconfig.ReadSupported(&p); err != nil {
 		return res, fmt.Errorf("fileset: clone: %w", err)
 	}
 	m := source.Metadata()

@@ -13,6 +13,7 @@ import (
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/internal/rowcheck"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/tableconfig"
 	"github.com/godelta/delta/txn"
 )
 
@@ -227,7 +228,7 @@ func restoreDomains(ctx context.Context, latest, target *snapshot.Snapshot) ([]a
 	}
 	var cols [][]string
 	tp := target.Protocol()
-	if hasThen && (tp.HasWriterFeature(actions.FeatureClustering) || tp.HasWriterFeature(actions.FeatureLiquidPreview)) {
+	if hasThen && (tableconfig.HasWriterFeature(&tp, actions.FeatureClustering) || tableconfig.HasWriterFeature(&tp, actions.FeatureLiquidPreview)) {
 		cfg, err := actions.ParseClustering(then)
 		if err != nil {
 			return nil, fmt.Errorf("clustering columns of version %d: %w", target.Version(), err)
@@ -278,7 +279,7 @@ func featuresOf(p actions.Protocol) (readers, writers []string) {
 		readers = slices.Clone(p.ReaderFeatures)
 	}
 	for _, name := range legacyFeatures {
-		f, ok := actions.LookupFeature(name)
+		f, ok := tableconfig.LookupFeature(name)
 		if !ok {
 			continue
 		}

@@ -117,7 +117,7 @@ func TestEnable(t *testing.T) {
 		t.Fatal(err)
 	}
 	proto := snap.Protocol()
-	if res.Version != 2 || !snap.Config().UniversalFormatIceberg() || !proto.HasWriterFeature(actions.FeatureIcebergCompatV2) {
+	if res.Version != 2 || !snap.Config().UniversalFormatIceberg() || !tableconfig.HasWriterFeature(&proto, actions.FeatureIcebergCompatV2) {
 		t.Fatalf("after enabling: version %d, protocol %+v", res.Version, proto)
 	}
 	if ci, _ := snap.CommitInfo(); ci.Operation != "SET TBLPROPERTIES" {

@@ -87,8 +87,10 @@
 // gives deltaerr.ErrInvalidArgument for a column or predicate column not in
 // the table and deltaerr.ErrUnsupportedFeature for a reader feature the data
 // path lacks; reading gives deltaerr.ErrPathEscapesRoot for a path outside
-// the table and deltaerr.ErrCorrupt for a data file or deletion vector that
-// cannot be decoded; NewChanges gives deltaerr.ErrVersionNotFound for a
+// the table, deltaerr.ErrCorrupt for a data file or deletion vector that
+// cannot be decoded, and deltaerr.ErrFileNotFound (a
+// *deltaerr.MissingFileError) for one the log names that storage lacks;
+// NewChanges gives deltaerr.ErrVersionNotFound for a
 // range past the latest version. The snapshot's lazy file state is read when
 // the scan plans, so its errors (see package snapshot) come from Rows,
 // Batches and Files, as do the store's errors with their logstore kinds.

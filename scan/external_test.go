@@ -182,7 +182,7 @@ func TestScanClosesExternalStores(t *testing.T) {
 				return 0, err
 			}
 			return rows(ctx, snap, opts, false, false)
-		}, 0, deltaerr.ErrCorrupt},
+		}, 0, deltaerr.ErrFileNotFound},
 		{"change data feed", func(t *testing.T, ctx context.Context, snap *snapshot.Snapshot, opts scan.Options) (int, error) {
 			return rows(ctx, snap, opts, true, false)
 		}, 80, nil},

@@ -151,7 +151,7 @@ func TestReadFilePaths(t *testing.T) {
 		{"relative escaping the root", "../tbl/dir%20a/f-1.parquet", "", deltaerr.ErrPathEscapesRoot},
 		{"relative escaping the root, encoded", "%2E%2E/f.parquet", "", deltaerr.ErrPathEscapesRoot},
 		{"not a valid escape", "dir%zz/f.parquet", "", deltaerr.ErrCorrupt},
-		{"missing from storage", "gone.parquet", "", deltaerr.ErrCorrupt},
+		{"missing from storage", "gone.parquet", "", deltaerr.ErrFileNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -256,13 +256,16 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 	if size <= 0 {
 		info, err := store.Stat(ctx, key)
 		if err != nil {
-			return fmt.Errorf("data file %s: %w", t.path, missing(err))
+			return fileErr(t.path, err)
 		}
 		size = info.Size
 	}
 	var deleted *dv.Bitmap
 	if t.dv != nil {
 		deleted, err = s.loadDV(ctx, t.ext, t.dv)
+		if errors.Is(err, deltaerr.ErrFileNotFound) {
+			return err // names the file, and says what to do
+		}
 		if err != nil {
 			return fmt.Errorf("deletion vector of %s: %w", t.path, err)
 		}
@@ -275,7 +278,7 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 	}
 	f, err := datafile.OpenObject(ctx, store, key, size)
 	if err != nil {
-		return fmt.Errorf("data file %s: %w", t.path, missing(err))
+		return fileErr(t.path, err)
 	}
 	// Fresh batches: when every row of a batch is kept, its columns become
 	// the output's without a copy.
@@ -292,6 +295,7 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 	if t.filter != nil {
 		filter = newRowFilter(t.filter, t.plan, t.pv)
 	}
+	var emitted error // the consumer's error: not the file's, so not named by it
 	err = readBatches(ctx, f, t.plan.read, opts, func(b *datafile.Batch) error {
 		s.m.rowsRead.Add(int64(b.Len))
 		sel = sel[:0]
@@ -327,10 +331,14 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 				out.Positions[k] = b.FirstRow + int64(i)
 			}
 		}
-		return emit(out)
+		emitted = emit(out)
+		return emitted
 	})
+	if emitted != nil && errors.Is(err, emitted) {
+		return emitted
+	}
 	if err != nil {
-		return fmt.Errorf("data file %s: %w", t.path, missing(err))
+		return fileErr(t.path, err)
 	}
 	return nil
 }
@@ -358,13 +366,15 @@ func readBatches(ctx context.Context, f *datafile.File, want *schema.StructType,
 	return nil
 }
 
-// missing marks a data file the log names but storage lacks as corrupt
-// table state, keeping the store's error reachable.
-func missing(err error) error {
+// fileErr is the error of reading the data file at path: a
+// *deltaerr.MissingFileError when storage lacks it (the store's error
+// reachable, its text, which names the path again, left out), else err
+// with the path.
+func fileErr(path string, err error) error {
 	if errors.Is(err, logstore.ErrNotFound) && !errors.Is(err, deltaerr.ErrCorrupt) {
-		return fmt.Errorf("%w: %w", deltaerr.ErrCorrupt, err)
+		return &deltaerr.MissingFileError{What: "data file", Path: path, Err: err}
 	}
-	return err
+	return fmt.Errorf("data file %s: %w", path, err)
 }
 
 // project builds the output batch from the selected rows of b, whose

@@ -15,6 +15,7 @@ import (
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // The row tracking metadata columns, as Spark names them: a scan returns
@@ -123,7 +124,7 @@ func New(snap *snapshot.Snapshot, opts Options) (*Scan, error) {
 // the columns the predicate needs, partition columns and column mapping.
 func newReader(snap *snapshot.Snapshot, opts Options) (*reader, error) {
 	p := snap.Protocol()
-	if err := p.ReadSupported(); err != nil {
+	if err := tableconfig.ReadSupported(&p); err != nil {
 		return nil, err
 	}
 	s := &reader{store: snap.Store(), opts: opts, table: snap.Schema(), pred: opts.Predicate}

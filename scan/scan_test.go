@@ -235,7 +235,7 @@ func TestBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, err := range s.Rows(context.Background()) {
-		if !errors.Is(err, deltaerr.ErrCorrupt) || !errors.Is(err, logstore.ErrNotFound) {
+		if !errors.Is(err, deltaerr.ErrFileNotFound) || !errors.Is(err, logstore.ErrNotFound) || errors.Is(err, deltaerr.ErrCorrupt) {
 			t.Errorf("missing data file: %v", err)
 		}
 		break

@@ -48,9 +48,11 @@ type schemaError struct {
 	err    error // underlying cause, if any
 }
 
+// Error is the kind's text without its package prefix (a message names no
+// package), then the column, the detail and the cause.
 func (e *schemaError) Error() string {
 	var sb strings.Builder
-	sb.WriteString(e.kind.Error())
+	sb.WriteString(strings.TrimPrefix(e.kind.Error(), "schema: "))
 	if len(e.path) > 0 {
 		sb.WriteString(": column ")
 		sb.WriteString(quotePath(e.path))

@@ -128,7 +128,7 @@ func ParseValueJSON(x any, t DataType) (Value, error) {
 		if len(s) > 40 {
 			s = s[:40] + "…"
 		}
-		return Value{}, fmt.Errorf("%w: %q is not a %s: %w", ErrInvalidValue, s, typeName(t), deltaerr.ErrInvalidArgument)
+		return Value{}, deltaerr.Mark(fmt.Errorf("%q is not a %s", s, typeName(t)), ErrInvalidValue, deltaerr.ErrInvalidArgument)
 	}
 	text := func() (string, bool) {
 		switch x := x.(type) {

@@ -425,7 +425,7 @@ func (r *replay) finishPM(s *Snapshot) error {
 	case r.metadata == nil:
 		return deltaerr.Corruptf(deltalog.LogDir, "no metaData action in the log up to version %d", s.version)
 	}
-	if err := r.protocol.ReadSupported(); err != nil {
+	if err := tableconfig.ReadSupported(r.protocol); err != nil {
 		return err
 	}
 	// The checked configuration parses the schema (an empty schemaString,

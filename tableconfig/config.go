@@ -344,10 +344,10 @@ func (c *Config) Properties() map[string]string { return c.metadata.Configuratio
 // writer side; through the feature lists (versions 3 and 7) or the
 // legacy versions that imply it.
 func (c *Config) IsFeatureSupported(name string) bool {
-	if info, ok := actions.LookupFeature(name); ok && info.ReaderWriter {
-		return c.protocol.HasReaderFeature(name) && c.protocol.HasWriterFeature(name)
+	if info, ok := LookupFeature(name); ok && info.ReaderWriter {
+		return HasReaderFeature(&c.protocol, name) && HasWriterFeature(&c.protocol, name)
 	}
-	return c.protocol.HasWriterFeature(name)
+	return HasWriterFeature(&c.protocol, name)
 }
 
 // IsFeatureEnabled reports whether the table uses the named feature: it
@@ -394,7 +394,7 @@ func (c *Config) AppendOnly() bool { return c.p.appendOnly }
 // readerFeatures), else none, as the protocol says the property counts
 // only then.
 func (c *Config) ColumnMappingMode() schema.ColumnMappingMode {
-	if !c.protocol.HasReaderFeature(actions.FeatureColumnMapping) {
+	if !HasReaderFeature(&c.protocol, actions.FeatureColumnMapping) {
 		return schema.ColumnMappingNone
 	}
 	return c.p.mappingMode
@@ -478,7 +478,7 @@ func (c *Config) WriteStatsAsStruct() bool { return c.p.statsAsStruct }
 // a version below it, and log cleanup may truncate below it only in one
 // go unless it creates no checkpoint while cleaning.
 func (c *Config) CheckpointProtectedBefore() int64 {
-	if !c.protocol.HasWriterFeature(actions.FeatureCheckpointProtection) {
+	if !HasWriterFeature(&c.protocol, actions.FeatureCheckpointProtection) {
 		return 0
 	}
 	return c.p.protectBefore

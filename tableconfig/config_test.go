@@ -65,7 +65,7 @@ func config(t *testing.T, props map[string]string, feats ...string) *tableconfig
 	t.Helper()
 	p := actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{}, WriterFeatures: feats}
 	for _, f := range feats {
-		if info, _ := actions.LookupFeature(f); info.ReaderWriter {
+		if info, _ := tableconfig.LookupFeature(f); info.ReaderWriter {
 			p.ReaderFeatures = append(p.ReaderFeatures, f)
 		}
 	}

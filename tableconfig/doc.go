@@ -19,6 +19,17 @@
 // protocol taken into account where the protocol says it counts, and
 // Spark's default where the property is not set.
 //
+// # Table features
+//
+// This package is also the one place that answers "can this library read
+// or write this table": which table features exist, which legacy protocol
+// versions imply them, which are read and which are written (features.go,
+// one table), as kernel-rs's TableConfiguration does. ReadSupported and
+// WriteSupported check a protocol (snapshot loading, scans and package txn
+// call them); HasReaderFeature and HasWriterFeature say whether a protocol
+// supports a feature; a Config answers IsFeatureSupported and
+// IsFeatureEnabled for its own. Package actions only names the features.
+//
 // # Parsing
 //
 // Values are parsed as Spark's DeltaConfigs parses them: booleans in any

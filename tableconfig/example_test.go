@@ -54,3 +54,18 @@ func ExampleValidate() {
 	// true true
 	// <nil>
 }
+
+// ReadSupported says whether this library can read a table with a protocol.
+func ExampleReadSupported() {
+	for _, p := range []actions.Protocol{
+		{MinReaderVersion: 1, MinWriterVersion: 2},
+		{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"someFutureFeature"}, WriterFeatures: []string{"someFutureFeature"}},
+	} {
+		err := tableconfig.ReadSupported(&p)
+		var fe *deltaerr.FeatureError
+		fmt.Println(err == nil, errors.As(err, &fe), errors.Is(err, deltaerr.ErrUnsupportedFeature))
+	}
+	// Output:
+	// true false false
+	// false true true
+}

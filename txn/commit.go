@@ -403,7 +403,7 @@ func (t *Transaction) initialState(ctx context.Context) (*attemptState, error) {
 		lastTS:    lastTS,
 		// The protocol's row-tracking writer requirements apply as soon
 		// as the feature is supported.
-		rowTrack: p.HasWriterFeature(actions.FeatureRowTracking),
+		rowTrack: tableconfig.HasWriterFeature(&p, actions.FeatureRowTracking),
 		mark:     noHighWaterMark,
 	}
 	if st.rowTrack {

@@ -265,7 +265,7 @@ func checkpointHook(ctx context.Context, res *CommitResult) error {
 func CleanupOptions(store logstore.Store, cfg *tableconfig.Config, p *actions.Protocol, now func() time.Time) deltalog.CleanupOptions {
 	opts := deltalog.CleanupOptions{Retention: cfg.LogRetention(), Verify: checkpoint.Verify(store), Now: now,
 		ProtectedBefore: cfg.CheckpointProtectedBefore()}
-	if p.HasWriterFeature(actions.FeatureV2Checkpoint) {
+	if tableconfig.HasWriterFeature(p, actions.FeatureV2Checkpoint) {
 		// Only V2 checkpoints have sidecars: on other tables
 		// _delta_log/_sidecars is not the table's, and is not touched.
 		opts.SidecarRefs = checkpoint.SidecarRefs(store)

@@ -312,7 +312,7 @@ func (t *Transaction) validate() error {
 		}
 		// A new table has no rows but the staged ones: without adds,
 		// there is no row to check.
-		if err := writeSupported(t.protocol, t.metadata, t.rowsChecked || len(t.adds) == 0); err != nil {
+		if err := tableconfig.WriteSupported(t.protocol, t.metadata, t.rowsChecked || len(t.adds) == 0); err != nil {
 			return err
 		}
 	} else {
@@ -320,7 +320,7 @@ func (t *Transaction) validate() error {
 		// Without adds the commit writes no row, so the table's row rules
 		// (constraints, invariants, generated columns) have nothing to
 		// check: VACUUM's commits, a remove-only commit.
-		if err := writeSupported(&p, &m, t.rowsChecked || len(t.adds) == 0); err != nil {
+		if err := tableconfig.WriteSupported(&p, &m, t.rowsChecked || len(t.adds) == 0); err != nil {
 			return err
 		}
 	}
@@ -332,7 +332,7 @@ func (t *Transaction) validate() error {
 		if t.metadata != nil {
 			nm = *t.metadata
 		}
-		if err := writeSupported(&np, &nm, t.rowsChecked); err != nil {
+		if err := tableconfig.WriteSupported(&np, &nm, t.rowsChecked); err != nil {
 			return err
 		}
 	}

@@ -159,7 +159,7 @@ func evolve(base actions.Protocol, sch *schema.StructType, raw map[string]string
 			}
 		}
 	}
-	if err := p.ReadSupported(); err != nil {
+	if err := tableconfig.ReadSupported(&p); err != nil {
 		return p, nil, err
 	}
 	// The properties as the new protocol reads them, for what the table
@@ -200,10 +200,10 @@ func downgradeErr(key string, v int32, p actions.Protocol) error {
 // given in any case, as Spark matches delta.feature.<name> properties
 // (delta.feature.timestampntz = supported), and false for an unknown one.
 func FeatureName(name string) (string, bool) {
-	if _, ok := actions.LookupFeature(name); ok {
+	if _, ok := tableconfig.LookupFeature(name); ok {
 		return name, true
 	}
-	for _, n := range actions.FeatureNames() {
+	for _, n := range tableconfig.FeatureNames() {
 		if strings.EqualFold(n, name) {
 			return n, true
 		}
@@ -219,12 +219,12 @@ func FeatureName(name string) (string, bool) {
 // its reader-writer features. Versions out of range, or reader 3 without
 // writer 7, are ErrInvalidSpec.
 func RequireVersions(p actions.Protocol, r, w int32) (actions.Protocol, error) {
-	if r < 1 || r > actions.MaxReaderVersion || w < 1 || w > actions.MaxWriterVersion || (r == 3 && w != 7) {
+	if r < 1 || r > tableconfig.MaxReaderVersion || w < 1 || w > tableconfig.MaxWriterVersion || (r == 3 && w != 7) {
 		return p, specErr("protocol versions reader %d, writer %d: want reader 1 to 3 and writer 1 to 7, writer 7 with reader 3", r, w)
 	}
 	var implied []string
 	for _, n := range legacyFeatureNames() {
-		info, _ := actions.LookupFeature(n)
+		info, _ := tableconfig.LookupFeature(n)
 		// Writer 7 implies no feature (table features list them); reader
 		// 2 implies column mapping.
 		byWriter := w < 7 && info.LegacyWriter <= w && (!info.ReaderWriter || info.LegacyReader <= r)
@@ -237,7 +237,7 @@ func RequireVersions(p actions.Protocol, r, w int32) (actions.Protocol, error) {
 	if w == 7 && np.MinWriterVersion < 7 {
 		var listed []string
 		for _, n := range legacyFeatureNames() {
-			if np.HasWriterFeature(n) {
+			if tableconfig.HasWriterFeature(&np, n) {
 				listed = append(listed, n)
 			}
 		}
@@ -247,7 +247,7 @@ func RequireVersions(p actions.Protocol, r, w int32) (actions.Protocol, error) {
 		np.MinReaderVersion = 3
 		np.ReaderFeatures = nil
 		for _, n := range np.WriterFeatures {
-			if info, _ := actions.LookupFeature(n); info.ReaderWriter {
+			if info, _ := tableconfig.LookupFeature(n); info.ReaderWriter {
 				np.ReaderFeatures = append(np.ReaderFeatures, n)
 			}
 		}
@@ -281,7 +281,7 @@ var featureNeeds = map[string][]string{
 //     (reader 3 when a reader-writer feature is added to a reader 1 or 2
 //     protocol, listing every reader-writer feature of writerFeatures).
 //
-// Unknown feature names are the caller's to refuse (actions.LookupFeature).
+// Unknown feature names are the caller's to refuse (tableconfig.LookupFeature).
 func UpgradeProtocol(p actions.Protocol, names ...string) (actions.Protocol, bool) {
 	feats := map[string]bool{}
 	var need func(n string)
@@ -300,7 +300,7 @@ func UpgradeProtocol(p actions.Protocol, names ...string) (actions.Protocol, boo
 	var np actions.Protocol
 	if p.MinWriterVersion < 7 && p.MinReaderVersion < 3 {
 		for _, n := range legacyFeatureNames() {
-			info, _ := actions.LookupFeature(n)
+			info, _ := tableconfig.LookupFeature(n)
 			if p.MinWriterVersion >= info.LegacyWriter && (!info.ReaderWriter || p.MinReaderVersion >= info.LegacyReader) {
 				feats[n] = true
 			}
@@ -315,7 +315,7 @@ func UpgradeProtocol(p actions.Protocol, names ...string) (actions.Protocol, boo
 			ReaderFeatures: slices.Clone(p.ReaderFeatures), WriterFeatures: slices.Clone(p.WriterFeatures)}
 		if p.MinWriterVersion < 7 { // reader 3 on a legacy writer: list what the writer implied
 			for _, n := range legacyFeatureNames() {
-				if info, _ := actions.LookupFeature(n); p.MinWriterVersion >= info.LegacyWriter {
+				if info, _ := tableconfig.LookupFeature(n); p.MinWriterVersion >= info.LegacyWriter {
 					feats[n] = true
 				}
 			}
@@ -327,14 +327,14 @@ func UpgradeProtocol(p actions.Protocol, names ...string) (actions.Protocol, boo
 		}
 		rw := false
 		for _, n := range np.WriterFeatures {
-			if info, _ := actions.LookupFeature(n); info.ReaderWriter && !np.HasReaderFeature(n) {
+			if info, _ := tableconfig.LookupFeature(n); info.ReaderWriter && !tableconfig.HasReaderFeature(&np, n) {
 				rw = true
 			}
 		}
 		if rw || np.MinReaderVersion >= 3 {
 			np.MinReaderVersion = 3
 			for _, n := range np.WriterFeatures {
-				if info, _ := actions.LookupFeature(n); info.ReaderWriter && !slices.Contains(np.ReaderFeatures, n) {
+				if info, _ := tableconfig.LookupFeature(n); info.ReaderWriter && !slices.Contains(np.ReaderFeatures, n) {
 					np.ReaderFeatures = append(np.ReaderFeatures, n)
 				}
 			}
@@ -354,8 +354,8 @@ func UpgradeProtocol(p actions.Protocol, names ...string) (actions.Protocol, boo
 // legacyFeatureNames are the features legacy protocol versions imply.
 func legacyFeatureNames() []string {
 	var out []string
-	for _, n := range actions.FeatureNames() {
-		if info, _ := actions.LookupFeature(n); info.LegacyWriter > 0 {
+	for _, n := range tableconfig.FeatureNames() {
+		if info, _ := tableconfig.LookupFeature(n); info.LegacyWriter > 0 {
 			out = append(out, n)
 		}
 	}

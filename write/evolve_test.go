@@ -7,6 +7,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/tableconfig"
 )
 
 func TestUpgradeProtocol(t *testing.T) {
@@ -44,7 +45,7 @@ func TestUpgradeProtocol(t *testing.T) {
 				!slices.Equal(got.ReaderFeatures, c.want.ReaderFeatures) || !slices.Equal(got.WriterFeatures, c.want.WriterFeatures) {
 				t.Fatalf("got %+v changed=%v, want %+v changed=%v", got, changed, c.want, c.changed)
 			}
-			if err := got.ReadSupported(); err != nil {
+			if err := tableconfig.ReadSupported(&got); err != nil {
 				t.Fatal(err)
 			}
 		})

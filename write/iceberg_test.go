@@ -26,7 +26,7 @@ func TestNewTableUniformIceberg(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.HasWriterFeature(actions.FeatureIcebergCompatV2) || !p.HasReaderFeature(actions.FeatureColumnMapping) || p.MinWriterVersion != 7 {
+	if !tableconfig.HasWriterFeature(&p, actions.FeatureIcebergCompatV2) || !tableconfig.HasReaderFeature(&p, actions.FeatureColumnMapping) || p.MinWriterVersion != 7 {
 		t.Fatalf("protocol %+v", p)
 	}
 	cfg, err := tableconfig.New(p, m)
@@ -112,11 +112,11 @@ func TestUpgradeProtocolIcebergCompat(t *testing.T) {
 	p, _ := UpgradeProtocol(legacy, actions.FeatureIcebergCompatV2)
 	for _, f := range []string{actions.FeatureIcebergCompatV2, actions.FeatureColumnMapping, actions.FeatureAppendOnly,
 		actions.FeatureInvariants, actions.FeatureCheckConstraints, actions.FeatureChangeDataFeed, actions.FeatureGeneratedColumns} {
-		if !p.HasWriterFeature(f) {
+		if !tableconfig.HasWriterFeature(&p, f) {
 			t.Errorf("upgraded protocol lacks %s: %+v", f, p)
 		}
 	}
-	if !p.HasReaderFeature(actions.FeatureColumnMapping) || p.MinReaderVersion != 3 {
+	if !tableconfig.HasReaderFeature(&p, actions.FeatureColumnMapping) || p.MinReaderVersion != 3 {
 		t.Errorf("reader side %+v", p)
 	}
 	if q, changed := UpgradeProtocol(p, actions.FeatureIcebergCompatV2); changed || !slices.Equal(q.WriterFeatures, p.WriterFeatures) {

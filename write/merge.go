@@ -1,6 +1,7 @@
 package write
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"maps"
@@ -16,7 +17,7 @@ import (
 // ErrSchemaMismatch is returned by an append that merges its schema when
 // a column of the rows has another type than the table's column of that
 // name. It matches deltaerr.ErrInvalidArgument.
-var ErrSchemaMismatch = fmt.Errorf("write: the rows' schema does not merge into the table's: %w", deltaerr.ErrInvalidArgument)
+var ErrSchemaMismatch = deltaerr.Mark(errors.New("the rows' schema does not merge into the table's"), deltaerr.ErrInvalidArgument)
 
 // MergeSchemas returns the table schema table with the columns of src it
 // lacks added, as Spark's mergeSchema adds them: at the end of their

@@ -531,7 +531,7 @@ func (w *rowWriter) flush(ctx context.Context, final bool) error {
 				}
 			}
 			if err := f.w.Write(f.stage, f.n); err != nil {
-				return fmt.Errorf("write: rows %d to %d: %w", w.row-int64(f.n), w.row-1, err)
+				return fmt.Errorf("rows %d to %d: %w", w.row-int64(f.n), w.row-1, err)
 			}
 			for k := range f.stage {
 				clear(f.stage[k])

@@ -390,7 +390,7 @@ func chooseProtocol(feats map[string]bool) actions.Protocol {
 	p := actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
 	legacy := true
 	for name := range feats {
-		info, _ := actions.LookupFeature(name)
+		info, _ := tableconfig.LookupFeature(name)
 		if info.LegacyWriter == 0 {
 			legacy = false
 			continue
@@ -409,7 +409,7 @@ func chooseProtocol(feats map[string]bool) actions.Protocol {
 	feats[actions.FeatureInvariants] = true
 	for name := range feats {
 		p.WriterFeatures = append(p.WriterFeatures, name)
-		if info, _ := actions.LookupFeature(name); info.ReaderWriter {
+		if info, _ := tableconfig.LookupFeature(name); info.ReaderWriter {
 			p.MinReaderVersion = 3
 			p.ReaderFeatures = append(p.ReaderFeatures, name)
 		}

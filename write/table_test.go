@@ -75,7 +75,7 @@ func TestNewTableProtocol(t *testing.T) {
 				!slices.Equal(p.ReaderFeatures, tt.want.ReaderFeatures) || !slices.Equal(p.WriterFeatures, tt.want.WriterFeatures) {
 				t.Errorf("protocol = %+v, want %+v", p, tt.want)
 			}
-			if err := p.ReadSupported(); err != nil {
+			if err := tableconfig.ReadSupported(&p); err != nil {
 				t.Errorf("protocol not readable: %v", err)
 			}
 			if _, err := schema.Parse(m.SchemaString); err != nil {

@@ -314,7 +314,7 @@ func invalidValue(text string, t schema.DataType) error {
 	if len(text) > 40 {
 		text = text[:40] + "…"
 	}
-	return fmt.Errorf("%w: %q is not a %s: %w", schema.ErrInvalidValue, text, t, deltaerr.ErrInvalidArgument)
+	return deltaerr.Mark(fmt.Errorf("%q is not a %s", text, t), schema.ErrInvalidValue, deltaerr.ErrInvalidArgument)
 }
 
 // jsonText reads the JSON text of a CSV field of a nested type by the

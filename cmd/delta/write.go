@@ -161,7 +161,9 @@ func newAppendCmd() *cobra.Command {
 					}
 				}
 			}
-			res, err := t.Append(ctx, batches, delta.WriteOptions{TargetFileSize: targetSize,
+			// Planned on the snapshot whose schema shaped the rows: the
+			// append loads no other.
+			res, err := t.AppendOn(ctx, snap, batches, delta.WriteOptions{TargetFileSize: targetSize,
 				Txn: delta.TxnOptions{EngineInfo: "godelta-cli"}, AppID: app.id, AppVersion: app.version, MergeSchema: merged})
 			if errors.Is(err, delta.ErrAppVersionCommitted) {
 				return app.reportCommitted(cmd, t)

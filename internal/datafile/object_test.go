@@ -12,6 +12,7 @@ import (
 
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/internal/datafile"
+	"github.com/godelta/delta/internal/parquetio"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/schema"
@@ -114,7 +115,12 @@ func TestOpenObjectRequests(t *testing.T) {
 // chunks comes back as itself, not as corruption, and that errors name
 // the key.
 func TestOpenObjectStoreError(t *testing.T) {
-	b, want := multiColumnFile(t, 4, 1000, 500)
+	// Larger than parquetio.Whole, so that the chunks are fetched after
+	// the footer, not with it.
+	b, want := multiColumnFile(t, 4, 20000, 10000)
+	if len(b) <= parquetio.Whole {
+		t.Fatalf("the file is %d bytes, want more than %d", len(b), parquetio.Whole)
+	}
 	ctx := context.Background()
 	store := &countingStore{Store: memory.New()}
 	const key = "part-1.parquet"

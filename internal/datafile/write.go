@@ -57,6 +57,7 @@ package datafile
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -88,7 +89,7 @@ const writeChunk = 4096
 // element; a value of another type; a decimal with more digits than its
 // column holds, or a struct with the wrong number of fields. The error
 // names the column and the row. It matches deltaerr.ErrInvalidArgument.
-var ErrValueMismatch = fmt.Errorf("datafile: value does not fit its column: %w", deltaerr.ErrInvalidArgument)
+var ErrValueMismatch = deltaerr.Mark(errors.New("value does not fit its column"), deltaerr.ErrInvalidArgument)
 
 // errClosed is returned by a Writer used after Close.
 var errClosed = fmt.Errorf("datafile: writer is closed: %w", deltaerr.ErrInvalidArgument)
@@ -487,7 +488,7 @@ func (l *wleaf) entry(r, d int) {
 
 // badValue aborts the write with ErrValueMismatch for the current row.
 func (w *Writer) badValue(n *wnode, reason string) {
-	fail(fmt.Errorf("%w: column %s, row %d: %s", ErrValueMismatch, n.name, w.row, reason))
+	fail(deltaerr.Mark(fmt.Errorf("column %s, row %d: %s", n.name, w.row, reason), ErrValueMismatch))
 }
 
 func kindName(v schema.Value) string {

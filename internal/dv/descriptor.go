@@ -92,8 +92,8 @@ func formatUUID(b []byte) string {
 // bitmap's cardinality against cardinality (and, when present, its largest
 // index against maxRowIndex). Any mismatch, a file too short, or bad bitmap
 // bytes give an error wrapping deltaerr.ErrCorrupt; a missing file gives
-// one wrapping both ErrCorrupt and logstore.ErrNotFound. Other store errors
-// are returned wrapped.
+// a *deltaerr.MissingFileError, which matches deltaerr.ErrFileNotFound and
+// logstore.ErrNotFound. Other store errors are returned wrapped.
 //
 // resolveAbs turns the absolute URI of storage type "p" into a store key
 // relative to the table root, or refuses it with an error, which Load
@@ -185,7 +185,7 @@ func loadFile(ctx context.Context, store logstore.Store, key string, d *actions.
 	buf, err := store.GetRange(ctx, key, start, length)
 	if err != nil {
 		if errors.Is(err, logstore.ErrNotFound) {
-			return nil, &deltaerr.CorruptError{Path: key, Reason: "deletion vector file is missing", Err: err}
+			return nil, &deltaerr.MissingFileError{What: "deletion vector file", Path: key, Err: err}
 		}
 		return nil, fmt.Errorf("dv: read %s: %w", key, err)
 	}

@@ -233,7 +233,7 @@ func TestLoadCorrupt(t *testing.T) {
 		desc func(d *actions.DeletionVector)
 		want []error
 	}{
-		{"missing file", nil, nil, []error{deltaerr.ErrCorrupt, logstore.ErrNotFound}},
+		{"missing file", nil, nil, []error{deltaerr.ErrFileNotFound, logstore.ErrNotFound}},
 		{"crc", mutate(func(b []byte) []byte { b[second+6] ^= 1; return b }), nil, []error{deltaerr.ErrCorrupt}},
 		{"stored crc", mutate(func(b []byte) []byte { b[len(b)-1] ^= 1; return b }), nil, []error{deltaerr.ErrCorrupt}},
 		{"version", mutate(func(b []byte) []byte { b[0] = 2; return b }), nil, []error{deltaerr.ErrCorrupt}},

@@ -28,6 +28,11 @@ const (
 	maxGap = 0
 	// maxFetches is the coalesced requests in flight at once.
 	maxFetches = 4
+	// Whole is the size up to which a stored object is fetched whole, in
+	// one request, at its first read: a small checkpoint or data file
+	// then costs that one request, not one for the header magic, one for
+	// the footer and one per coalesced run of column chunks.
+	Whole = 64 << 10
 )
 
 // Object is one stored file of known size, read in ranges. It remembers
@@ -44,6 +49,9 @@ type Object struct {
 
 	mu  sync.Mutex
 	err error
+	// whole is the object's bytes once a read fetched all of them (an
+	// object of at most Whole bytes); later reads are served from it.
+	whole []byte
 }
 
 // NewObject returns the object at key in store, of size bytes (from
@@ -71,8 +79,30 @@ func (o *Object) Stored() bool { return o.store != nil }
 // Size returns the object's size in bytes.
 func (o *Object) Size() int64 { return o.size }
 
-// get returns length bytes at off, in a new slice.
+// get returns length bytes at off, in a slice the caller must not
+// modify. A stored object of at most Whole bytes is fetched whole at the
+// first get, and every get is served from those bytes.
 func (o *Object) get(ctx context.Context, off, length int64) ([]byte, error) {
+	if o.store != nil && o.size <= Whole && off >= 0 && length >= 0 && off+length <= o.size {
+		o.mu.Lock()
+		whole := o.whole
+		o.mu.Unlock()
+		if whole == nil {
+			var err error
+			if whole, err = o.fetch(ctx, 0, o.size); err != nil {
+				return nil, err
+			}
+			o.mu.Lock()
+			o.whole = whole
+			o.mu.Unlock()
+		}
+		return whole[off : off+length : off+length], nil
+	}
+	return o.fetch(ctx, off, length)
+}
+
+// fetch reads length bytes at off from the source, in a new slice.
+func (o *Object) fetch(ctx context.Context, off, length int64) ([]byte, error) {
 	var b []byte
 	var err error
 	if o.store != nil {

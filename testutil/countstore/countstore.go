@@ -1,6 +1,6 @@
 // Package countstore wraps a logstore.Store and counts what is read from
 // it: listings, and the Get and GetRange calls and bytes on the keys a test
-// cares about (say, checkpoint files). Tests use it to assert what an
+// cares about (say, checkpoint files); Requests lists those reads in order. Tests use it to assert what an
 // operation reads, by count and bytes rather than by time.
 //
 // A Store is safe for concurrent use; it changes nothing it passes on.
@@ -9,6 +9,8 @@ package countstore
 import (
 	"context"
 	"iter"
+	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/godelta/delta/logstore"
@@ -29,6 +31,42 @@ type Store struct {
 	match func(key string) bool
 
 	lists, gets, ranges, bytes atomic.Int64
+
+	mu       sync.Mutex
+	requests []Request
+}
+
+// Request is one read the Store passed on, in the order they came:
+// every List, and the Get, GetRange and Stat calls on matching keys.
+type Request struct {
+	// Op is "list", "get", "range" or "stat".
+	Op string
+	// Key is the key read, or the directory listed.
+	Key string
+	// After is a listing's startAfter.
+	After string
+}
+
+// String is the request as a test writes it: "list DIR", "list DIR after
+// KEY", or the op and the key.
+func (r Request) String() string {
+	if r.Op == "list" && r.After != "" {
+		return "list " + r.Key + " after " + r.After
+	}
+	return r.Op + " " + r.Key
+}
+
+// Requests returns the reads so far, in order.
+func (s *Store) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+func (s *Store) record(r Request) {
+	s.mu.Lock()
+	s.requests = append(s.requests, r)
+	s.mu.Unlock()
 }
 
 // New wraps inner, counting Get and GetRange on the keys match accepts (on
@@ -51,6 +89,9 @@ func (s *Store) Reset() {
 	s.gets.Store(0)
 	s.ranges.Store(0)
 	s.bytes.Store(0)
+	s.mu.Lock()
+	s.requests = nil
+	s.mu.Unlock()
 }
 
 func (s *Store) counted(key string) bool { return s.match == nil || s.match(key) }
@@ -61,6 +102,7 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	if s.counted(key) {
 		s.gets.Add(1)
 		s.bytes.Add(int64(len(b)))
+		s.record(Request{Op: "get", Key: key})
 	}
 	return b, err
 }
@@ -71,12 +113,22 @@ func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) 
 	if s.counted(key) {
 		s.ranges.Add(1)
 		s.bytes.Add(int64(len(b)))
+		s.record(Request{Op: "range", Key: key})
 	}
 	return b, err
+}
+
+// Stat passes the call on, recording it in Requests.
+func (s *Store) Stat(ctx context.Context, key string) (logstore.ObjectInfo, error) {
+	if s.counted(key) {
+		s.record(Request{Op: "stat", Key: key})
+	}
+	return s.Store.Stat(ctx, key)
 }
 
 // List passes the call on, counting it.
 func (s *Store) List(ctx context.Context, dir, startAfter string) iter.Seq2[logstore.ObjectInfo, error] {
 	s.lists.Add(1)
+	s.record(Request{Op: "list", Key: dir, After: startAfter})
 	return s.Store.List(ctx, dir, startAfter)
 }
