@@ -102,6 +102,10 @@ type Segment struct {
 	Checkpoint []LogFile
 	// Commits are the commit files after the checkpoint, in version order.
 	Commits []LogFile
+	// Checksum is the version checksum file (<Version>.crc) the listing
+	// holds for Version, or nil. It is only a hint: readers check what
+	// it says and fall back to the checkpoint and commits.
+	Checksum *LogFile
 }
 
 // CheckpointVersion returns the version of the segment's checkpoint, and
@@ -185,7 +189,19 @@ func NewSegment(files []LogFile, version int64, skip map[int64]bool) (Segment, e
 		}
 		seg.Commits = append(seg.Commits, c)
 	}
+	seg.Checksum = ChecksumOf(files, version)
 	return seg, nil
+}
+
+// ChecksumOf returns the version checksum file of version in a listing,
+// or nil.
+func ChecksumOf(files []LogFile, version int64) *LogFile {
+	for i := range files {
+		if f := files[i]; f.Kind == CRC && f.Version == version {
+			return &f
+		}
+	}
+	return nil
 }
 
 // completeCheckpoints returns the usable checkpoints of a listing, newest

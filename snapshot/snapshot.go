@@ -125,6 +125,7 @@ import (
 	"time"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/checksum"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
@@ -169,6 +170,10 @@ type Snapshot struct {
 
 	// commitInfo is the commitInfo of the snapshot's version, if any.
 	commitInfo *actions.CommitInfo
+	// crc is the version checksum Load took protocol, metadata, txns and
+	// domains from; nil when none was used.
+	crc *checksum.VersionChecksum
+
 	// timestamp is the commit timestamp of the snapshot's version in
 	// milliseconds: its in-commit timestamp when enabled, else the commit
 	// file's modification time.
