@@ -275,4 +275,3 @@ func copyStore(t *testing.T, from, to logstore.Store) {
 		}
 	}
 }
-
