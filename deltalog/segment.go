@@ -22,6 +22,12 @@ const Latest int64 = -1
 // least from, sorted by version and then by key. Names that are not log
 // files are skipped. A table without a _delta_log lists as empty.
 func List(ctx context.Context, store logstore.Store, from int64) ([]LogFile, error) {
+	return list(ctx, store, from, nil)
+}
+
+// list is List, handing each name that is not a log file to other (when
+// not nil).
+func list(ctx context.Context, store logstore.Store, from int64, other func(key string)) ([]LogFile, error) {
 	startAfter := ""
 	if from > 0 {
 		// Every log file name of version >= from sorts after the bare
@@ -34,6 +40,9 @@ func List(ctx context.Context, store logstore.Store, from int64) ([]LogFile, err
 			return nil, fmt.Errorf("listing %s: %w", LogDir, err)
 		}
 		f, ok := ParseName(obj.Key)
+		if !ok && other != nil {
+			other(obj.Key)
+		}
 		if !ok || f.Version < from {
 			continue
 		}
