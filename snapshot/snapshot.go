@@ -13,6 +13,18 @@
 // *deltaerr.CorruptError), and Version, Protocol, Metadata, Schema,
 // Properties, Timestamp and CommitInfo never do I/O.
 //
+// When the listing holds the version checksum of the version loaded
+// (<v>.crc, package checksum) and the segment has a checkpoint, Load
+// takes the protocol and metaData from it instead of the checkpoint, and
+// the set transactions and domains too when it records them, so that a
+// describe of a large table reads no part of its checkpoint (Load only
+// checks that the checkpoint is still there). The checksum is a hint: it
+// is used only when it decodes, passes its own checks, and agrees with
+// every protocol, metaData, txn, domain and in-commit timestamp the
+// commits after the checkpoint set; otherwise it is ignored (logged) and
+// the checkpoint read as without it. Snapshot.Checksum says which one
+// Load used. File lists always come from the replay.
+//
 // The checkpoint's file actions are read on first use, in two stages of
 // their own, each once per checkpoint:
 //
