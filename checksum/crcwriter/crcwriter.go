@@ -70,8 +70,9 @@ func WriteAfterCommit(ctx context.Context, store logstore.Store, read *snapshot.
 // .crc of version-1 when others committed in between) and the actions,
 // without reading the table (checksum.Apply), when that one exists and
 // the commit allows it. A commit right on top of read is checked further
-// against the post-commit state built from read and the actions (no I/O):
-// protocol, metaData and in-commit timestamp must agree. Otherwise the
+// against the post-commit snapshot (built from read and the actions, with
+// no I/O, by the default post): protocol, metaData, in-commit timestamp
+// and the txns the commit set must agree. Otherwise the
 // checksum is computed from a replay of the post-commit snapshot, which
 // post returns (nil: built from read, or loaded); that reads the table's
 // files when the snapshot has not yet, once per table, since the next
@@ -89,7 +90,10 @@ func WriteAfterCommitFrom(ctx context.Context, store logstore.Store, read *snaps
 	}
 	c, err := incremental(ctx, store, read, version, committed)
 	if err == nil && adjacent {
-		err = agree(c, read, version, committed)
+		var snap *snapshot.Snapshot
+		if snap, err = post(ctx); err == nil {
+			err = agree(c, snap, committed)
+		}
 	}
 	if err != nil {
 		slog.DebugContext(ctx, "version checksum from a replay", "version", version, "why", err)
@@ -129,13 +133,9 @@ func incremental(ctx context.Context, store logstore.Store, read *snapshot.Snaps
 // contradicts.
 var errDisagrees = errors.New("the incremental checksum disagrees with the post-commit state")
 
-// agree checks c against the state after the commit of committed on top
-// of read, built without I/O.
-func agree(c *checksum.VersionChecksum, read *snapshot.Snapshot, version int64, committed []actions.Action) error {
-	snap, err := read.Committed(version, 0, committed)
-	if err != nil {
-		return err
-	}
+// agree checks c against snap, the post-commit snapshot of the commit
+// of committed.
+func agree(c *checksum.VersionChecksum, snap *snapshot.Snapshot, committed []actions.Action) error {
 	p, m := snap.Protocol(), snap.Metadata()
 	want := &checksum.VersionChecksum{NumMetadata: 1, NumProtocol: 1, NumFiles: c.NumFiles, TableSizeBytes: c.TableSizeBytes, Protocol: &p, Metadata: &m}
 	if d := checksum.Compare(c, want); len(d) > 0 {
