@@ -139,3 +139,22 @@ func (ns *Snapshot) inheritMeta(prev *Snapshot) {
 	}
 	ns.meta.set(v)
 }
+
+// CachedFileTotals returns the number and total size of the live files
+// when they are known without I/O: the snapshot's files, or those of the
+// checkpoint it shares with the snapshot it was built from, have been
+// read, or it has no checkpoint. Otherwise ok is false and nothing is
+// read. Writers use it to check a version checksum they derived.
+func (s *Snapshot) CachedFileTotals() (files, bytes int64, ok bool) {
+	if v, ok := s.files.peek(); ok {
+		return v.numFiles, v.sizeInBytes, true
+	}
+	var b *baseFiles
+	if s.base.version < 0 {
+		b = newBaseFiles(nil, nil, nil)
+	} else if b, ok = s.base.files.peek(); !ok {
+		return 0, 0, false
+	}
+	v := newFileView(b, s.tail, s.tailOrder)
+	return v.numFiles, v.sizeInBytes, true
+}

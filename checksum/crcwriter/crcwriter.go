@@ -72,7 +72,8 @@ func WriteAfterCommit(ctx context.Context, store logstore.Store, read *snapshot.
 // the commit allows it. A commit right on top of read is checked further
 // against the post-commit snapshot (built from read and the actions, with
 // no I/O, by the default post): protocol, metaData, in-commit timestamp
-// and the txns the commit set must agree. Otherwise the
+// and the txns the commit set must agree, and so must the file count and
+// size when the snapshot knows them without I/O. Otherwise the
 // checksum is computed from a replay of the post-commit snapshot, which
 // post returns (nil: built from read, or loaded); that reads the table's
 // files when the snapshot has not yet, once per table, since the next
@@ -138,6 +139,11 @@ var errDisagrees = errors.New("the incremental checksum disagrees with the post-
 func agree(c *checksum.VersionChecksum, snap *snapshot.Snapshot, committed []actions.Action) error {
 	p, m := snap.Protocol(), snap.Metadata()
 	want := &checksum.VersionChecksum{NumMetadata: 1, NumProtocol: 1, NumFiles: c.NumFiles, TableSizeBytes: c.TableSizeBytes, Protocol: &p, Metadata: &m}
+	// The totals too, when the snapshot knows them without I/O (the
+	// transaction read the table's files, as DML and OPTIMIZE do).
+	if files, bytes, ok := snap.CachedFileTotals(); ok {
+		want.NumFiles, want.TableSizeBytes = files, bytes
+	}
 	if d := checksum.Compare(c, want); len(d) > 0 {
 		return fmt.Errorf("%w: %v", errDisagrees, d)
 	}

@@ -238,3 +238,57 @@ func TestCorpusMatchesSpark(t *testing.T) {
 	}
 	t.Logf("%d Spark checksums compared", compared)
 }
+
+// A commit that adds a file the table already has, without removing it
+// (legal: it updates the file's metadata), looks to the actions alone
+// like one more file. When the transaction has read the table's files,
+// the writer sees the totals disagree and computes the checksum from the
+// replay instead.
+func TestReaddCaughtByFileTotals(t *testing.T) {
+	ctx := context.Background()
+	store := memory.New()
+	create := txn.BeginCreate(store, txn.Options{})
+	create.SetProtocol(actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2})
+	create.SetMetadata(actions.Metadata{ID: "readd", Format: actions.Format{Provider: "parquet", Options: map[string]string{}},
+		SchemaString: testSchema, PartitionColumns: []string{}, Configuration: map[string]string{"delta.checkpointInterval": "1"}})
+	create.Add(add("f1", 10, 0))
+	res, err := create.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txn.PostCommit(ctx, &res)
+	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := txn.Begin(snap, txn.Options{})
+	tx.Add(add("f2", 20, 0))
+	if res, err = tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	txn.PostCommit(ctx, &res) // and the checkpoint of version 1
+	if snap, err = snapshot.Load(ctx, store, deltalog.Latest); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := snap.Segment().CheckpointVersion(); !ok {
+		t.Fatal("no checkpoint: the test needs one")
+	}
+	if _, err := snap.NumFiles(ctx); err != nil { // as DML reads the files
+		t.Fatal(err)
+	}
+	tx = txn.Begin(snap, txn.Options{})
+	again := add("f1", 10, 0)
+	again.Tags = map[string]string{"k": "v"}
+	tx.Add(again)
+	if res, err = tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	txn.PostCommit(ctx, &res)
+	got, err := checksum.Read(ctx, store, res.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.NumFiles != 2 || got.TableSizeBytes != 30 {
+		t.Fatalf("%d files of %d bytes, want 2 of 30", got.NumFiles, got.TableSizeBytes)
+	}
+}
