@@ -163,6 +163,7 @@ func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFil
 	// without the checkpoint; one that the checks below refuse is
 	// dropped, and the checkpoint read as if there were none.
 	crc := r.readChecksum(ctx, s)
+	checked := false // protocol and metaData set on s and checked
 	if crc != nil && (r.protocol == nil || r.metadata == nil) {
 		cr := *r
 		cr.applyCheckpointPM(crc.Protocol, crc.Metadata)
@@ -170,7 +171,7 @@ func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFil
 			slog.WarnContext(ctx, "snapshot: not using the version checksum; reading the log instead", "version", s.version, "err", err)
 			crc = nil
 		} else {
-			r.protocol, r.metadata = cr.protocol, cr.metadata
+			r.protocol, r.metadata, checked = cr.protocol, cr.metadata, true
 			// The checkpoint is not read now, but must still be
 			// there: one that log cleanup deleted since the listing
 			// makes Load list again, as when it reads it.
@@ -188,8 +189,10 @@ func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFil
 		}
 		r.applyCheckpointPM(pm.protocol, pm.metadata)
 	}
-	if err := r.finishPM(s); err != nil {
-		return nil, err
+	if !checked {
+		if err := r.finishPM(s); err != nil {
+			return nil, err
+		}
 	}
 	r.finish(s, base)
 	s.crc = crc
