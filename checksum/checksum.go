@@ -29,8 +29,9 @@
 // Checksum files"), and finding one there is not an error.
 //
 // Compare lists the differences between two checksums of one version,
-// field by field, skipping the optional fields one side lacks; delta check
-// compares each .crc with the replay of its version.
+// field by field, skipping the optional fields one side lacks: what a
+// table checker (delta check, issue 25) reports for a .crc that does not
+// match the replay of its version (crcwriter.Compute).
 //
 // # Building
 //

@@ -125,7 +125,9 @@ func schemaJSON(snap *delta.Snapshot) (json.RawMessage, error) {
 // version checksum Load took the snapshot's protocol and metadata from,
 // when it did (as Spark's DESCRIBE DETAIL does), so that describing a
 // large table reads no part of its checkpoint; else from the replay.
-// delta check compares the checksum with the replay.
+// Load used the checksum only if it is sound and agrees with the commits
+// after the checkpoint; checksum.Compare against crcwriter.Compute tells
+// whether its totals match the replay.
 func tableSize(ctx context.Context, snap *delta.Snapshot) (files, bytes int64, err error) {
 	if c := snap.Checksum(); c != nil {
 		return c.NumFiles, c.TableSizeBytes, nil
