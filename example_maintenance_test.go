@@ -98,7 +98,9 @@ func ExampleTable_CleanupLog() {
 	fmt.Println("version", snap.Version(), "still there")
 	// Output:
 	// versions from checkpoint 2 on stay readable; would delete:
+	// _delta_log/00000000000000000000.crc
 	// _delta_log/00000000000000000000.json
+	// _delta_log/00000000000000000001.crc
 	// _delta_log/00000000000000000001.json
 	// version 0 still there
 }

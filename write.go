@@ -74,8 +74,9 @@ func (t *Table) Update(ctx context.Context, opts TxnOptions, fn func(*Transactio
 }
 
 // PostCommit runs the post-commit chain of a commit to the table (see
-// txn.PostCommit) and records in res.PostCommit how it went: every
-// delta.checkpointInterval versions (default 10) a checkpoint, then the
+// txn.PostCommit) and records in res.PostCommit how it went: after every
+// commit the version checksum _delta_log/<v>.crc (package checksum);
+// every delta.checkpointInterval versions (default 10) a checkpoint, then the
 // deletion of the log files older than delta.logRetentionDuration that no
 // retained version needs (unless delta.enableExpiredLogCleanup is false);
 // on a table with UniForm Iceberg on, the Iceberg metadata of the new

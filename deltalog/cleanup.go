@@ -127,7 +127,9 @@ type CleanupResult struct {
 //
 // Only names the protocol defines are deleted: commits, checkpoints of
 // every naming, .crc files, compacted files (deltalog.ParseName), and
-// sidecars as above. The store lists one directory level and never yields
+// sidecars as above; and, with each file deleted, its Hadoop checksum
+// side file (.<name>.crc, which Spark writes on local and HDFS file
+// systems) when the listing shows one, as Spark's cleanup deletes it. The store lists one directory level and never yields
 // directories; a local store refuses to list or delete through a symbolic
 // link that leads out of its root (see package logstore/local), so a
 // _delta_log/_sidecars linked elsewhere is an error, not a directory to
@@ -159,7 +161,12 @@ func Cleanup(ctx context.Context, store logstore.Store, opts CleanupOptions) (Cl
 	now := opts.Now()
 	res.Cutoff = now.Add(-opts.Retention).UTC().Truncate(24 * time.Hour)
 
-	files, err := List(ctx, store, 0)
+	sideFiles := map[string]bool{}
+	files, err := list(ctx, store, 0, func(key string) {
+		if isSideFile(key) {
+			sideFiles[key] = true
+		}
+	})
 	if err != nil {
 		return res, err
 	}
@@ -200,7 +207,7 @@ func Cleanup(ctx context.Context, store logstore.Store, opts CleanupOptions) (Cl
 	cpVersion := kept[0].Version
 	res.CheckpointVersion = cpVersion
 
-	doomed := doomedBefore(files, cpVersion)
+	doomed := withSideFiles(doomedBefore(files, cpVersion), sideFiles)
 
 	var sidecars []string
 	if opts.SidecarRefs != nil {
@@ -260,6 +267,32 @@ func doomedBefore(files []LogFile, version int64) []string {
 		}
 	}
 	return doomed
+}
+
+// isSideFile reports whether key names a Hadoop checksum side file of
+// the log, .<name>.crc, which Spark writes beside each file it writes on a
+// local or HDFS file system.
+func isSideFile(key string) bool {
+	name := key[strings.LastIndexByte(key, '/')+1:]
+	return strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".crc")
+}
+
+// withSideFiles adds after each doomed key its Hadoop side file, when the
+// listing showed one: Spark's cleanup deletes it with its file (Hadoop's
+// checksummed file system does), and left behind it would only pile up.
+func withSideFiles(doomed []string, side map[string]bool) []string {
+	if len(side) == 0 {
+		return doomed
+	}
+	out := make([]string, 0, len(doomed))
+	for _, k := range doomed {
+		out = append(out, k)
+		i := strings.LastIndexByte(k, '/') + 1
+		if s := k[:i] + "." + k[i:] + ".crc"; side[s] {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // unreadable reports whether err from Verify says the checkpoint cannot be

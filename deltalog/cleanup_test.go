@@ -146,8 +146,12 @@ func logTable(t *testing.T, n int, cps []int64, v2 bool, base time.Time) (*logst
 		if err := store.PutIfAbsent(ctx, deltalog.CommitKey(v), data); err != nil {
 			t.Fatal(err)
 		}
-		if err := store.Put(ctx, deltalog.CRCKey(v), []byte("{}")); err != nil {
-			t.Fatal(err)
+		// Spark's .crc, and the Hadoop side files Spark writes on a
+		// local file system beside the commit and the .crc.
+		for _, k := range []string{deltalog.CRCKey(v), sideFile(deltalog.CommitKey(v)), sideFile(deltalog.CRCKey(v))} {
+			if err := store.Put(ctx, k, []byte("{}")); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for _, k := range []string{deltalog.CommitKey(v), deltalog.CRCKey(v)} {
 			os.Chtimes(filepath.Join(dir, filepath.FromSlash(k)), at(v), at(v))
@@ -175,6 +179,12 @@ func logTable(t *testing.T, n int, cps []int64, v2 bool, base time.Time) (*logst
 		os.Chtimes(filepath.Join(dir, "_delta_log", filepath.FromSlash(k)), base, base)
 	}
 	return store, dir
+}
+
+// sideFile is the Hadoop checksum file of key: .<name>.crc beside it.
+func sideFile(key string) string {
+	i := strings.LastIndexByte(key, '/') + 1
+	return key[:i] + "." + key[i:] + ".crc"
 }
 
 func keys(t *testing.T, store logstore.Store, dir string) []string {
@@ -240,7 +250,15 @@ func TestCleanup(t *testing.T) {
 					t.Errorf("%s survived, before the kept checkpoint %d", f.Key, earliest)
 				}
 			}
-			// Everything from the kept checkpoint on is intact.
+			// Everything from the kept checkpoint on is intact, .crc
+			// and side files included; those before it are gone.
+			for v := int64(0); v < int64(tc.commits); v++ {
+				for _, k := range []string{deltalog.CRCKey(v), sideFile(deltalog.CommitKey(v)), sideFile(deltalog.CRCKey(v))} {
+					if _, err := store.Stat(ctx, k); (err == nil) != (v >= earliest) {
+						t.Errorf("%s after cleanup down to %d: %v", k, earliest, err)
+					}
+				}
+			}
 			for v := earliest; v < int64(tc.commits); v++ {
 				if _, err := store.Stat(ctx, deltalog.CommitKey(v)); err != nil {
 					t.Errorf("commit %d: %v", v, err)

@@ -22,6 +22,12 @@ const Latest int64 = -1
 // least from, sorted by version and then by key. Names that are not log
 // files are skipped. A table without a _delta_log lists as empty.
 func List(ctx context.Context, store logstore.Store, from int64) ([]LogFile, error) {
+	return list(ctx, store, from, nil)
+}
+
+// list is List, handing each name that is not a log file to other (when
+// not nil).
+func list(ctx context.Context, store logstore.Store, from int64, other func(key string)) ([]LogFile, error) {
 	startAfter := ""
 	if from > 0 {
 		// Every log file name of version >= from sorts after the bare
@@ -34,6 +40,9 @@ func List(ctx context.Context, store logstore.Store, from int64) ([]LogFile, err
 			return nil, fmt.Errorf("listing %s: %w", LogDir, err)
 		}
 		f, ok := ParseName(obj.Key)
+		if !ok && other != nil {
+			other(obj.Key)
+		}
 		if !ok || f.Version < from {
 			continue
 		}
@@ -102,6 +111,10 @@ type Segment struct {
 	Checkpoint []LogFile
 	// Commits are the commit files after the checkpoint, in version order.
 	Commits []LogFile
+	// Checksum is the version checksum file (<Version>.crc) the listing
+	// holds for Version, or nil. It is only a hint: readers check what
+	// it says and fall back to the checkpoint and commits.
+	Checksum *LogFile
 }
 
 // CheckpointVersion returns the version of the segment's checkpoint, and
@@ -185,7 +198,19 @@ func NewSegment(files []LogFile, version int64, skip map[int64]bool) (Segment, e
 		}
 		seg.Commits = append(seg.Commits, c)
 	}
+	seg.Checksum = ChecksumOf(files, version)
 	return seg, nil
+}
+
+// ChecksumOf returns the version checksum file of version in a listing,
+// or nil.
+func ChecksumOf(files []LogFile, version int64) *LogFile {
+	for i := range files {
+		if f := files[i]; f.Kind == CRC && f.Version == version {
+			return &f
+		}
+	}
+	return nil
 }
 
 // completeCheckpoints returns the usable checkpoints of a listing, newest

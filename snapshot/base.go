@@ -99,6 +99,20 @@ func (b *baseState) loadPM(ctx context.Context) (*basePM, error) {
 	})
 }
 
+// exists checks that the checkpoint's first file is still in the store,
+// without reading it: a missing one gives a *checkpointError for a
+// vanished file, for Load to list the log again.
+func (b *baseState) exists(ctx context.Context) error {
+	if b.version < 0 || len(b.keys) == 0 {
+		return nil
+	}
+	_, err := b.store.Stat(ctx, b.keys[0])
+	if errors.Is(err, logstore.ErrNotFound) {
+		return &checkpointError{version: b.version, err: err, vanished: true}
+	}
+	return err
+}
+
 // readCheckpoint streams the kinds in want of a checkpoint to fn. A
 // checkpoint that is missing or cannot be decoded gives a
 // *checkpointError.

@@ -66,3 +66,18 @@ func (l *lazy[T]) run(ctx context.Context, ch chan struct{}, compute func(contex
 	ok = err == nil
 	return v, err
 }
+
+// peek returns the value if it has been computed, without computing it.
+func (l *lazy[T]) peek() (T, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.val, l.ok
+}
+
+// set stores v as the value, before anyone asked for it: for a value
+// known from elsewhere (a version checksum, an older snapshot).
+func (l *lazy[T]) set(v T) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.val, l.ok = v, true
+}

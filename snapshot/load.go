@@ -169,6 +169,29 @@ func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFil
 	if reuse != nil && reuse.same(base) {
 		base = reuse // what it has read serves this snapshot too
 	}
+	s := &Snapshot{store: store, version: seg.Version, segment: seg}
+	// The version checksum, when there is one and the commits agree with
+	// it, gives the protocol and metaData (and the txns and domains)
+	// without the checkpoint; one that the checks below refuse is
+	// dropped, and the checkpoint read as if there were none.
+	crc := r.readChecksum(ctx, s)
+	checked := false // protocol and metaData set on s and checked
+	if crc != nil && (r.protocol == nil || r.metadata == nil) {
+		cr := *r
+		cr.applyCheckpointPM(crc.Protocol, crc.Metadata)
+		if err := cr.finishPM(s); err != nil {
+			slog.WarnContext(ctx, "snapshot: not using the version checksum; reading the log instead", "version", s.version, "err", err)
+			crc = nil
+		} else {
+			r.protocol, r.metadata, checked = cr.protocol, cr.metadata, true
+			// The checkpoint is not read now, but must still be
+			// there: one that log cleanup deleted since the listing
+			// makes Load list again, as when it reads it.
+			if err := base.exists(ctx); err != nil {
+				return nil, err
+			}
+		}
+	}
 	// Protocol and metaData only: the checkpoint's file actions wait for
 	// the first accessor that needs them.
 	if base.version >= 0 && (r.protocol == nil || r.metadata == nil) {
@@ -178,11 +201,16 @@ func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFil
 		}
 		r.applyCheckpointPM(pm.protocol, pm.metadata)
 	}
-	s := &Snapshot{store: store, version: seg.Version, segment: seg}
-	if err := r.finishPM(s); err != nil {
-		return nil, err
+	if !checked {
+		if err := r.finishPM(s); err != nil {
+			return nil, err
+		}
 	}
 	r.finish(s, base)
+	s.crc = crc
+	if v := metaFromChecksum(crc); v != nil {
+		s.meta.set(v)
+	}
 	s.timestamp = commitTimestamp(s, seg, r.lastCommitInfo)
 	return s, nil
 }
@@ -258,11 +286,13 @@ func (s *Snapshot) update(ctx context.Context) (*Snapshot, error) {
 	seg := s.segment
 	seg.Commits = append(slices.Clip(seg.Commits), commits...)
 	seg.Version = commits[len(commits)-1].Version
+	seg.Checksum = deltalog.ChecksumOf(files, seg.Version)
 	ns := &Snapshot{store: s.store, version: seg.Version, segment: seg}
 	if err := r.finishPM(ns); err != nil {
 		return nil, err
 	}
 	r.finish(ns, s.base)
+	ns.inheritMeta(s)
 	ns.timestamp = commitTimestamp(ns, seg, r.lastCommitInfo)
 	return ns, nil
 }
@@ -288,11 +318,13 @@ func (s *Snapshot) Committed(version, modTime int64, acts []actions.Action) (*Sn
 	seg := s.segment
 	seg.Commits = append(slices.Clip(seg.Commits), deltalog.LogFile{Key: deltalog.CommitKey(version), Kind: deltalog.Commit, Version: version, ModTime: modTime})
 	seg.Version = version
+	seg.Checksum = nil // written after the commit, if at all
 	ns := &Snapshot{store: s.store, version: version, segment: seg}
 	if err := r.finishPM(ns); err != nil {
 		return nil, err
 	}
 	r.finish(ns, s.base)
+	ns.inheritMeta(s)
 	ns.timestamp = commitTimestamp(ns, seg, r.lastCommitInfo)
 	return ns, nil
 }

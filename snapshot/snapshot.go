@@ -13,6 +13,18 @@
 // *deltaerr.CorruptError), and Version, Protocol, Metadata, Schema,
 // Properties, Timestamp and CommitInfo never do I/O.
 //
+// When the listing holds the version checksum of the version loaded
+// (<v>.crc, package checksum) and the segment has a checkpoint, Load
+// takes the protocol and metaData from it instead of the checkpoint, and
+// the set transactions and domains too when it records them, so that a
+// describe of a large table reads no part of its checkpoint (Load only
+// checks that the checkpoint is still there). The checksum is a hint: it
+// is used only when it decodes, passes its own checks, and agrees with
+// every protocol, metaData, txn, domain and in-commit timestamp the
+// commits after the checkpoint set; otherwise it is ignored (logged) and
+// the checkpoint read as without it. Snapshot.Checksum says which one
+// Load used. File lists always come from the replay.
+//
 // The checkpoint's file actions are read on first use, in two stages of
 // their own, each once per checkpoint:
 //
@@ -125,6 +137,7 @@ import (
 	"time"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/checksum"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
@@ -169,6 +182,10 @@ type Snapshot struct {
 
 	// commitInfo is the commitInfo of the snapshot's version, if any.
 	commitInfo *actions.CommitInfo
+	// crc is the version checksum Load took protocol, metadata, txns and
+	// domains from; nil when none was used.
+	crc *checksum.VersionChecksum
+
 	// timestamp is the commit timestamp of the snapshot's version in
 	// milliseconds: its in-commit timestamp when enabled, else the commit
 	// file's modification time.

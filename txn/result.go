@@ -13,6 +13,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/checkpoint"
+	"github.com/godelta/delta/checksum/crcwriter"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
@@ -163,7 +164,10 @@ const (
 
 var (
 	hooksMu sync.RWMutex
-	hooks   = []Hook{{Name: "checkpoint", Order: OrderCheckpoint, Run: checkpointHook}}
+	hooks   = []Hook{
+		{Name: "checksum", Order: OrderChecksum, Run: checksumHook},
+		{Name: "checkpoint", Order: OrderCheckpoint, Run: checkpointHook},
+	}
 )
 
 // RegisterHook adds h to the chain every PostCommit runs, in Order.
@@ -195,8 +199,8 @@ func chain() []Hook {
 }
 
 // PostCommit runs the post-commit chain for res, once: every registered
-// hook in order (the checkpoint due, then the cleanup of expired log
-// files; the Iceberg conversion of a UniForm table; whatever else is
+// hook in order (the version checksum <v>.crc; the checkpoint due, then
+// the cleanup of expired log files; the Iceberg conversion of a UniForm table; whatever else is
 // registered). A hook's failure or panic is recorded in res.PostCommit
 // and logged as a warning, and the next hook runs: it is not the
 // commit's, and the commit stands whatever PostCommit does. A second call
@@ -228,6 +232,32 @@ func runHook(ctx context.Context, h Hook, res *CommitResult) (err error) {
 		}
 	}()
 	return h.Run(ctx, res)
+}
+
+// checksumHook writes the version checksum of res.Version
+// (<v>.crc), as Spark's ChecksumHook does after every commit: derived
+// from the previous version's checksum and the actions committed when it
+// can be, else from the post-commit snapshot (package crcwriter).
+func checksumHook(ctx context.Context, res *CommitResult) error {
+	committed, err := res.committed(ctx)
+	if err == nil {
+		err = crcwriter.WriteAfterCommitFrom(ctx, res.store, res.read, res.Version, committed, res.Snapshot)
+	}
+	if err != nil {
+		return fmt.Errorf("version checksum of version %d after the commit: %w", res.Version, err)
+	}
+	return nil
+}
+
+// committed returns the actions of the commit at res.Version: decoded
+// from the commit file as written, or read back from the log when the
+// commit was found there after an ambiguous put.
+func (r *CommitResult) committed(ctx context.Context) ([]actions.Action, error) {
+	key := deltalog.CommitKey(r.Version)
+	if r.data != nil {
+		return actions.DecodeCommitReader(key, bytes.NewReader(r.data))
+	}
+	return actions.DecodeCommitReader(key, logstore.NewWindowReader(ctx, r.store, key, 0))
 }
 
 // checkpointHook writes the checkpoint res makes due, then, as Spark

@@ -218,6 +218,10 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 		return res, fmt.Errorf("vacuum: committing %s: %w", OperationStart, err)
 	}
 	res.StartVersion = start.Version
+	// Like every commit, the START commit runs the post-commit chain (its
+	// version checksum, the checkpoint it may make due): the END commit
+	// then derives its checksum from this one's.
+	txn.PostCommit(ctx, &start)
 
 	deleted, delErr := deleteAll(ctx, store, res.Files, opts)
 	res.Deleted = deleted

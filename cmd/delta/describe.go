@@ -79,11 +79,7 @@ func describeDocument(ctx context.Context, snap *delta.Snapshot) (*describeJSON,
 	if err != nil {
 		return nil, err
 	}
-	numFiles, err := snap.NumFiles(ctx)
-	if err != nil {
-		return nil, err
-	}
-	size, err := snap.SizeInBytes(ctx)
+	numFiles, size, err := tableSize(ctx, snap)
 	if err != nil {
 		return nil, err
 	}
@@ -125,12 +121,26 @@ func schemaJSON(snap *delta.Snapshot) (json.RawMessage, error) {
 	return nil, fmt.Errorf("metaData.schemaString of version %d is not a JSON object", snap.Version())
 }
 
-func describeText(ctx context.Context, w io.Writer, snap *delta.Snapshot) error {
-	numFiles, err := snap.NumFiles(ctx)
-	if err != nil {
-		return err
+// tableSize returns the number and size of snap's live files: from the
+// version checksum Load took the snapshot's protocol and metadata from,
+// when it did (as Spark's DESCRIBE DETAIL does), so that describing a
+// large table reads no part of its checkpoint; else from the replay.
+// Load used the checksum only if it is sound and agrees with the commits
+// after the checkpoint; checksum.Compare against crcwriter.Compute tells
+// whether its totals match the replay.
+func tableSize(ctx context.Context, snap *delta.Snapshot) (files, bytes int64, err error) {
+	if c := snap.Checksum(); c != nil {
+		return c.NumFiles, c.TableSizeBytes, nil
 	}
-	size, err := snap.SizeInBytes(ctx)
+	if files, err = snap.NumFiles(ctx); err != nil {
+		return 0, 0, err
+	}
+	bytes, err = snap.SizeInBytes(ctx)
+	return files, bytes, err
+}
+
+func describeText(ctx context.Context, w io.Writer, snap *delta.Snapshot) error {
+	numFiles, size, err := tableSize(ctx, snap)
 	if err != nil {
 		return err
 	}
