@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/tableconfig"
 )
 
 // Operations (commitInfo.operation) after which the totals cannot be
@@ -125,7 +126,7 @@ func (d *dvCounts) change(dv *actions.DeletionVector, sign int64) {
 // clears them otherwise.
 func (d *dvCounts) set(c *VersionChecksum, p *actions.Protocol) {
 	c.NumDeletedRecords, c.NumDeletionVectors, c.DeletedRecordCountsHistogram = nil, nil, nil
-	if !p.HasReaderFeature(actions.FeatureDeletionVectors) {
+	if !tableconfig.HasReaderFeature(p, actions.FeatureDeletionVectors) {
 		return
 	}
 	if d.records != nil {
@@ -252,7 +253,7 @@ func apply(prev *VersionChecksum, acts []actions.Action) (*VersionChecksum, erro
 		c.SetTransactions = slices.Clone(prev.SetTransactions)
 		c.DomainMetadata = slices.Clone(prev.DomainMetadata)
 		switch {
-		case prev.Protocol != nil && !prev.Protocol.HasReaderFeature(actions.FeatureDeletionVectors):
+		case prev.Protocol != nil && !tableconfig.HasReaderFeature(prev.Protocol, actions.FeatureDeletionVectors):
 			// Without the feature no file can have a deletion vector:
 			// the counts are known whatever prev records.
 			dv = newDVCounts(prev.NumFiles)
