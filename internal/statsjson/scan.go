@@ -290,6 +290,7 @@ func (p *Scanner) number() (string, error) {
 	}
 	return p.s[start:p.i], nil
 }
+
 // str reads a string at p.s[p.i] == '"'. It returns the decoded text (a
 // substring of the input when there are no escapes) and the offset in it
 // of the first lone surrogate escape or invalid UTF-8 byte, or -1.
