@@ -178,8 +178,9 @@ func parsedStatsValue(n *wnode, stats string) any {
 		return nil
 	}
 	out := make([]any, len(n.kids))
-	if err := statsjson.Fields(stats, func(key string, p *statsjson.Scanner) error {
-		return structMember(n, out, key, p, 1)
+	p := statsjson.NewScanner(stats)
+	if err := p.Fields(func(key string) error {
+		return structMember(n, out, key, &p, 1)
 	}); err != nil {
 		return nil
 	}

@@ -781,7 +781,8 @@ func typeKind(t schema.DataType) schema.Kind {
 // Decode decodes the stats JSON of one add action; see ParseStats.
 func (d *StatsDecoder) Decode(raw string) (*Stats, error) {
 	s := &Stats{dec: d, tight: true, cols: make([]colStats, len(d.cols))}
-	err := statsjson.Fields(raw, func(key string, p *statsjson.Scanner) error {
+	p := statsjson.NewScanner(raw)
+	err := p.Fields(func(key string) error {
 		switch key {
 		case statsjson.KeyNumRecords:
 			k, text, _, err := p.Scalar(1)
@@ -795,11 +796,11 @@ func (d *StatsDecoder) Decode(raw string) (*Stats, error) {
 			s.tight = k == statsjson.Bool && text == "true"
 			return err
 		case statsjson.KeyMinValues:
-			return d.decodeLevel(p, d.root, s, statMin, 2)
+			return d.decodeLevel(&p, d.root, s, statMin, 2)
 		case statsjson.KeyMaxValues:
-			return d.decodeLevel(p, d.root, s, statMax, 2)
+			return d.decodeLevel(&p, d.root, s, statMax, 2)
 		case statsjson.KeyNullCount:
-			return d.decodeLevel(p, d.root, s, statNullCount, 2)
+			return d.decodeLevel(&p, d.root, s, statNullCount, 2)
 		}
 		return p.Skip(1)
 	})

@@ -11,10 +11,10 @@
 //     (internal/datafile) gathered; AppendTimestamp is the one form of a
 //     timestamp bound, used by it and by the checkpoint reader when it turns
 //     stats_parsed back into JSON.
-//   - Parsing: Fields walks the top-level members of a stats string with a
-//     Scanner, which validates the whole input (RFC 8259) while handing out
-//     only what the caller asks for, without reflection and, for strings
-//     without escapes, without copying. expr builds its typed Stats (data
+//   - Parsing: Scanner.Fields walks the top-level members of a stats
+//     string. The Scanner validates the whole input (RFC 8259) while
+//     handing out only what the caller asks for, without reflection and,
+//     for strings without escapes, without copying. expr builds its typed Stats (data
 //     skipping) on it, and the checkpoint writer its stats_parsed column.
 //   - Cheap reads: NumRecords reads numRecords and skips the rest (row
 //     tracking, icebergCompatV2 checks, OPTIMIZE's deletion-vector purge,

@@ -181,7 +181,8 @@ func Widen(raw string, physical int64) (string, error) {
 	b := make([]byte, 0, len(raw)+48)
 	b = append(b, '{')
 	hasNum := false
-	err := Fields(raw, func(key string, p *Scanner) error {
+	p := NewScanner(raw)
+	err := p.Fields(func(key string) error {
 		if key == KeyTightBounds {
 			return p.Skip(1)
 		}

@@ -47,14 +47,17 @@ type Scanner struct {
 	i int
 }
 
-// Fields reads the stats string raw, a JSON object, calling member for each
+// NewScanner returns a Scanner of the stats string raw. Keep it in a
+// variable (it is used through its address) and read it with Fields.
+func NewScanner(raw string) Scanner { return Scanner{s: raw} }
+
+// Fields reads the stats string, a JSON object, calling member for each
 // top-level key with the Scanner at the member's value, which member must
-// consume (Scalar, Skip or Object at depth 1). An empty (or blank) raw has
-// no members and is no error. Malformed JSON, a top level that is not an
-// object, or data after it give an error matching ErrInvalid; so does an
-// error member returns, which Fields returns as it is.
-func Fields(raw string, member func(key string, p *Scanner) error) error {
-	p := &Scanner{s: raw}
+// consume (Scalar, Skip or Object at depth 1). An empty (or blank) string
+// has no members and is no error. Malformed JSON, a top level that is not
+// an object, or data after it give an error matching ErrInvalid; an error
+// member returns is returned as it is.
+func (p *Scanner) Fields(member func(key string) error) error {
 	p.ws()
 	if p.i == len(p.s) {
 		return nil
@@ -62,7 +65,7 @@ func Fields(raw string, member func(key string, p *Scanner) error) error {
 	if p.s[p.i] != '{' {
 		return p.errorf("stats are not a JSON object")
 	}
-	if err := p.Object(1, func(key string) error { return member(key, p) }); err != nil {
+	if err := p.Object(1, member); err != nil {
 		return err
 	}
 	p.ws()
@@ -87,7 +90,8 @@ func Count(k Kind, text string) (n int64, ok bool) {
 // non-negative integer of int64 range; err matches ErrInvalid when raw is
 // not a JSON object.
 func NumRecords(raw string) (n int64, ok bool, err error) {
-	err = Fields(raw, func(key string, p *Scanner) error {
+	p := NewScanner(raw)
+	err = p.Fields(func(key string) error {
 		if key != KeyNumRecords {
 			return p.Skip(1)
 		}
