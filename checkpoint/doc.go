@@ -48,6 +48,18 @@
 // "Partition Value Serialization" says. Those columns are read only from
 // the first row that needs them.
 //
+// # Writing
+//
+// Write describes the checkpoint's columns as a Delta schema of nullable
+// fields (write_schema.go: the action columns, stats_parsed typed by the
+// table's physical schema, partitionValues_parsed) and hands it, with one
+// row per action, to the data file writer (internal/datafile). There is
+// one Delta-to-Parquet schema writer, internal/datafile's writeschema.go,
+// for data files and checkpoints alike: this package builds no Parquet
+// schema of its own, so a type is laid out in a checkpoint exactly as in a
+// data file. The stats JSON is read into stats_parsed, and stats_parsed
+// turned back into JSON, with the one stats codec (internal/statsjson).
+//
 // # Reading
 //
 // Read decodes Parquet column by column, one row group at a time, through

@@ -5,12 +5,12 @@ import (
 	"math/big"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/godelta/delta/internal/parquetio"
+	"github.com/godelta/delta/internal/statsjson"
 )
 
 // This file turns add.stats_parsed and add.partitionValues_parsed, the
@@ -132,7 +132,7 @@ func bindParsedStats(src *source, c *parquet.Column) *parsedStats {
 // bindJSON binds the struct or leaf c and what is under it, leaving out
 // what the JSON statistics cannot hold. It returns nil if nothing is left.
 func bindJSON(b binder, c *parquet.Column) *jsonNode {
-	n := &jsonNode{key: string(appendJSONString(nil, c.Name())) + ":", def: byte(c.MaxDefinitionLevel())}
+	n := &jsonNode{key: string(statsjson.AppendString(nil, c.Name())) + ":", def: byte(c.MaxDefinitionLevel())}
 	if c.Repeated() {
 		return nil
 	}
@@ -234,19 +234,13 @@ func (n *jsonNode) appendValue(buf []byte) ([]byte, bool) {
 		}
 		return strconv.AppendFloat(buf, f, 'g', -1, bits), true
 	case vText:
-		return appendJSONString(buf, stringAt(vs, j)), true
+		return statsjson.AppendString(buf, stringAt(vs, j)), true
 	case vDate:
 		buf = append(buf, '"')
 		buf = appendDate(buf, int64(vs.I32[j]))
 		return append(buf, '"'), true
 	case vTimestamp:
-		t := n.timeAt(l, vs, j)
-		buf = append(buf, '"')
-		buf = t.AppendFormat(buf, "2006-01-02T15:04:05.000")
-		if n.utc {
-			buf = append(buf, 'Z')
-		}
-		return append(buf, '"'), true
+		return statsjson.AppendTimestamp(buf, n.timeAt(l, vs, j), n.utc), true
 	case vDecimal:
 		return appendDecimal(buf, l, vs, j, n.scale)
 	}
@@ -366,50 +360,6 @@ func appendDecimal(buf []byte, l *leaf, vs *parquetio.Values, j int, scale int32
 	buf = append(buf, digits[:len(digits)-s]...)
 	buf = append(buf, '.')
 	return append(buf, digits[len(digits)-s:]...), true
-}
-
-// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes
-// U+FFFD, as encoding/json does.
-func appendJSONString(buf []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	buf = append(buf, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			buf = append(buf, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				buf = append(buf, '\\', c)
-			case '\n':
-				buf = append(buf, '\\', 'n')
-			case '\r':
-				buf = append(buf, '\\', 'r')
-			case '\t':
-				buf = append(buf, '\\', 't')
-			default:
-				buf = append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	buf = append(buf, s[start:]...)
-	return append(buf, '"')
 }
 
 // parsedPartitions is a bound add.partitionValues_parsed.

@@ -2,8 +2,10 @@ package checkpoint
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,5 +107,46 @@ func TestWriteParsedColumns(t *testing.T) {
 	}
 	if want := `{"numRecords":2,"minValues":{"col-id":-5},"maxValues":{"col-id":9},"nullCount":{"col-id":0}}`; got[0].Stats != want {
 		t.Errorf("stats from stats_parsed %s, want %s", got[0].Stats, want)
+	}
+}
+
+// TestParsedStatsValue reads stats into stats_parsed values, hostile ones
+// included: a value that does not fit its column is null, malformed or
+// too deeply nested JSON gives no stats_parsed, and nothing panics.
+func TestParsedStatsValue(t *testing.T) {
+	phys := &schema.StructType{Fields: []schema.StructField{
+		{Name: "i", Type: schema.Integer, Nullable: true},
+		{Name: "s", Type: schema.String, Nullable: true},
+		{Name: "n", Type: &schema.StructType{Fields: []schema.StructField{
+			{Name: "ts", Type: schema.Timestamp, Nullable: true},
+			{Name: "d", Type: schema.DecimalType{Precision: 5, Scale: 2}, Nullable: true},
+			{Name: "f", Type: schema.Double, Nullable: true},
+		}}, Nullable: true},
+	}}
+	n := statsNode(phys, true)
+	deep := `{"minValues":` + strings.Repeat(`{"n":`, 3000) + "1" + strings.Repeat("}", 3000) + "}"
+	for _, tc := range []struct{ stats, want string }{
+		{``, `<nil>`},
+		{` `, `<nil>`},
+		{`{}`, `[<nil> <nil> <nil> <nil> <nil>]`},
+		{`{"numRecords":3,"minValues":{"i":1,"s":"a","n":{"ts":"2026-01-01T00:00:00.123Z","d":1.5,"f":"NaN"}},"tightBounds":false}`,
+			`[3 [1 a [1767225600123000 150 NaN]] <nil> <nil> false]`},
+		{`{"numRecords":"3","minValues":{"i":1e400,"s":1,"n":[1]},"maxValues":{"i":99999999999,"n":{"d":1.234,"ts":5}}}`,
+			`[<nil> [<nil> <nil> <nil>] [<nil> <nil> [<nil> <nil> <nil>]] <nil> <nil>]`},
+		{`{"nullCount":{"i":-1,"s":9223372036854775808,"n":{"f":2}},"unknown":{"deep":[[[]]]}}`,
+			`[<nil> <nil> <nil> [-1 <nil> [<nil> <nil> 2]] <nil>]`},
+		{`{"minValues":{"s":"a\ud800"}}`, "[<nil> [<nil> a\ufffd <nil>] <nil> <nil> <nil>]"},
+		{"{\"minValues\":{\"s\":\"a\xffb\"}}", "[<nil> [<nil> a\ufffdb <nil>] <nil> <nil> <nil>]"},
+		{`{"numRecords":1,"numRecords":null}`, `[<nil> <nil> <nil> <nil> <nil>]`},
+		{`{"numRecords":3`, `<nil>`},
+		{`{"numRecords":3} x`, `<nil>`},
+		{`[1]`, `<nil>`},
+		{`null`, `<nil>`},
+		{deep, `<nil>`},
+	} {
+		got := fmt.Sprint(parsedStatsValue(n, tc.stats))
+		if got != tc.want {
+			t.Errorf("parsedStatsValue(%.60q) = %s, want %s", tc.stats, got, tc.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math/big"
 
+	"github.com/godelta/delta/internal/statsjson"
 	"github.com/godelta/delta/schema"
 )
 
@@ -58,6 +59,9 @@ type wnode struct {
 	// emptyIsNull writes "" map values as nulls (partition values, where
 	// the protocol treats the two alike and Spark writes null).
 	emptyIsNull bool
+	// index maps a kid's name to its index, in the nodes of stats_parsed
+	// (filled by statsNode), which parsedStatsValue looks keys up in.
+	index map[string]int
 }
 
 func wstruct(name string, kids ...*wnode) *wnode {
@@ -119,11 +123,11 @@ const (
 	fDefaultRowCommitVersion = "defaultRowCommitVersion"
 	fClusteringProvider      = "clusteringProvider"
 	fStats                   = "stats"
-	fNumRecords              = "numRecords"
-	fMinValues               = "minValues"
-	fMaxValues               = "maxValues"
-	fNullCount               = "nullCount"
-	fTightBounds             = "tightBounds"
+	fNumRecords              = statsjson.KeyNumRecords
+	fMinValues               = statsjson.KeyMinValues
+	fMaxValues               = statsjson.KeyMaxValues
+	fNullCount               = statsjson.KeyNullCount
+	fTightBounds             = statsjson.KeyTightBounds
 )
 
 func dvNode() *wnode {

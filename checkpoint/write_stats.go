@@ -1,14 +1,15 @@
 package checkpoint
 
 import (
-	"encoding/json"
 	"math"
 	"math/big"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/godelta/delta/internal/statsjson"
 	"github.com/godelta/delta/schema"
 )
 
@@ -44,6 +45,7 @@ func statsNode(physical *schema.StructType, tightBounds bool) *wnode {
 	if tightBounds {
 		n.kids = append(n.kids, wleaf(fTightBounds, wBool))
 	}
+	indexKids(n)
 	return n
 }
 
@@ -167,77 +169,105 @@ func goValue(n *wnode, v schema.Value) any {
 }
 
 // parsedStatsValue returns the stats_parsed value for the JSON statistics
-// stats, or nil when there are none or they are not a JSON object.
+// stats, read with the stats codec (internal/statsjson), or nil when there
+// are none or they are not a JSON object. Keys the node does not have are
+// skipped; a value of the wrong JSON type is null. When a key repeats, the
+// last one wins.
 func parsedStatsValue(n *wnode, stats string) any {
-	if stats == "" {
+	if strings.TrimSpace(stats) == "" {
 		return nil
 	}
-	dec := json.NewDecoder(strings.NewReader(stats))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil
-	}
-	return structValue(n, m)
-}
-
-// structValue converts the JSON object m to the value of struct node n.
-func structValue(n *wnode, m map[string]any) []any {
 	out := make([]any, len(n.kids))
-	for i, k := range n.kids {
-		jv, ok := m[k.name]
-		if !ok || jv == nil {
-			continue
-		}
-		if k.kind == wStruct {
-			if sub, ok := jv.(map[string]any); ok {
-				out[i] = structValue(k, sub)
-			}
-			continue
-		}
-		out[i] = jsonLeaf(k, jv)
+	p := statsjson.NewScanner(stats)
+	if err := p.Fields(func(key string) error {
+		return structMember(n, out, key, &p, 1)
+	}); err != nil {
+		return nil
 	}
 	return out
 }
 
-// jsonLeaf converts a JSON statistics value to the Go value of leaf n, or
-// nil when it does not fit.
-func jsonLeaf(n *wnode, jv any) any {
+// structMember reads the member key of a JSON object, at nesting depth
+// depth, into out, the value of struct node n.
+func structMember(n *wnode, out []any, key string, p *statsjson.Scanner, depth int) error {
+	i, ok := n.index[key]
+	if !ok {
+		return p.Skip(depth)
+	}
+	k := n.kids[i]
+	out[i] = nil
+	if k.kind == wStruct {
+		if !p.AtObject() {
+			return p.Skip(depth)
+		}
+		sub := make([]any, len(k.kids))
+		if err := p.Object(depth+1, func(key string) error { return structMember(k, sub, key, p, depth+1) }); err != nil {
+			return err
+		}
+		out[i] = sub
+		return nil
+	}
+	jk, text, cut, err := p.Scalar(depth)
+	if err != nil {
+		return err
+	}
+	out[i] = jsonLeaf(k, jk, text, cut)
+	return nil
+}
+
+// indexKids fills the index of every struct node under n.
+func indexKids(n *wnode) {
+	if n.kind != wStruct {
+		return
+	}
+	n.index = make(map[string]int, len(n.kids))
+	for i, k := range n.kids {
+		if _, dup := n.index[k.name]; !dup {
+			n.index[k.name] = i
+		}
+		indexKids(k)
+	}
+}
+
+// jsonLeaf converts a JSON statistics scalar (its kind, its text and, for
+// strings, the offset of the first invalid UTF-8 byte or -1; see
+// statsjson.Scanner.Scalar) to the Go value of leaf n, or nil when it does
+// not fit.
+func jsonLeaf(n *wnode, k statsjson.Kind, text string, cut int) any {
 	switch n.kind {
 	case wBool:
-		b, ok := jv.(bool)
-		if !ok {
+		if k != statsjson.Bool {
 			return nil
 		}
-		return b
+		return text == "true"
 	case wString:
-		s, ok := jv.(string)
-		if !ok {
+		if k != statsjson.String {
 			return nil
 		}
-		return s
+		if cut >= 0 {
+			return validUTF8(text)
+		}
+		return text
 	case wByte, wShort, wInt:
-		num, ok := jv.(json.Number)
-		if !ok {
+		if k != statsjson.Number {
 			return nil
 		}
-		i, err := strconv.ParseInt(num.String(), 10, 32)
+		i, err := strconv.ParseInt(text, 10, 32)
 		if err != nil {
 			return nil
 		}
 		return int32(i)
 	case wLong:
-		num, ok := jv.(json.Number)
-		if !ok {
+		if k != statsjson.Number {
 			return nil
 		}
-		i, err := strconv.ParseInt(num.String(), 10, 64)
+		i, err := strconv.ParseInt(text, 10, 64)
 		if err != nil {
 			return nil
 		}
 		return i
 	case wFloat, wDouble:
-		f, ok := jsonFloat(jv)
+		f, ok := jsonFloat(k, text)
 		if !ok {
 			return nil
 		}
@@ -246,44 +276,57 @@ func jsonLeaf(n *wnode, jv any) any {
 		}
 		return f
 	case wDate:
-		s, ok := jv.(string)
-		if !ok {
+		if k != statsjson.String {
 			return nil
 		}
-		t, err := time.Parse("2006-01-02", s)
+		t, err := time.Parse("2006-01-02", text)
 		if err != nil {
 			return nil
 		}
 		return int32(t.Unix() / 86400)
 	case wTimestamp, wTimestampNTZ:
-		s, ok := jv.(string)
-		if !ok {
+		if k != statsjson.String {
 			return nil
 		}
-		us, ok := parseStatsTimestamp(s, n.kind == wTimestamp)
+		us, ok := parseStatsTimestamp(text, n.kind == wTimestamp)
 		if !ok {
 			return nil
 		}
 		return us
 	case wDecimal:
-		num, ok := jv.(json.Number)
-		if !ok {
+		if k != statsjson.Number {
 			return nil
 		}
-		return unscaled(num.String(), n.scale)
+		return unscaled(text, n.scale)
 	}
 	return nil
 }
 
+// validUTF8 replaces each invalid UTF-8 byte of s with U+FFFD, as
+// encoding/json does when it decodes a string.
+func validUTF8(s string) string {
+	b := make([]byte, 0, len(s)+8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = utf8.AppendRune(b, utf8.RuneError)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return string(b)
+}
+
 // jsonFloat reads a float statistic: a JSON number, or the strings Spark
 // writes for the non-finite values.
-func jsonFloat(jv any) (float64, bool) {
-	switch v := jv.(type) {
-	case json.Number:
-		f, err := strconv.ParseFloat(v.String(), 64)
+func jsonFloat(k statsjson.Kind, text string) (float64, bool) {
+	switch k {
+	case statsjson.Number:
+		f, err := strconv.ParseFloat(text, 64)
 		return f, err == nil
-	case string:
-		switch v {
+	case statsjson.String:
+		switch text {
 		case "NaN":
 			return math.NaN(), true
 		case "Infinity":

@@ -73,28 +73,25 @@ package expr
 //     or a top level that is not an object, is an error (ErrInvalidStats).
 
 import (
-	"fmt"
 	"math"
 	"math/big"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/statsjson"
 	"github.com/godelta/delta/schema"
 )
 
-// ErrInvalidStats marks a stats string that is not well-formed JSON or
-// whose top level is not an object; it matches deltaerr.ErrCorrupt too.
-var ErrInvalidStats = fmt.Errorf("expr: invalid stats: %w", deltaerr.ErrCorrupt)
+// ErrInvalidStats marks a stats string that is not well-formed JSON, whose
+// top level is not an object or that is nested too deeply; it matches
+// deltaerr.ErrCorrupt too. It is the error of the stats codec
+// (internal/statsjson), which Decode reads the JSON with.
+var ErrInvalidStats = statsjson.ErrInvalid
 
 // timestampSlack is how far a timestamp max written in milliseconds may lie
 // below the true max, in microseconds.
 const timestampSlack = 999
-
-// maxJSONDepth bounds the nesting of objects and arrays the decoder
-// accepts, so that hostile input cannot exhaust the stack.
-const maxJSONDepth = 1000
 
 // StatsDecoder decodes the stats of the files of one table: it maps the
 // physical names of the stats JSON to logical columns once, so decoding a
@@ -784,44 +781,31 @@ func typeKind(t schema.DataType) schema.Kind {
 // Decode decodes the stats JSON of one add action; see ParseStats.
 func (d *StatsDecoder) Decode(raw string) (*Stats, error) {
 	s := &Stats{dec: d, tight: true, cols: make([]colStats, len(d.cols))}
-	p := &scanner{s: raw}
-	p.ws()
-	if p.i == len(p.s) {
-		return s, nil
-	}
-	if p.s[p.i] != '{' {
-		return nil, p.errorf("stats are not a JSON object")
-	}
-	err := p.object(1, func(key string) error {
+	p := statsjson.NewScanner(raw)
+	err := p.Fields(func(key string) error {
 		switch key {
-		case "numRecords":
-			k, text, _, err := p.scalarOrSkip(1)
-			if err == nil && k == jNumber {
-				if n, perr := strconv.ParseInt(text, 10, 64); perr == nil && n >= 0 {
-					s.numRecords, s.hasNumRecords = n, true
-				}
+		case statsjson.KeyNumRecords:
+			k, text, _, err := p.Scalar(1)
+			if n, ok := statsjson.Count(k, text); ok {
+				s.numRecords, s.hasNumRecords = n, true
 			}
 			return err
-		case "tightBounds":
-			k, text, _, err := p.scalarOrSkip(1)
+		case statsjson.KeyTightBounds:
+			k, text, _, err := p.Scalar(1)
 			// Anything but true reads as wide bounds, the weaker promise.
-			s.tight = k == jBool && text == "true"
+			s.tight = k == statsjson.Bool && text == "true"
 			return err
-		case "minValues":
-			return d.decodeLevel(p, d.root, s, statMin, 2)
-		case "maxValues":
-			return d.decodeLevel(p, d.root, s, statMax, 2)
-		case "nullCount":
-			return d.decodeLevel(p, d.root, s, statNullCount, 2)
+		case statsjson.KeyMinValues:
+			return d.decodeLevel(&p, d.root, s, statMin, 2)
+		case statsjson.KeyMaxValues:
+			return d.decodeLevel(&p, d.root, s, statMax, 2)
+		case statsjson.KeyNullCount:
+			return d.decodeLevel(&p, d.root, s, statNullCount, 2)
 		}
-		return p.skip(1)
+		return p.Skip(1)
 	})
 	if err != nil {
 		return nil, err
-	}
-	p.ws()
-	if p.i != len(p.s) {
-		return nil, p.errorf("data after the stats object")
 	}
 	return s, nil
 }
@@ -837,31 +821,28 @@ const (
 // decodeLevel reads the value at one struct level of minValues, maxValues
 // or nullCount. Keys the schema does not have, and values whose shape does
 // not match it, are skipped (left unknown).
-func (d *StatsDecoder) decodeLevel(p *scanner, node *statsNode, s *Stats, which statKind, depth int) error {
-	p.ws()
-	if p.i >= len(p.s) || p.s[p.i] != '{' {
-		return p.skip(depth)
+func (d *StatsDecoder) decodeLevel(p *statsjson.Scanner, node *statsNode, s *Stats, which statKind, depth int) error {
+	if !p.AtObject() {
+		return p.Skip(depth)
 	}
-	return p.object(depth, func(key string) error {
+	return p.Object(depth, func(key string) error {
 		child := node.children[key]
 		switch {
 		case child == nil:
-			return p.skip(depth)
+			return p.Skip(depth)
 		case child.leaf < 0:
 			return d.decodeLevel(p, child, s, which, depth+1)
 		}
-		k, text, cut, err := p.scalarOrSkip(depth)
-		if err != nil || k == jNull || k == jObject || k == jArray {
+		k, text, cut, err := p.Scalar(depth)
+		if err != nil || k == statsjson.Null || k == statsjson.Object || k == statsjson.Array {
 			return err
 		}
 		c := &s.cols[child.leaf]
 		typ := d.cols[child.leaf].typ
 		switch which {
 		case statNullCount:
-			if k == jNumber {
-				if n, perr := strconv.ParseInt(text, 10, 64); perr == nil && n >= 0 {
-					c.nullCount, c.hasNullCount = n, true
-				}
+			if n, ok := statsjson.Count(k, text); ok {
+				c.nullCount, c.hasNullCount = n, true
 			}
 		case statMin:
 			c.min, _, c.minExact = statValue(typ, k, text, cut, false)
@@ -877,14 +858,14 @@ func (d *StatsDecoder) decodeLevel(p *scanner, node *statsNode, s *Stats, which 
 // when the scalar does not fit the type; prefix is set for a string max
 // that bounds values only up to extension; exact when the bound is a value
 // of the column, not loosened.
-func statValue(typ schema.DataType, k jsonKind, text string, cut int, upper bool) (schema.Value, bool, bool) {
+func statValue(typ schema.DataType, k statsjson.Kind, text string, cut int, upper bool) (schema.Value, bool, bool) {
 	if dt, ok := typ.(schema.DecimalType); ok {
 		return decimalBound(dt, k, text, upper)
 	}
 	p, _ := typ.(schema.PrimitiveType)
 	switch p {
 	case schema.Byte, schema.Short, schema.Integer, schema.Long:
-		if k != jNumber && k != jString {
+		if k != statsjson.Number && k != statsjson.String {
 			return schema.Value{}, false, false
 		}
 		if v, err := schema.ParsePartitionValue(p, text); err == nil {
@@ -900,7 +881,7 @@ func statValue(typ schema.DataType, k jsonKind, text string, cut int, upper bool
 			return v, false, true
 		}
 	case schema.Float, schema.Double:
-		if k != jNumber && k != jString {
+		if k != statsjson.Number && k != statsjson.String {
 			return schema.Value{}, false, false
 		}
 		bits := 64
@@ -916,13 +897,13 @@ func statValue(typ schema.DataType, k jsonKind, text string, cut int, upper bool
 		}
 		return schema.DoubleValue(f), false, false
 	case schema.Boolean:
-		if k == jBool || k == jString {
+		if k == statsjson.Bool || k == statsjson.String {
 			if v, err := schema.ParsePartitionValue(p, text); err == nil {
 				return v, false, true
 			}
 		}
 	case schema.String:
-		if k != jString {
+		if k != statsjson.String {
 			return schema.Value{}, false, false
 		}
 		s := text
@@ -937,13 +918,13 @@ func statValue(typ schema.DataType, k jsonKind, text string, cut int, upper bool
 		}
 		return schema.StringValue(strings.Clone(s)), false, false
 	case schema.Date:
-		if k == jString {
+		if k == statsjson.String {
 			if v, err := schema.ParsePartitionValue(p, text); err == nil {
 				return v, false, true
 			}
 		}
 	case schema.Timestamp, schema.TimestampNTZ:
-		if k != jString {
+		if k != statsjson.String {
 			return schema.Value{}, false, false
 		}
 		v, ok := parseStatTimestamp(p, text)
@@ -1007,15 +988,15 @@ func parseStatTimestamp(t schema.PrimitiveType, s string) (schema.Value, bool) {
 // and its shortest form reads back the same); above that the writer may
 // have gone through a double, so the number is widened by one unit in the
 // last place of the double and rounded outwards to the scale.
-func decimalBound(t schema.DecimalType, k jsonKind, text string, upper bool) (schema.Value, bool, bool) {
-	if k != jNumber && k != jString {
+func decimalBound(t schema.DecimalType, k statsjson.Kind, text string, upper bool) (schema.Value, bool, bool) {
+	if k != statsjson.Number && k != statsjson.String {
 		return schema.Value{}, false, false
 	}
-	if k == jString || t.Precision <= 15 {
+	if k == statsjson.String || t.Precision <= 15 {
 		if v, err := schema.ParsePartitionValue(t, text); err == nil {
 			return v, false, true
 		}
-		if k == jString {
+		if k == statsjson.String {
 			return schema.Value{}, false, false
 		}
 	}
@@ -1047,332 +1028,4 @@ func decimalBound(t schema.DecimalType, k jsonKind, text string, upper bool) (sc
 		return schema.Value{}, false, false
 	}
 	return v, false, false
-}
-
-// ---- a small JSON scanner ----
-//
-// The scanner validates the whole input (RFC 8259) while reading only what
-// the decoder asks for, without reflection and, for strings without
-// escapes, without copying.
-
-type jsonKind uint8
-
-const (
-	jNull jsonKind = iota
-	jBool
-	jNumber
-	jString
-	jObject
-	jArray
-)
-
-type scanner struct {
-	s string
-	i int
-}
-
-func (p *scanner) errorf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s at offset %d", ErrInvalidStats, fmt.Sprintf(format, args...), p.i)
-}
-
-func (p *scanner) ws() {
-	for p.i < len(p.s) {
-		switch p.s[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
-
-// object reads an object, calling member for each key with the scanner at
-// the member's value, which member must consume.
-func (p *scanner) object(depth int, member func(key string) error) error {
-	if depth > maxJSONDepth {
-		return p.errorf("nested too deeply")
-	}
-	p.ws()
-	if p.i >= len(p.s) || p.s[p.i] != '{' {
-		return p.errorf("want an object")
-	}
-	p.i++
-	p.ws()
-	if p.i < len(p.s) && p.s[p.i] == '}' {
-		p.i++
-		return nil
-	}
-	for {
-		p.ws()
-		if p.i >= len(p.s) || p.s[p.i] != '"' {
-			return p.errorf("want a key")
-		}
-		key, _, err := p.str()
-		if err != nil {
-			return err
-		}
-		p.ws()
-		if p.i >= len(p.s) || p.s[p.i] != ':' {
-			return p.errorf("want ':'")
-		}
-		p.i++
-		if err := member(key); err != nil {
-			return err
-		}
-		p.ws()
-		if p.i >= len(p.s) {
-			return p.errorf("unterminated object")
-		}
-		switch p.s[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			return nil
-		default:
-			return p.errorf("want ',' or '}'")
-		}
-	}
-}
-
-// scalarOrSkip reads a scalar, returning its kind and text (the decoded
-// string, or the literal text of a number or boolean) and, for strings,
-// the offset in the text of the first lone surrogate or invalid UTF-8
-// byte, or -1. An object or array is skipped and only its kind returned.
-func (p *scanner) scalarOrSkip(depth int) (k jsonKind, text string, cut int, err error) {
-	p.ws()
-	if p.i >= len(p.s) {
-		return 0, "", -1, p.errorf("want a value")
-	}
-	switch c := p.s[p.i]; {
-	case c == '{':
-		return jObject, "", -1, p.skip(depth)
-	case c == '[':
-		return jArray, "", -1, p.skip(depth)
-	case c == '"':
-		text, cut, err = p.str()
-		return jString, text, cut, err
-	case c == 't':
-		return jBool, "true", -1, p.word("true")
-	case c == 'f':
-		return jBool, "false", -1, p.word("false")
-	case c == 'n':
-		return jNull, "", -1, p.word("null")
-	case c == '-' || c >= '0' && c <= '9':
-		text, err = p.number()
-		return jNumber, text, -1, err
-	}
-	return 0, "", -1, p.errorf("unexpected %q", p.s[p.i])
-}
-
-// skip reads and discards one value of any kind.
-func (p *scanner) skip(depth int) error {
-	if depth > maxJSONDepth {
-		return p.errorf("nested too deeply")
-	}
-	p.ws()
-	if p.i >= len(p.s) {
-		return p.errorf("want a value")
-	}
-	switch p.s[p.i] {
-	case '{':
-		return p.object(depth+1, func(string) error { return p.skip(depth + 1) })
-	case '[':
-		p.i++
-		p.ws()
-		if p.i < len(p.s) && p.s[p.i] == ']' {
-			p.i++
-			return nil
-		}
-		for {
-			if err := p.skip(depth + 1); err != nil {
-				return err
-			}
-			p.ws()
-			if p.i >= len(p.s) {
-				return p.errorf("unterminated array")
-			}
-			switch p.s[p.i] {
-			case ',':
-				p.i++
-			case ']':
-				p.i++
-				return nil
-			default:
-				return p.errorf("want ',' or ']'")
-			}
-		}
-	}
-	_, _, _, err := p.scalarOrSkip(depth)
-	return err
-}
-
-func (p *scanner) word(w string) error {
-	if !strings.HasPrefix(p.s[p.i:], w) {
-		return p.errorf("bad literal")
-	}
-	p.i += len(w)
-	return nil
-}
-
-// number reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
-func (p *scanner) number() (string, error) {
-	start := p.i
-	if p.i < len(p.s) && p.s[p.i] == '-' {
-		p.i++
-	}
-	digits := func() int {
-		n := 0
-		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
-			p.i++
-			n++
-		}
-		return n
-	}
-	if p.i < len(p.s) && p.s[p.i] == '0' {
-		p.i++
-	} else if digits() == 0 {
-		return "", p.errorf("bad number")
-	}
-	if p.i < len(p.s) && p.s[p.i] == '.' {
-		p.i++
-		if digits() == 0 {
-			return "", p.errorf("bad number")
-		}
-	}
-	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
-		p.i++
-		if p.i < len(p.s) && (p.s[p.i] == '+' || p.s[p.i] == '-') {
-			p.i++
-		}
-		if digits() == 0 {
-			return "", p.errorf("bad number")
-		}
-	}
-	return p.s[start:p.i], nil
-}
-
-// str reads a string at p.s[p.i] == '"'. It returns the decoded text (a
-// substring of the input when there are no escapes) and the offset in it
-// of the first lone surrogate escape or invalid UTF-8 byte, or -1.
-func (p *scanner) str() (string, int, error) {
-	start := p.i + 1
-	cut := -1
-	for i := start; i < len(p.s); {
-		c := p.s[i]
-		switch {
-		case c == '"':
-			p.i = i + 1
-			return p.s[start:i], cut, nil
-		case c == '\\':
-			return p.strEscaped(start, i, cut)
-		case c < 0x20:
-			p.i = i
-			return "", -1, p.errorf("control character in string")
-		case c < utf8.RuneSelf:
-			i++
-		default:
-			r, size := utf8.DecodeRuneInString(p.s[i:])
-			if r == utf8.RuneError && size == 1 && cut < 0 {
-				cut = i - start
-			}
-			i += size
-		}
-	}
-	p.i = len(p.s)
-	return "", -1, p.errorf("unterminated string")
-}
-
-// strEscaped continues str from the first backslash at i.
-func (p *scanner) strEscaped(start, i, cut int) (string, int, error) {
-	b := make([]byte, 0, i-start+16)
-	b = append(b, p.s[start:i]...)
-	for i < len(p.s) {
-		c := p.s[i]
-		switch {
-		case c == '"':
-			p.i = i + 1
-			return string(b), cut, nil
-		case c < 0x20:
-			p.i = i
-			return "", -1, p.errorf("control character in string")
-		case c == '\\':
-			if i+1 >= len(p.s) {
-				p.i = i
-				return "", -1, p.errorf("unterminated string")
-			}
-			e := p.s[i+1]
-			i += 2
-			switch e {
-			case '"', '\\', '/':
-				b = append(b, e)
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				r, ok := hex4(p.s, i)
-				if !ok {
-					p.i = i
-					return "", -1, p.errorf("bad \\u escape")
-				}
-				i += 4
-				if r >= 0xD800 && r < 0xDC00 && i+1 < len(p.s) && p.s[i] == '\\' && p.s[i+1] == 'u' {
-					if r2, ok := hex4(p.s, i+2); ok && r2 >= 0xDC00 && r2 < 0xE000 {
-						i += 6
-						b = utf8.AppendRune(b, 0x10000+(r-0xD800)<<10+(r2-0xDC00))
-						continue
-					}
-				}
-				if r >= 0xD800 && r < 0xE000 {
-					if cut < 0 {
-						cut = len(b)
-					}
-					r = utf8.RuneError
-				}
-				b = utf8.AppendRune(b, r)
-			default:
-				p.i = i - 2
-				return "", -1, p.errorf("bad escape")
-			}
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			i++
-		default:
-			r, size := utf8.DecodeRuneInString(p.s[i:])
-			if r == utf8.RuneError && size == 1 && cut < 0 {
-				cut = len(b)
-			}
-			b = append(b, p.s[i:i+size]...)
-			i += size
-		}
-	}
-	p.i = len(p.s)
-	return "", -1, p.errorf("unterminated string")
-}
-
-func hex4(s string, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(s[i : i+4]) {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/internal/datafile"
 	"github.com/godelta/delta/internal/rowcheck"
+	"github.com/godelta/delta/internal/statsjson"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/tableconfig"
@@ -278,10 +279,17 @@ func (c *fileCheck) misread(ctx context.Context, a *actions.Add) (string, error)
 		return "was written without column mapping (its columns have no field ids)", nil
 	case a.DeletionVector != nil:
 		return "has a deletion vector", nil
-	case !strings.Contains(a.Stats, `"numRecords"`):
+	case !hasNumRecords(a.Stats):
 		return "has no numRecords statistic", nil
 	}
 	return c.partitionColumns(ctx, a)
+}
+
+// hasNumRecords reports whether stats hold a valid numRecords, which
+// Iceberg's record_count needs.
+func hasNumRecords(stats string) bool {
+	_, ok, err := statsjson.NumRecords(stats)
+	return ok && err == nil
 }
 
 // partitionColumns returns why a, a file of a partitioned table, lacks

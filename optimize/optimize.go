@@ -16,6 +16,7 @@ import (
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/internal/rowcheck"
+	"github.com/godelta/delta/internal/statsjson"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/txn"
@@ -445,13 +446,11 @@ func deletedRatio(a *actions.Add) float64 {
 	if a.DeletionVector == nil {
 		return 0
 	}
-	var st struct {
-		NumRecords *int64 `json:"numRecords"`
-	}
-	if json.Unmarshal([]byte(a.Stats), &st) != nil || st.NumRecords == nil || *st.NumRecords <= 0 {
+	n, ok, err := statsjson.NumRecords(a.Stats)
+	if err != nil || !ok || n == 0 {
 		return 1 // unknown: rewrite, the safe side for a DV purge
 	}
-	return float64(a.DeletionVector.Cardinality) / float64(*st.NumRecords)
+	return float64(a.DeletionVector.Cardinality) / float64(n)
 }
 
 // errNoTarget guards a TargetSize that resolved to nothing (a bug).

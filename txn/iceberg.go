@@ -1,11 +1,11 @@
 package txn
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/statsjson"
 	"github.com/godelta/delta/tableconfig"
 )
 
@@ -33,10 +33,7 @@ func checkIcebergCompat(cfg *tableconfig.Config, adds []actions.Add, metadataSta
 		if a.DeletionVector != nil {
 			return &deltaerr.FeatureError{Feature: actions.FeatureIcebergCompatV2 + ": add " + a.Path + " has a deletion vector", Op: "write"}
 		}
-		var st struct {
-			NumRecords *int64 `json:"numRecords"`
-		}
-		if a.Stats == "" || json.Unmarshal([]byte(a.Stats), &st) != nil || st.NumRecords == nil {
+		if _, ok, err := statsjson.NumRecords(a.Stats); err != nil || !ok {
 			return fmt.Errorf("%w: icebergCompatV2 needs numRecords in the stats of add %s", deltaerr.ErrInvalidArgument, a.Path)
 		}
 	}

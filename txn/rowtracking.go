@@ -6,6 +6,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/internal/statsjson"
 )
 
 // rowTrackingDomain holds the row-id high-water mark. Its name and JSON key
@@ -41,18 +42,14 @@ func highWaterMarkDomain(mark int64) actions.DomainMetadata {
 
 // numRecords reads numRecords from an add's stats.
 func numRecords(a *actions.Add) (int64, error) {
-	var s struct {
-		NumRecords *int64 `json:"numRecords"`
+	n, ok, err := statsjson.NumRecords(a.Stats)
+	if err != nil {
+		return 0, fmt.Errorf("add %s: stats are not valid JSON (%v): %w", a.Path, err, deltaerr.ErrInvalidArgument)
 	}
-	if a.Stats != "" {
-		if err := json.Unmarshal([]byte(a.Stats), &s); err != nil {
-			return 0, fmt.Errorf("add %s: stats are not valid JSON (%v): %w", a.Path, err, deltaerr.ErrInvalidArgument)
-		}
-	}
-	if s.NumRecords == nil || *s.NumRecords < 0 {
+	if !ok {
 		return 0, fmt.Errorf("add %s: row tracking needs numRecords in its stats: %w", a.Path, deltaerr.ErrInvalidArgument)
 	}
-	return *s.NumRecords, nil
+	return n, nil
 }
 
 // assignRowIDs returns a copy of adds where every add staged without a

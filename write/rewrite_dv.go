@@ -2,7 +2,6 @@ package write
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/internal/dv"
+	"github.com/godelta/delta/internal/statsjson"
 	"github.com/godelta/delta/schema"
 )
 
@@ -95,7 +95,7 @@ func (rw *rewriter) runDV(ctx context.Context, files []*actions.Add, opts Rewrit
 		add := *t.add
 		add.DataChange = true
 		add.DeletionVector = descs[i]
-		if add.Stats, err = wideStats(add.Stats, t.physical); err != nil {
+		if add.Stats, err = statsjson.Widen(add.Stats, t.physical); err != nil {
 			return fmt.Errorf("write: statistics of %s: %w", t.add.Path, err)
 		}
 		out.DVAdds = append(out.DVAdds, add)
@@ -198,39 +198,9 @@ func (rw *rewriter) storeDVs(ctx context.Context, ts []touchedDV, inlineMax int)
 	return descs, nil
 }
 
-// numRecords returns the numRecords of stats JSON, if it has one.
+// numRecords returns the numRecords of stats JSON, if it has one (and the
+// JSON is well formed).
 func numRecords(stats string) (int64, bool) {
-	if stats == "" {
-		return 0, false
-	}
-	var s struct {
-		NumRecords *int64 `json:"numRecords"`
-	}
-	if json.Unmarshal([]byte(stats), &s) != nil || s.NumRecords == nil {
-		return 0, false
-	}
-	return *s.NumRecords, true
-}
-
-// wideStats returns the statistics of a file that now has a deletion
-// vector: numRecords stays the physical row count, as the protocol
-// requires, and tightBounds is false, since the minimums, maximums and
-// null counts may now cover deleted rows. Other fields are kept as they
-// are. A file without statistics gets {"numRecords":n,"tightBounds":false}.
-func wideStats(stats string, physical int64) (string, error) {
-	m := map[string]json.RawMessage{}
-	if stats != "" {
-		if err := json.Unmarshal([]byte(stats), &m); err != nil {
-			return "", fmt.Errorf("%w: %w", err, deltaerr.ErrCorrupt)
-		}
-	}
-	if _, ok := m["numRecords"]; !ok {
-		m["numRecords"] = json.RawMessage(fmt.Sprint(physical))
-	}
-	m["tightBounds"] = json.RawMessage("false")
-	b, err := json.Marshal(m)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
+	n, ok, err := statsjson.NumRecords(stats)
+	return n, ok && err == nil
 }

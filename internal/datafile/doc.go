@@ -85,6 +85,15 @@
 // decimal(p,s) as decimal(p',s') with s' >= s and p'-s' >= p-s, rescaled;
 // date as timestamp_ntz at midnight.
 //
+// # Writing
+//
+// Writer (write.go) encodes Delta values as a Parquet file. Its schema
+// conversion (writeschema.go) is the only Delta-to-Parquet schema writer
+// of the module: the checkpoint writer describes its columns as a Delta
+// schema and writes through Writer too. The statistics a Writer gathers
+// are encoded by the one stats codec, internal/statsjson (Stats is its
+// type).
+//
 // # Errors
 //
 // Bytes that cannot be decoded give a *deltaerr.CorruptError (matching

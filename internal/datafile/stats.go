@@ -54,11 +54,10 @@ import (
 	"math"
 	"math/big"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
+	"github.com/godelta/delta/internal/statsjson"
 	"github.com/godelta/delta/schema"
 )
 
@@ -100,113 +99,12 @@ type StatsOptions struct {
 	Exclude []string
 }
 
-// Stats are the statistics of one written file.
-type Stats struct {
-	// NumRecords is the number of rows in the file.
-	NumRecords int64
-	// TightBounds is StatsOptions.TightBounds: JSON writes the field.
-	TightBounds bool
-	// Columns are the indexed columns, in schema order.
-	Columns []ColumnStats
-}
+// Stats are the statistics of one written file; Stats.JSON encodes them
+// (the one stats codec, internal/statsjson).
+type Stats = statsjson.Stats
 
 // ColumnStats are the statistics of one indexed column.
-type ColumnStats struct {
-	// Path is the column's physical names from the top of the schema.
-	Path []string
-	// Type is the column's type.
-	Type schema.DataType
-	// NullCount is the number of rows in which the column is null.
-	NullCount int64
-	// Min and Max are the bounds as the JSON holds them (strings cut,
-	// timestamps truncated to milliseconds, see the package comment of
-	// stats.go); null when the column has none.
-	Min, Max schema.Value
-}
-
-// JSON returns the stats string of the file's add action:
-//
-//	{"numRecords":N,"minValues":{...},"maxValues":{...},"nullCount":{...},"tightBounds":true}
-//
-// (tightBounds only with StatsOptions.TightBounds),
-// keyed by physical names, with nested objects for struct fields; a struct
-// none of whose columns has a value in one of the three maps is left out
-// of it.
-func (s Stats) JSON() string {
-	b := make([]byte, 0, 64+len(s.Columns)*64)
-	b = append(b, `{"numRecords":`...)
-	b = strconv.AppendInt(b, s.NumRecords, 10)
-	b = append(b, `,"minValues":`...)
-	b = appendStatsObject(b, s.Columns, func(c *ColumnStats) schema.Value { return c.Min })
-	b = append(b, `,"maxValues":`...)
-	b = appendStatsObject(b, s.Columns, func(c *ColumnStats) schema.Value { return c.Max })
-	b = append(b, `,"nullCount":`...)
-	b = appendStatsObject(b, s.Columns, func(c *ColumnStats) schema.Value { return schema.LongValue(c.NullCount) })
-	if s.TightBounds {
-		b = append(b, `,"tightBounds":true`...)
-	}
-	return string(append(b, '}'))
-}
-
-// appendStatsObject appends one of the three maps: the non-null values
-// that val gives, nested by path. Columns of one struct are contiguous in
-// schema order, so each nested object is opened once.
-func appendStatsObject(b []byte, cols []ColumnStats, val func(c *ColumnStats) schema.Value) []byte {
-	b = append(b, '{')
-	var open []string     // names of the nested objects now open
-	first := []bool{true} // per open object: no member written yet
-	member := func(name string) {
-		if !first[len(first)-1] {
-			b = append(b, ',')
-		}
-		first[len(first)-1] = false
-		b = schema.AppendValueJSON(b, schema.StringValue(name), schema.String)
-		b = append(b, ':')
-	}
-	for i := range cols {
-		c := &cols[i]
-		v := val(c)
-		if v.IsNull() || len(c.Path) == 0 {
-			continue
-		}
-		parent := c.Path[:len(c.Path)-1]
-		k := 0
-		for k < len(open) && k < len(parent) && open[k] == parent[k] {
-			k++
-		}
-		for len(open) > k {
-			b = append(b, '}')
-			open, first = open[:len(open)-1], first[:len(first)-1]
-		}
-		for _, name := range parent[k:] {
-			member(name)
-			b = append(b, '{')
-			open, first = append(open, name), append(first, true)
-		}
-		member(c.Path[len(c.Path)-1])
-		b = appendStatValue(b, v, c.Type)
-	}
-	for range open {
-		b = append(b, '}')
-	}
-	return append(b, '}')
-}
-
-// appendStatValue appends a bound: timestamps with exactly three fraction
-// digits, as Spark writes them; everything else as AppendValueJSON does.
-func appendStatValue(b []byte, v schema.Value, t schema.DataType) []byte {
-	switch v.Kind() {
-	case schema.KindTimestamp, schema.KindTimestampNTZ:
-		tm := time.UnixMicro(v.Int64()).UTC()
-		b = append(b, '"')
-		b = tm.AppendFormat(b, "2006-01-02T15:04:05.000")
-		if v.Kind() == schema.KindTimestamp {
-			b = append(b, 'Z')
-		}
-		return append(b, '"')
-	}
-	return schema.AppendValueJSON(b, v, t)
-}
+type ColumnStats = statsjson.Column
 
 // ---- collection ----
 
