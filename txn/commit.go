@@ -73,6 +73,7 @@ func (t *Transaction) Commit(ctx context.Context) (CommitResult, error) {
 		read:       t.snap,
 		data:       l.data,
 		op:         t.operation(),
+		engine:     t.opts.EngineInfo,
 		written:    t.partitionsWritten(),
 	}, nil
 }

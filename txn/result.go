@@ -59,8 +59,14 @@ type CommitResult struct {
 
 	// What the commit was, for the hooks that ask (auto compaction).
 	op      string
+	engine  string
 	written []map[string]string
 }
+
+// EngineInfo returns the commit's commitInfo.engineInfo: what the
+// commits a post-commit hook makes on its behalf (auto compaction) record
+// too.
+func (r *CommitResult) EngineInfo() string { return r.engine }
 
 // Operation returns the commit's commitInfo.operation ("WRITE",
 // "OPTIMIZE", "MERGE", ...): what post-commit hooks that depend on the
