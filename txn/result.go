@@ -224,8 +224,8 @@ func chain() []Hook {
 
 // PostCommit runs the post-commit chain for res, once: every registered
 // hook in order (the checkpoint due, then the cleanup of expired log
-// files; the Iceberg conversion of a UniForm table; whatever else is
-// registered). A hook's failure or panic is recorded in res.PostCommit
+// files; auto compaction, package optimize's; the Iceberg conversion of a
+// UniForm table; whatever else is registered). A hook's failure or panic is recorded in res.PostCommit
 // and logged as a warning, and the next hook runs: it is not the
 // commit's, and the commit stands whatever PostCommit does. A second call
 // does nothing.
