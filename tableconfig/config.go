@@ -81,7 +81,7 @@ type props struct {
 	icebergCompatV1    bool
 	icebergCompatV2    bool
 	uniformIceberg     bool
-	autoCompact        AutoCompactMode
+	autoCompact        bool
 	autoOptimize       bool
 	// deferred are the refusals of properties Spark reads only when the
 	// work that uses them runs (see deferred): Validate returns them,
@@ -166,14 +166,18 @@ var parsers = map[string]parser{
 	KeyEnableIcebergCompatV2:        boolean(func(p *props, b bool) { p.icebergCompatV2 = b }),
 
 	KeyAutoOptimize: deferred(KeyAutoOptimize, boolean(func(p *props, b bool) { p.autoOptimize = b })),
+	// Spark's true and false, and Databricks' auto (it tunes the target
+	// size; here it is true) and legacy (an alias of true), which tables
+	// Databricks wrote carry.
 	KeyAutoCompact: deferred(KeyAutoCompact, func(p *props, v string) string {
-		for _, m := range []AutoCompactMode{AutoCompactOff, AutoCompactOn, AutoCompactAuto, AutoCompactLegacy} {
-			if strings.EqualFold(v, string(m)) {
-				p.autoCompact = m
-				return ""
-			}
+		switch strings.ToLower(v) {
+		case "true", "auto", "legacy":
+			p.autoCompact = true
+		case "false":
+		default:
+			return "want true or false (or Databricks' auto or legacy)"
 		}
-		return "want true or false (or Databricks' auto or legacy)"
+		return ""
 	}),
 
 	KeyCheckpointInterval: integer(1, math.MaxInt32, "want a positive integer",
@@ -555,22 +559,6 @@ func (c *Config) StatsColumns() ([]string, bool) { return c.p.statsColumns, c.p.
 // is not set.
 func (c *Config) TargetFileSize() (int64, bool) { return c.p.targetFileSize, c.p.hasTargetFileSize }
 
-// AutoCompactMode is the value of delta.autoOptimize.autoCompact,
-// lowercased. The values are those of the property: never change them.
-type AutoCompactMode string
-
-// Auto compaction modes: Spark's true and false, and the two more values
-// Databricks Runtime accepts, which tables it wrote may carry.
-const (
-	AutoCompactOff AutoCompactMode = "false"
-	AutoCompactOn  AutoCompactMode = "true"
-	// AutoCompactAuto is Databricks' "auto" (it tunes the target size):
-	// here it compacts as AutoCompactOn does.
-	AutoCompactAuto AutoCompactMode = "auto"
-	// AutoCompactLegacy is Databricks' alias of AutoCompactOn.
-	AutoCompactLegacy AutoCompactMode = "legacy"
-)
-
 // AutoCompact reports whether writes to the table are followed by auto
 // compaction, as Spark's AutoCompact hook decides (getAutoCompactType
 // without its session override): delta.autoOptimize, deprecated, true
@@ -588,7 +576,7 @@ func (c *Config) AutoCompact() (bool, error) {
 	if err := c.p.deferred[KeyAutoCompact]; err != nil {
 		return false, err
 	}
-	return c.p.autoCompact != "" && c.p.autoCompact != AutoCompactOff, nil
+	return c.p.autoCompact, nil
 }
 
 // IsolationLevel returns delta.isolationLevel, default WriteSerializable.
