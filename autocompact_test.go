@@ -372,3 +372,36 @@ func TestAutoCompactDeletionVectorsRowTracking(t *testing.T) {
 		t.Errorf("%d files after compaction, want 1", files)
 	}
 }
+
+// A value of delta.autoOptimize.autoCompact that Spark refuses, which
+// only another engine can have written, leaves the table readable and
+// writable: the hook reports it after each write, as Spark's fails.
+func TestAutoCompactInvalidValue(t *testing.T) {
+	ctx := context.Background()
+	tbl := newAutoTable(t, "memory://autocompact-invalid", nil)
+	snap, err := tbl.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := snap.Metadata()
+	m.Configuration = map[string]string{tableconfig.KeyAutoCompact: "sometimes"}
+	tx, err := tbl.Begin(ctx, delta.TxnOptions{Operation: "SET TBLPROPERTIES"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.SetMetadata(m)
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err := tbl.AppendRows(ctx, autoRows(0, 1, "x"), delta.WriteOptions{})
+	if err != nil {
+		t.Fatalf("append to a table with an invalid auto compaction value: %v", err)
+	}
+	var pe *tableconfig.PropertyError
+	if w := res.PostCommit; len(w.Failed) != 1 || w.Failed[0].Hook != optimize.HookAutoCompact || !errors.As(w.Err, &pe) || pe.Key != tableconfig.KeyAutoCompact {
+		t.Fatalf("PostCommit %+v: want the auto compaction failed on the property", w)
+	}
+	if got := tableRows(t, tbl); len(got) != 1 {
+		t.Fatalf("%d rows, want 1", len(got))
+	}
+}
