@@ -101,8 +101,11 @@ func autoCompact(ctx context.Context, res *txn.CommitResult, lim autoLimits) err
 		return fmt.Errorf("optimize: auto compaction after version %d: %w", res.Version, err)
 	}
 	parts, err := autoCompactPartitions(ctx, snap, written, lim)
-	if err != nil || len(parts) == 0 {
-		return err
+	if err != nil {
+		return fmt.Errorf("optimize: auto compaction after version %d: %w", res.Version, err)
+	}
+	if len(parts) == 0 {
+		return nil
 	}
 	where, err := partitionsPredicate(snap, parts)
 	if err != nil {

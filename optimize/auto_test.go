@@ -1,11 +1,14 @@
 package optimize_test
 
 import (
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/optimize"
+	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/tableconfig"
 )
 
@@ -58,5 +61,57 @@ func TestAutoCompactSkipsRewrites(t *testing.T) {
 	}
 	if o.Commit.PostCommit.AutoCompacted != 0 || o.Commit.PostCommit.Err != nil {
 		t.Errorf("OPTIMIZE post-commit %+v: want no compaction", o.Commit.PostCommit)
+	}
+}
+
+// The partitions chosen are selected by their values read as the
+// partition column's type, a null value by IS NULL.
+func TestAutoCompactTypedAndNullPartitions(t *testing.T) {
+	defer optimize.SetAutoCompactMinNumFiles(3)()
+	sch := &schema.StructType{Fields: []schema.StructField{
+		{Name: "id", Type: schema.Long, Nullable: true},
+		{Name: "d", Type: schema.Date, Nullable: true},
+	}}
+	tbl, err := delta.Create(ctx, filepath.Join(t.TempDir(), "t"), delta.TableSpec{Schema: sch, PartitionColumns: []string{"d"},
+		Properties: map[string]string{tableconfig.KeyAutoCompact: "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	day, err := schema.ParsePartitionValue(schema.Date, "2024-01-31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last delta.CommitResult
+	for i := range int64(3) {
+		last, err = tbl.AppendRows(ctx, [][]schema.Value{{schema.LongValue(2 * i), day}, {schema.LongValue(2*i + 1), {}}}, delta.WriteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if last.PostCommit.Err != nil || last.PostCommit.AutoCompacted == 0 {
+		t.Fatalf("post-commit %+v: want a compaction", last.PostCommit)
+	}
+	hist, err := tbl.History(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, _ := hist[0].Info.OperationParameters["predicate"].(string)
+	if !strings.Contains(pred, "`d` IS NULL") || !strings.Contains(pred, "`d` = '2024-01-31'") {
+		t.Errorf("predicate %s, want both partitions", pred)
+	}
+	snap, err := tbl.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, err := range snap.Files(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Errorf("%d files, want one per partition", n)
 	}
 }
