@@ -14,10 +14,6 @@ import (
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/internal/dv"
 	"github.com/godelta/delta/internal/rowcheck"
-	// Auto compaction (delta.autoOptimize.autoCompact) is a post-commit
-	// hook package optimize registers: linked here, it follows the DML
-	// commits of programs that use this package without the facade.
-	_ "github.com/godelta/delta/optimize"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
