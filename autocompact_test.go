@@ -405,3 +405,33 @@ func TestAutoCompactInvalidValue(t *testing.T) {
 		t.Fatalf("%d rows, want 1", len(got))
 	}
 }
+
+// DML that writes rows compacts too: an UPDATE (copy-on-write) writes a
+// file to a partition that holds enough small files.
+func TestAutoCompactUpdate(t *testing.T) {
+	ctx := context.Background()
+	n := int64(optimize.AutoCompactMinNumFiles)
+	tbl := newAutoTable(t, "memory://autocompact-update", nil)
+	for i := range n {
+		if _, err := tbl.AppendRows(ctx, autoRows(i, 1, "x"), delta.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := tbl.SetProperties(ctx, autoOn, delta.AlterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	u, err := tbl.UpdateRows(ctx, "p = 'y'", "id = 3", delta.DMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !u.Committed || u.Commit.PostCommit.Err != nil || u.Commit.PostCommit.AutoCompacted != u.Commit.Version+1 {
+		t.Fatalf("UPDATE post-commit %+v: want a compaction", u.Commit.PostCommit)
+	}
+	rows := tableRows(t, tbl)
+	if len(rows) != int(n) || !slices.Contains(rows, "3/y") {
+		t.Fatalf("rows after the update and compaction: %v", rows)
+	}
+	if got := filesPerPartition(t, tbl)[""]; got != 1 {
+		t.Errorf("%d files, want 1", got)
+	}
+}
