@@ -15,6 +15,7 @@ import (
 
 	"github.com/godelta/delta"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/optimize"
 	"github.com/godelta/delta/schema"
 )
 
@@ -273,6 +274,32 @@ func TestCommitInfoKeysAsSpark(t *testing.T) {
 			files(clustered, 2)
 			return clustered, mustOpt(clustered.Optimize(ctx, delta.OptimizeOptions{}))
 		}, "OPTIMIZE", sparkOptimizeClusterParams, sparkOptimizeMetrics, nil},
+		{"auto compaction", func() (*delta.Table, int64) {
+			auto, err := delta.Create(ctx, filepath.Join(dir, "auto"), delta.TableSpec{Schema: sch,
+				Properties: map[string]string{"delta.autoOptimize.autoCompact": "true"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { auto.Close() })
+			var v int64
+			for i := range int64(optimize.AutoCompactMinNumFiles) {
+				res, err := auto.AppendRows(ctx, rows(i, i+1), delta.WriteOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				v = res.PostCommit.AutoCompacted
+			}
+			if v == 0 {
+				t.Fatal("auto compaction committed nothing")
+			}
+			return auto, v
+		}, "OPTIMIZE", sparkOptimizeParams, sparkOptimizeMetrics,
+			func(p map[string]json.RawMessage) string {
+				if string(p["auto"]) != "true" || string(p["predicate"]) != `"[]"` {
+					return "auto " + string(p["auto"]) + ", predicate " + string(p["predicate"]) + `: want true and "[]" (an unpartitioned table)`
+				}
+				return ""
+			}},
 		{"cluster by", func() (*delta.Table, int64) {
 			return clustered, must(clustered.ClusterBy(ctx, []string{"v"}))
 		}, "CLUSTER BY", sparkClusterByParams, nil, nil},

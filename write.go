@@ -79,6 +79,9 @@ func (t *Table) Update(ctx context.Context, opts TxnOptions, fn func(*Transactio
 // every delta.checkpointInterval versions (default 10) a checkpoint, then the
 // deletion of the log files older than delta.logRetentionDuration that no
 // retained version needs (unless delta.enableExpiredLogCleanup is false);
+// on a table with delta.autoOptimize.autoCompact on, after a commit that
+// wrote rows, an OPTIMIZE of the partitions it wrote once they hold
+// enough small files (see package optimize, res.PostCommit.AutoCompacted);
 // on a table with UniForm Iceberg on, the Iceberg metadata of the new
 // version (see SyncIceberg). Every entry point that commits (Append,
 // Overwrite, Update, DML, OPTIMIZE, RESTORE, CLONE, ALTER, streams,

@@ -47,6 +47,43 @@
 // materialization of write.Rewrite); OPTIMIZE writes only through that core,
 // so it inherits whatever the core preserves.
 //
+// # Auto compaction
+//
+// The package registers, from its init, the post-commit hook of Spark's
+// auto compaction (txn.RegisterHook at txn.OrderCompaction, named
+// HookAutoCompact), so every commit that runs the post-commit chain (the
+// delta facade, the CLI, package stream, package dml, which links this
+// package for that; a program that commits through package write or txn
+// alone imports this package to get it) is followed by it. After a
+// commit on a table whose configuration turns it on
+// (tableconfig.Config.AutoCompact: delta.autoOptimize.autoCompact, or the
+// deprecated delta.autoOptimize):
+//
+//  1. Only commits that wrote rows count: those with adds of new data
+//     (txn.CommitResult.PartitionsWritten: dataChange=true, no deletion
+//     vector), except OPTIMIZE, REORG, RESTORE, CLONE and CONVERT, whose
+//     files were written before. As in Spark, the compaction's own commit,
+//     an OPTIMIZE, never compacts again.
+//  2. Of the partitions the commit wrote, those holding at least
+//     AutoCompactMinNumFiles live files smaller than
+//     AutoCompactMinFileSize are chosen (at most AutoCompactMaxPartitions,
+//     those with the most). Spark counts them in the driver's memory
+//     since it started (and compacts a partition once per driver whatever
+//     its count); this library keeps no state between commits, and counts
+//     them in the post-commit snapshot.
+//  3. Run compacts them: Where selects the chosen partitions (each column
+//     equal to its value, as Spark's predicate; none on an unpartitioned
+//     table), TargetSize AutoCompactMaxFileSize, MinFileSize
+//     AutoCompactMinFileSize, Auto true, the triggering commit's
+//     engineInfo. Deletion vectors and row tracking are handled as by any
+//     OPTIMIZE. Its result goes to PostCommitWork.AutoCompacted, and its
+//     own post-commit chain runs.
+//
+// The compaction reads the table at the triggering version. A failure,
+// such as a conflict with a writer that removed a file it rewrote in the
+// meantime, is the hook's: it is reported in PostCommitWork.Failed, the
+// commit that triggered it stands, and a later commit compacts.
+//
 // # Errors
 //
 // A Where naming a non-partition column is ErrPredicate; a ZORDER/HILBERT

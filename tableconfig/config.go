@@ -1,6 +1,7 @@
 package tableconfig
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -80,6 +81,12 @@ type props struct {
 	icebergCompatV1    bool
 	icebergCompatV2    bool
 	uniformIceberg     bool
+	autoCompact        bool
+	autoOptimize       bool
+	// deferred are the refusals of properties Spark reads only when the
+	// work that uses them runs (see deferred): Validate returns them,
+	// New keeps the table readable.
+	deferred map[string]*PropertyError
 }
 
 // parser parses one property's value into p, or returns the reason it is
@@ -123,6 +130,24 @@ func interval(set func(p *props, d time.Duration)) parser {
 	}
 }
 
+// deferred wraps the parser of a property Spark reads only when the
+// post-commit work that uses it runs, never when it loads a table (the
+// auto compaction properties): a value Spark refuses is refused when it
+// is SET (Validate), but a table that carries one, written by another
+// engine, stays readable; the method that reads the property returns
+// the error, and the work reports it, as Spark's hook fails on it.
+func deferred(key string, parse parser) parser {
+	return func(p *props, v string) string {
+		if reason := parse(p, v); reason != "" {
+			if p.deferred == nil {
+				p.deferred = map[string]*PropertyError{}
+			}
+			p.deferred[key] = &PropertyError{Key: key, Value: v, Reason: reason}
+		}
+		return ""
+	}
+}
+
 // parsers holds every known property, with Spark's rules (DeltaConfigs):
 // booleans in any case, ints within the range Spark checks, intervals as
 // CalendarInterval strings without months, enums in any case.
@@ -139,6 +164,21 @@ var parsers = map[string]parser{
 	KeyEnableTypeWidening:           boolean(func(p *props, b bool) { p.typeWidening = b }),
 	KeyEnableIcebergCompatV1:        boolean(func(p *props, b bool) { p.icebergCompatV1 = b }),
 	KeyEnableIcebergCompatV2:        boolean(func(p *props, b bool) { p.icebergCompatV2 = b }),
+
+	KeyAutoOptimize: deferred(KeyAutoOptimize, boolean(func(p *props, b bool) { p.autoOptimize = b })),
+	// Spark's true and false, and Databricks' auto (it tunes the target
+	// size; here it is true) and legacy (an alias of true), which tables
+	// Databricks wrote carry.
+	KeyAutoCompact: deferred(KeyAutoCompact, func(p *props, v string) string {
+		switch strings.ToLower(v) {
+		case "true", "auto", "legacy":
+			p.autoCompact = true
+		case "false":
+		default:
+			return "want true or false (or Databricks' auto or legacy)"
+		}
+		return ""
+	}),
 
 	KeyCheckpointInterval: integer(1, math.MaxInt32, "want a positive integer",
 		func(p *props, n int64) { p.checkpointInterval = n }),
@@ -279,8 +319,14 @@ func parseProps(raw map[string]string) (props, error) {
 // constraint expressions are only checked to be there: parsing SQL is
 // the writer's job.
 func Validate(raw map[string]string) error {
-	_, err := parseProps(raw)
-	return err
+	p, err := parseProps(raw)
+	if err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.deferred)) {
+		return p.deferred[k]
+	}
+	return nil
 }
 
 // Config is the checked configuration of a table at one version: its
@@ -512,6 +558,26 @@ func (c *Config) StatsColumns() ([]string, bool) { return c.p.statsColumns, c.p.
 // TargetFileSize returns delta.targetFileSize in bytes, and false when it
 // is not set.
 func (c *Config) TargetFileSize() (int64, bool) { return c.p.targetFileSize, c.p.hasTargetFileSize }
+
+// AutoCompact reports whether writes to the table are followed by auto
+// compaction, as Spark's AutoCompact hook decides (getAutoCompactType
+// without its session override): delta.autoOptimize, deprecated, true
+// turns it on; otherwise delta.autoOptimize.autoCompact does (true, auto
+// or legacy); unset, it is off. A value Spark refuses, which only another
+// engine can have written, gives its *PropertyError: Spark's hook fails
+// on it, and so does this library's, without failing the write.
+func (c *Config) AutoCompact() (bool, error) {
+	if err := c.p.deferred[KeyAutoOptimize]; err != nil {
+		return false, err
+	}
+	if c.p.autoOptimize {
+		return true, nil
+	}
+	if err := c.p.deferred[KeyAutoCompact]; err != nil {
+		return false, err
+	}
+	return c.p.autoCompact, nil
+}
 
 // IsolationLevel returns delta.isolationLevel, default WriteSerializable.
 func (c *Config) IsolationLevel() IsolationLevel { return c.p.isolation }

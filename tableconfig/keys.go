@@ -85,6 +85,14 @@ const (
 	// KeyTargetFileSize (positive integer, bytes) is the size writers and
 	// OPTIMIZE aim for.
 	KeyTargetFileSize = "delta.targetFileSize"
+	// KeyAutoCompact (true or false, any case; Databricks' auto and
+	// legacy too; default off) compacts the small files of the
+	// partitions a write touched after it commits (Spark's
+	// DeltaConfigs.AUTO_COMPACT). See Config.AutoCompact.
+	KeyAutoCompact = "delta.autoOptimize.autoCompact"
+	// KeyAutoOptimize (boolean, deprecated) true turns auto compaction on
+	// whatever KeyAutoCompact says (Spark's DeltaConfigs.AUTO_OPTIMIZE).
+	KeyAutoOptimize = "delta.autoOptimize"
 	// KeyIsolationLevel (Serializable, WriteSerializable or
 	// SnapshotIsolation) is the default isolation level of writes.
 	KeyIsolationLevel = "delta.isolationLevel"

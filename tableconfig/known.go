@@ -14,8 +14,6 @@ const (
 // (DeltaConfigs) that this library keeps as given without reading them:
 // setting one is legitimate, so it is not an unknown key.
 var otherKnownKeys = map[string]bool{
-	"delta.autoOptimize":                                true,
-	"delta.autoOptimize.autoCompact":                    true,
 	"delta.autoOptimize.optimizeWrite":                  true,
 	"delta.checkpointRetentionDuration":                 true,
 	"delta.sampleRetentionDuration":                     true,

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/godelta/delta/actions"
@@ -71,7 +72,36 @@ func (t *Transaction) Commit(ctx context.Context) (CommitResult, error) {
 		log:        t.log,
 		read:       t.snap,
 		data:       l.data,
+		op:         t.operation(),
+		engine:     t.opts.EngineInfo,
+		written:    t.partitionsWritten(),
 	}, nil
+}
+
+// partitionsWritten returns the distinct partition values of the staged
+// adds that hold new rows (CommitResult.PartitionsWritten).
+func (t *Transaction) partitionsWritten() []map[string]string {
+	var out []map[string]string
+	seen := map[string]bool{}
+	for i := range t.adds {
+		a := &t.adds[i]
+		if !a.DataChange || a.DeletionVector != nil {
+			continue
+		}
+		var k strings.Builder
+		for _, c := range slices.Sorted(maps.Keys(a.PartitionValues)) {
+			fmt.Fprintf(&k, "%q=%q/", c, a.PartitionValues[c])
+		}
+		if !seen[k.String()] {
+			seen[k.String()] = true
+			pv := a.PartitionValues
+			if pv == nil {
+				pv = map[string]string{}
+			}
+			out = append(out, pv)
+		}
+	}
+	return out
 }
 
 // landed is a commit in the log: its version, commitInfo.timestamp (ms)
@@ -485,17 +515,25 @@ func (st *attemptState) rebase(w *winner) error {
 	return nil
 }
 
+// operation is the commit's commitInfo.operation: Options.Operation,
+// else WRITE, or CREATE TABLE for a new table.
+func (t *Transaction) operation() string {
+	if t.snap == nil {
+		return cmp.Or(t.opts.Operation, "CREATE TABLE")
+	}
+	return cmp.Or(t.opts.Operation, "WRITE")
+}
+
 // encode builds the commit file for version, and returns it with its
 // commitInfo.timestamp.
 func (t *Transaction) encode(st *attemptState, version int64) ([]byte, int64, error) {
 	now := t.now().UnixMilli()
 	var readVersion *int64
-	op := cmp.Or(t.opts.Operation, "WRITE")
+	op := t.operation()
 	if t.snap == nil {
 		// A new table's commit is as Spark writes CREATE TABLE: no
 		// readVersion, and the time of the metaData's createdTime, so
 		// that the two agree.
-		op = cmp.Or(t.opts.Operation, "CREATE TABLE")
 		if t.metadata != nil && t.metadata.CreatedTime != nil {
 			now = *t.metadata.CreatedTime
 		}

@@ -57,7 +57,31 @@ type CommitResult struct {
 	read *snapshot.Snapshot
 	data []byte
 	post *snapshot.Snapshot // built by Snapshot, once
+
+	// What the commit was, for the hooks that ask (auto compaction).
+	op      string
+	engine  string
+	written []map[string]string
 }
+
+// EngineInfo returns the commit's commitInfo.engineInfo: what the
+// commits a post-commit hook makes on its behalf (auto compaction) record
+// too.
+func (r *CommitResult) EngineInfo() string { return r.engine }
+
+// Operation returns the commit's commitInfo.operation ("WRITE",
+// "OPTIMIZE", "MERGE", ...): what post-commit hooks that depend on the
+// kind of commit (auto compaction skips its own OPTIMIZE) ask.
+func (r *CommitResult) Operation() string { return r.op }
+
+// PartitionsWritten returns the distinct partition values of the data
+// files the commit wrote: its adds with dataChange=true and no deletion
+// vector (a file added again with a new deletion vector, as a DELETE
+// does, holds no new rows; an OPTIMIZE's adds change no data). One map
+// per partition, empty for an unpartitioned table; nil when the commit
+// wrote no data file. It is Spark's partitionsAddedToOpt, which its auto
+// compaction compacts. The maps are shared: callers must not change them.
+func (r *CommitResult) PartitionsWritten() []map[string]string { return r.written }
 
 // Snapshot returns the table at Version: the post-commit snapshot. When
 // the commit landed right on top of the snapshot the transaction read, it
@@ -123,6 +147,10 @@ type PostCommitWork struct {
 	// LogFilesDeleted is the number of expired log files the cleanup
 	// after the checkpoint deleted.
 	LogFilesDeleted int
+	// AutoCompacted is the version of the OPTIMIZE commit auto
+	// compaction made after this commit (delta.autoOptimize.autoCompact;
+	// package optimize's hook), 0 when it made none.
+	AutoCompacted int64
 	// Failed are the hooks that failed (or panicked), in the order they
 	// ran; Err joins their errors. Neither undoes the commit: a table with
 	// a missing checkpoint is read from its commits, the next checkpoint
@@ -200,8 +228,9 @@ func chain() []Hook {
 
 // PostCommit runs the post-commit chain for res, once: every registered
 // hook in order (the version checksum <v>.crc; the checkpoint due, then
-// the cleanup of expired log files; the Iceberg conversion of a UniForm table; whatever else is
-// registered). A hook's failure or panic is recorded in res.PostCommit
+// the cleanup of expired log files; auto compaction, package optimize's;
+// the Iceberg conversion of a UniForm table; whatever else is registered).
+// A hook's failure or panic is recorded in res.PostCommit
 // and logged as a warning, and the next hook runs: it is not the
 // commit's, and the commit stands whatever PostCommit does. A second call
 // does nothing.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/godelta/delta"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/tableconfig"
 )
 
 func newCreateCmd() *cobra.Command {
@@ -183,6 +184,9 @@ func newAppendCmd() *cobra.Command {
 			}
 			rows := len(src.lines)
 			fmt.Fprintf(cmd.OutOrStdout(), "appended %d rows at version %d\n", rows, res.Version)
+			if v := res.PostCommit.AutoCompacted; v != 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "auto compaction (%s) committed OPTIMIZE at version %d\n", tableconfig.KeyAutoCompact, v)
+			}
 			return nil
 		},
 	}
