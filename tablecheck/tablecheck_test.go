@@ -492,4 +492,3 @@ func TestCheckCorpus(t *testing.T) {
 		})
 	}
 }
-
