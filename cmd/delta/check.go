@@ -92,7 +92,7 @@ func writeCheck(w io.Writer, name string, rep *tablecheck.Report) error {
 		if i == 0 {
 			sep = ""
 		}
-		fmt.Fprintf(w, "%s %d %s", sep, rep.Checked[k], k)
+		fmt.Fprintf(w, "%s %s %d", sep, k, rep.Checked[k])
 	}
 	fmt.Fprintln(w)
 	for _, s := range rep.Skipped {
