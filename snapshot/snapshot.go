@@ -139,6 +139,7 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/checksum"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/internal/invariants"
 	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
@@ -334,6 +335,12 @@ func (s *Snapshot) FilesMatching(ctx context.Context, keep func(partitionValues 
 			if keep != nil && !keep(files.partitionValues(i)) {
 				continue
 			}
+			if invariants.Enabled {
+				// The tail supersedes the checkpoint: a key it holds is
+				// yielded from it, or not at all, never from the base too.
+				_, inTail := s.tail[files.key(i)]
+				invariants.Assertf(!inTail, "snapshot %d: checkpoint file %q yielded live although the commits after it hold its key", s.version, files.key(i).path)
+			}
 			if len(slab) == 0 {
 				slab = make([]actions.Add, min(256, files.len()-i))
 			}
@@ -511,6 +518,10 @@ func newFileView(b *baseFiles, tail map[fileKey]fileEntry, tailOrder []fileEntry
 			v.numFiles++
 			v.sizeInBytes += e.add.Size
 		}
+	}
+	if invariants.Enabled {
+		invariants.Assertf(len(tailOrder) == len(tail), "snapshot: the tail orders %d of its %d files", len(tailOrder), len(tail))
+		invariants.Assertf(v.numFiles >= 0, "snapshot: %d live files", v.numFiles)
 	}
 	return v
 }

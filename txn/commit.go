@@ -15,6 +15,7 @@ import (
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/internal/invariants"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/tableconfig"
@@ -165,6 +166,12 @@ func (t *Transaction) commit(ctx context.Context) (landed, error) {
 		key := deltalog.CommitKey(version)
 		err = store.PutIfAbsent(ctx, key, data)
 		if err == nil {
+			if invariants.Enabled && attempt == 0 {
+				// The fast path: no race lost, so the commit sits right on
+				// the version read, and the post-commit snapshot may be
+				// built from it without reading the log.
+				invariants.Assertf(version == t.snap.Version()+1, "txn: first attempt committed version %d on a read of version %d", version, t.snap.Version())
+			}
 			t.log.DebugContext(ctx, "txn: committed", "version", version, "txnId", t.id, "attempts", attempt+1)
 			return landed{version: version, ts: ts, attempts: attempt + 1, data: data}, nil
 		}

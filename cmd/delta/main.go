@@ -45,6 +45,18 @@
 //	delta convert  DIR|URI [--partition-by 'a STRING, b INT'] [--property k=v] [--json]
 //	delta append   TABLE FILE... --merge-schema   (new columns of the files added in the same commit)
 //	delta report   TABLE [--version V | --timestamp T] [--html FILE]
+//	delta check    TABLE [--deep] [--json]
+//
+// check is the table's fsck (package tablecheck): it reads the whole log and
+// lists every problem it finds (a hole in the commits, a checkpoint that
+// differs from the replay of its commits, a missing or resized data file, a
+// deletion vector whose size, checksum or cardinality is wrong, a path that
+// escapes the table root, a clone source that cannot be read; with --deep,
+// footers' row counts, null counts and numeric bounds against the log's
+// stats). Unlike the other commands, it exits 1 when it found problems, all
+// of them listed, and 2 when the check itself cannot run. check --json
+// prints {"table", "ok", "deep", "version", "problems": [{"kind", "version",
+// "path", "message"}], "checked": {what: count}, "skipped": [reason]}.
 //
 // TABLE is a local path or a URI (file:///abs/path, memory://name,
 // s3://bucket/prefix, gs://bucket/prefix, az://container/prefix,
@@ -378,8 +390,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 			"(describe, report), commit history (history), live data files (files), rows (scan,\n" +
 			"tail) and change data feed (changes); creates them and changes their rows (create,\n" +
 			"append, delete, update, merge); and maintains them (checkpoint, optimize, vacuum,\n" +
-			"restore, clone, convert, alter, iceberg, generate-manifest). TABLE is a path or a\n" +
-			"URI.",
+			"restore, clone, convert, alter, iceberg, generate-manifest), and checks them\n" +
+			"(check). TABLE is a path or a URI.",
 		// Errors are printed once, as one line, by run.
 		SilenceErrors: true,
 		SilenceUsage:  true,
