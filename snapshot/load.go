@@ -544,14 +544,16 @@ func readAhead(read func(fn func([]actions.Action) error) error, apply func([]ac
 }
 
 // LoadWithoutCheckpoints loads version as Load does, but as if the log held
-// no checkpoint at or above below: from the newest older checkpoint that can
-// be read, or from the commits alone. It lists the log once and does not
+// no checkpoint at or above below and no version checksum: from the newest
+// older checkpoint that can be read, or from the commits alone, and never
+// from a .crc file. It lists the log once and does not
 // list again (a hole is reported as it is, with deltaerr.ErrMissingLogFile,
 // or deltaerr.ErrVersionNotFound when the commits that would rebuild the
 // version are gone).
 //
 // It is for the table check (package tablecheck), which compares each
-// checkpoint with the replay it replaces; readers use Load.
+// checkpoint and each version checksum with the replay it replaces; readers
+// use Load.
 func LoadWithoutCheckpoints(ctx context.Context, store logstore.Store, version, below int64) (*Snapshot, error) {
 	if version < 0 {
 		return nil, fmt.Errorf("version %d: %w", version, deltaerr.ErrInvalidArgument)
@@ -562,7 +564,7 @@ func LoadWithoutCheckpoints(ctx context.Context, store logstore.Store, version, 
 	}
 	kept := files[:0:0]
 	for _, f := range files {
-		if f.Kind.IsCheckpoint() && f.Version >= below {
+		if f.Kind == deltalog.CRC || f.Kind.IsCheckpoint() && f.Version >= below {
 			continue
 		}
 		kept = append(kept, f)

@@ -24,8 +24,12 @@
 //     when those files are still there: same live files (path, size,
 //     deletion vector), protocol, metadata, transaction ids and domain
 //     metadata.
-//  3. The version checksum (KindCRC): reserved for the comparison of
-//     <v>.crc with the replay (see checkCRC).
+//  3. Each version checksum (KindCRC), newest first and at most
+//     Options.MaxChecksums of them: <v>.crc decodes and is consistent in
+//     itself, and equals the checksum computed from the replay of version v
+//     (never helped by a .crc, package checksum/crcwriter): file count and
+//     bytes, protocol, metadata, and what both record of the set
+//     transactions, domains, histograms and deletion vector counts.
 //  4. The files of the latest version: every path resolves under the table
 //     root or a root it trusts (KindPathEscapes, through package location,
 //     the one resolver); every data file exists (KindMissingFile) with its

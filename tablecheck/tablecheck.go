@@ -26,8 +26,8 @@ const (
 	// KindCheckpoint is a checkpoint that cannot be read, or whose content
 	// differs from the replay of the log it replaces.
 	KindCheckpoint Kind = "checkpoint"
-	// KindCRC is a version checksum file (<v>.crc) that differs from the
-	// replay at its version. Reserved: see checkCRC.
+	// KindCRC is a version checksum file (<v>.crc) that cannot be read,
+	// or that differs from the replay of the log at its version.
 	KindCRC Kind = "crc"
 	// KindPathEscapes is a path of the log outside the table root and every
 	// root the table trusts (deltaerr.ErrPathEscapesRoot), or one that
@@ -95,6 +95,11 @@ type Options struct {
 	// MaxPerCheckpoint caps the differences listed for one checkpoint
 	// (the rest are counted in one more problem); 0 means 20.
 	MaxPerCheckpoint int
+	// MaxChecksums caps the version checksums compared with the replay,
+	// newest first: each costs a replay of its version and a pass over its
+	// files. Older ones are named in Report.Skipped. 0 means 10; a
+	// negative value compares them all.
+	MaxChecksums int
 }
 
 // Report is the outcome of a Check.
@@ -105,8 +110,8 @@ type Report struct {
 	// Problems are every problem found, in the order of the steps of the
 	// package doc. Empty for a sound table.
 	Problems []Problem `json:"problems"`
-	// Checked counts what was checked: "commits", "checkpoints", "files",
-	// "deletionVectors", "cloneRoots", "footers".
+	// Checked counts what was checked: "commits", "checkpoints",
+	// "checksums", "files", "deletionVectors", "cloneRoots", "footers".
 	Checked map[string]int64 `json:"checked"`
 	// Skipped says which checks could not run and why (a checkpoint whose
 	// commits log cleanup deleted, files of a version that cannot be
@@ -155,6 +160,9 @@ var steps = []step{
 func Check(ctx context.Context, store logstore.Store, opts Options) (*Report, error) {
 	if opts.MaxPerCheckpoint <= 0 {
 		opts.MaxPerCheckpoint = 20
+	}
+	if opts.MaxChecksums == 0 {
+		opts.MaxChecksums = 10
 	}
 	c := &checker{store: store, opts: opts, rep: &Report{Version: NoVersion, Problems: []Problem{}, Checked: map[string]int64{}, Skipped: []string{}}}
 	for _, s := range steps {
@@ -309,13 +317,4 @@ func (c *checker) hasHoleProblem() bool {
 		}
 	}
 	return false
-}
-
-// checkCRC is the place of the version checksum comparison (issue 25):
-// for each <v>.crc of the listing (deltalog.CRC), read it with
-// checksum.Read, build the expected one from the replay at v with
-// crcwriter.Compute, and report each difference checksum.Compare lists as
-// a KindCRC problem at v. It does nothing until package checksum lands.
-func checkCRC(ctx context.Context, c *checker) error {
-	return nil
 }

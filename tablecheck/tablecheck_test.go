@@ -129,7 +129,7 @@ func TestCheckCleanTable(t *testing.T) {
 	if rep.Version != 4 {
 		t.Errorf("version %d, want 4", rep.Version)
 	}
-	for _, k := range []string{"commits", "checkpoints", "files", "deletionVectors", "footers"} {
+	for _, k := range []string{"commits", "checkpoints", "checksums", "files", "deletionVectors", "footers"} {
 		if rep.Checked[k] == 0 {
 			t.Errorf("checked %v: nothing counted as %s", rep.Checked, k)
 		}
@@ -238,9 +238,20 @@ func TestCheckDeletionVectorChecksum(t *testing.T) {
 	}
 }
 
-// editCommit rewrites the actions of one commit of the table at dir.
+// editCommit rewrites the actions of one commit of the table at dir. The
+// version checksums of that version and later would then disagree with the
+// log, which is TestCheckWrongChecksum's subject, not that of the tests that
+// edit commits: editCommit removes them.
 func editCommit(t *testing.T, dir string, version int64, edit func(action map[string]any) bool) {
 	t.Helper()
+	for _, crc := range files(t, filepath.Join(dir, "_delta_log"), "*.crc") {
+		var v int64
+		if _, err := fmt.Sscanf(filepath.Base(crc), "%d.crc", &v); err == nil && v >= version {
+			if err := os.Remove(crc); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	path := filepath.Join(dir, filepath.FromSlash(deltalog.CommitKey(version)))
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -293,6 +304,63 @@ func TestCheckCheckpointDisagrees(t *testing.T) {
 	ps = only(t, check(t, dir, false), tablecheck.KindCheckpoint)
 	if len(ps) != 1 || !strings.Contains(ps[0].Message, `"app"`) {
 		t.Errorf("problems %v", ps)
+	}
+}
+
+// A version checksum that says the table is one byte larger than it is, and
+// one that is not JSON: each is a KindCRC problem at its version, and
+// nothing else is reported (a reader does not trust either: it reads the
+// log instead).
+func TestCheckWrongChecksum(t *testing.T) {
+	dir := build(t)
+	crc := filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.crc", 4))
+	data, err := os.ReadFile(crc)
+	if err != nil {
+		t.Fatalf("the facade wrote no checksum of version 4: %v", err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(data, &c); err != nil {
+		t.Fatal(err)
+	}
+	c["tableSizeBytes"] = c["tableSizeBytes"].(float64) + 1
+	// Else Read refuses it as inconsistent in itself.
+	delete(c, "allFiles")
+	delete(c, "fileSizeHistogram")
+	data, err = json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(crc, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ps := only(t, check(t, dir, false), tablecheck.KindCRC)
+	if len(ps) != 1 || ps[0].Version != 4 || !strings.Contains(ps[0].Message, "differs from the log: tableSizeBytes") {
+		t.Errorf("problems %v", ps)
+	}
+
+	crc = filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.crc", 2))
+	if err := os.WriteFile(crc, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ps = only(t, check(t, dir, false), tablecheck.KindCRC)
+	if len(ps) != 2 || ps[1].Version != 2 || !strings.Contains(ps[1].Message, "cannot be read") {
+		t.Errorf("problems %v", ps)
+	}
+
+	// Compared newest first, at most MaxChecksums of them: the rest are
+	// skipped, and said to be.
+	ctx := context.Background()
+	store, err := logstore.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	rep, err := tablecheck.Check(ctx, store, tablecheck.Options{MaxChecksums: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) != 1 || rep.Checked["checksums"] != 1 || len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0], "versions 3 and older") {
+		t.Errorf("MaxChecksums 1: problems %v, checked %v, skipped %v", rep.Problems, rep.Checked, rep.Skipped)
 	}
 }
 
@@ -441,6 +509,11 @@ func TestCheckCorpus(t *testing.T) {
 		// A checkpoint of another table (its metaData id differs from the
 		// commits'): a real finding in a test fixture.
 		"kernel-rs/parquet_row_group_skipping": tablecheck.KindCheckpoint,
+		// Version checksums the log does not back: an in-commit timestamp
+		// 10^11 ms off the commit's, and a .crc of version 0 written by
+		// hand for a reader test (files, txns and domains commit 0 lacks).
+		"delta-rs/cdc_ict_table": tablecheck.KindCRC,
+		"kernel-rs/crc-full":     tablecheck.KindCRC,
 	}
 	cannotRun := map[string]bool{
 		"golden/deltalog-invalid-protocol-version/delta": true, // minReaderVersion 99

@@ -33,7 +33,8 @@ func newCheckCmd() *cobra.Command {
 		Short: "Check a table against the Delta invariants (fsck) and list every problem",
 		Long: "check reads the whole log of a table and checks it, without changing anything:\n" +
 			"the commits are contiguous, each checkpoint equals the replay of the commits it\n" +
-			"replaces, every live data file and deletion vector exists with its logged size,\n" +
+			"replaces, the newest ten version checksums (.crc) equal the replay of their\n" +
+			"versions, every live data file and deletion vector exists with its logged size,\n" +
 			"deletion vectors' checksums and cardinalities hold, no path escapes the table root\n" +
 			"(or a root it trusts), and the roots of a clone's sources can be read. With --deep\n" +
 			"it also reads each data file's Parquet footer and compares its row count, null\n" +

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,5 +100,39 @@ func TestCheckCLI(t *testing.T) {
 	}
 	if r := runDelta("check"); r.code != 2 {
 		t.Errorf("no TABLE: exit %d", r.code)
+	}
+}
+
+// TestCheckAfterCLICommits: every commit the CLI makes (create, append,
+// ALTER, DELETE, checkpoint) leaves its version checksum, and delta check
+// finds each one equal to the replay of the log and exits 0.
+func TestCheckAfterCLICommits(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t")
+	mustRun(t, "create", dir, "--schema", "id BIGINT, v STRING")
+	for i, rows := range []string{"id,v\n1,one\n2,two\n", "id,v\n3,three\n"} {
+		in := filepath.Join(t.TempDir(), "rows.csv")
+		if err := os.WriteFile(in, []byte(rows), 0o644); err != nil {
+			t.Fatal(i, err)
+		}
+		mustRun(t, "append", dir, in)
+	}
+	mustRun(t, "alter", dir, "set", "delta.enableDeletionVectors=true")
+	mustRun(t, "delete", dir, "--where", "id = 2")
+	mustRun(t, "checkpoint", dir)
+	const latest = 4
+	for v := range int64(latest + 1) {
+		if _, err := os.Stat(filepath.Join(dir, "_delta_log", fmt.Sprintf("%020d.crc", v))); err != nil {
+			t.Errorf("version %d has no checksum: %v", v, err)
+		}
+	}
+	var rep struct {
+		OK       bool
+		Version  int64
+		Problems []map[string]any
+		Checked  map[string]int64
+	}
+	decodeOne(t, mustRun(t, "check", dir, "--json", "--deep").stdout, &rep)
+	if !rep.OK || rep.Version != latest || len(rep.Problems) != 0 || rep.Checked["checksums"] != latest+1 {
+		t.Errorf("check after CLI commits: %+v", rep)
 	}
 }
