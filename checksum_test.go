@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	delta "github.com/godelta/delta"
-	"github.com/godelta/delta/checksum"
-	"github.com/godelta/delta/checksum/crcwriter"
+	"github.com/godelta/delta/internal/checksum"
+	"github.com/godelta/delta/internal/checksum/crcwriter"
 	"github.com/godelta/delta/schema"
 )
 

@@ -8,7 +8,7 @@ import (
 	"maps"
 
 	"github.com/godelta/delta/actions"
-	"github.com/godelta/delta/checksum"
+	"github.com/godelta/delta/internal/checksum"
 )
 
 // Checksum returns the version checksum (<v>.crc) Load took the

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/godelta/delta/actions"
-	"github.com/godelta/delta/checksum"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/internal/checksum"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/logstore/memory"

@@ -137,8 +137,8 @@ import (
 	"time"
 
 	"github.com/godelta/delta/actions"
-	"github.com/godelta/delta/checksum"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/internal/checksum"
 	"github.com/godelta/delta/internal/invariants"
 	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"math"
 
-	"github.com/godelta/delta/checksum"
-	"github.com/godelta/delta/checksum/crcwriter"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/internal/checksum"
+	"github.com/godelta/delta/internal/checksum/crcwriter"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
 )

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/godelta/delta/checksum"
-	"github.com/godelta/delta/checksum/crcwriter"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/internal/checksum"
+	"github.com/godelta/delta/internal/checksum/crcwriter"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/testutil/faultstore"

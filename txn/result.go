@@ -13,9 +13,9 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/checkpoint"
-	"github.com/godelta/delta/checksum/crcwriter"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/internal/checksum/crcwriter"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/tableconfig"

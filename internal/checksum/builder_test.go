@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/godelta/delta/actions"
-	"github.com/godelta/delta/checksum"
+	"github.com/godelta/delta/internal/checksum"
 )
 
 // TestApplyRefuses: the commits whose checksum the actions do not tell

@@ -16,7 +16,7 @@ import (
 	"slices"
 
 	"github.com/godelta/delta/actions"
-	"github.com/godelta/delta/checksum"
+	"github.com/godelta/delta/internal/checksum"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
 )

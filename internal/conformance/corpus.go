@@ -98,7 +98,9 @@ type Case struct {
 func Root() (string, bool) {
 	dir := os.Getenv("GODELTA_TESTDATA")
 	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "testdata")
+		// Tests run in internal/conformance; the corpus is beside the
+		// checkout.
+		dir = filepath.Join("..", "..", "..", "shared", "testdata")
 	}
 	_, err := os.Stat(filepath.Join(dir, "index.json"))
 	return dir, err == nil
