@@ -60,7 +60,7 @@ type Options struct {
 	// are set by each function.
 	Txn txn.Options
 	// BackfillBatchFiles is the most files one ROW TRACKING BACKFILL
-	// commit re-adds (BackfillRowIDs); 0 means DefaultBackfillBatchFiles.
+	// commit re-adds (backfillRowIDs); 0 means DefaultBackfillBatchFiles.
 	BackfillBatchFiles int
 }
 

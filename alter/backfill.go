@@ -51,7 +51,7 @@ func needsBackfill(ctx context.Context, s *snapshot.Snapshot) (bool, error) {
 	return false, nil
 }
 
-// BackfillRowIDs gives row ids to every live file of the table that has
+// backfillRowIDs gives row ids to every live file of the table that has
 // none, as Spark's RowTrackingBackfillCommand does before it turns row
 // tracking on; it does not turn it on (SetProperties does, after it). It
 // returns the number of backfill commits made.
@@ -70,7 +70,7 @@ func needsBackfill(ctx context.Context, s *snapshot.Snapshot) (bool, error) {
 // a removed file is never brought back; a concurrent append does not
 // conflict, and gets its own ids above the mark. Every file needs
 // numRecords in its statistics, as row tracking requires.
-func BackfillRowIDs(ctx context.Context, snap *snapshot.Snapshot, opts Options) (int, error) {
+func backfillRowIDs(ctx context.Context, snap *snapshot.Snapshot, opts Options) (int, error) {
 	if p := snap.Protocol(); !tableconfig.HasWriterFeature(&p, actions.FeatureRowTracking) {
 		if _, err := EnableFeature(ctx, snap, actions.FeatureRowTracking, opts); err != nil {
 			return 0, err

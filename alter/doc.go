@@ -69,7 +69,7 @@
 // # Turning on row tracking and in-commit timestamps
 //
 // Row tracking on a table whose files have no row ids is Spark's three
-// steps, each its own commit (BackfillRowIDs, then SetProperties): the
+// steps, each its own commit (backfillRowIDs, then SetProperties): the
 // protocol gets rowTracking (UPGRADE PROTOCOL), so every writer assigns row
 // ids to the files it adds from then on; ROW TRACKING BACKFILL commits
 // re-add the files without ids, dataChange false, so that the transaction

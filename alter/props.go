@@ -31,11 +31,11 @@ import (
 // refused, as Spark refuses it. CHECK constraints are set with
 // AddConstraint, not here. delta.minReaderVersion and
 // delta.minWriterVersion ask for at least those protocol versions
-// (write.RequireVersions) and are not stored, as in Spark; a version below
+// (the protocol writer's rules) and are not stored, as in Spark; a version below
 // the table's that adds no feature is write.ErrProtocolDowngrade.
 //
 // delta.enableRowTracking = true on a table with files that have no row
-// ids runs BackfillRowIDs first (an UPGRADE PROTOCOL commit when the
+// ids runs backfillRowIDs first (an UPGRADE PROTOCOL commit when the
 // protocol lacks rowTracking, then ROW TRACKING BACKFILL commits), then
 // the SET TBLPROPERTIES commit, which sets the materialized row id and row
 // commit version column names (write.Evolve) and is made only once every
@@ -75,7 +75,7 @@ func SetProperties(ctx context.Context, snap *snapshot.Snapshot, props map[strin
 		return set()
 	}
 	// Row tracking on a table with files: support the feature and
-	// backfill row ids first (BackfillRowIDs), then turn it on; the
+	// backfill row ids first (backfillRowIDs), then turn it on; the
 	// commit that turns it on checks again that every file has ids.
 	for round := 1; ; round++ {
 		need, err := needsBackfill(ctx, snap)
@@ -83,7 +83,7 @@ func SetProperties(ctx context.Context, snap *snapshot.Snapshot, props map[strin
 			return txn.CommitResult{}, err
 		}
 		if need {
-			if _, err := BackfillRowIDs(ctx, snap, opts); err != nil {
+			if _, err := backfillRowIDs(ctx, snap, opts); err != nil {
 				return txn.CommitResult{}, err
 			}
 			if snap, err = snap.Update(ctx); err != nil {

@@ -22,7 +22,7 @@ import (
 // Errors: ErrInvalid for a predicate naming no column of the table,
 // write.ErrAppendOnly, a *txn.ConflictError, and storage errors.
 func Delete(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts Options) (Result, error) {
-	if err := CheckPredicate(snap.Schema(), pred); err != nil {
+	if err := checkPredicate(snap.Schema(), pred); err != nil {
 		return Result{}, err
 	}
 	op := Operation{

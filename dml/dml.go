@@ -53,10 +53,10 @@ func (s Strategy) String() string {
 	return "auto"
 }
 
-// StrategyFor resolves s for the table snap shows: Auto becomes the
+// strategyFor resolves s for the table snap shows: Auto becomes the
 // table's choice; MergeOnRead on a table whose protocol does not support
 // deletion vectors is refused by the rewrite (write.ErrDVMode).
-func StrategyFor(snap *snapshot.Snapshot, s Strategy) Strategy {
+func strategyFor(snap *snapshot.Snapshot, s Strategy) Strategy {
 	if s != Auto {
 		return s
 	}
@@ -211,7 +211,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, op Operation, opts Option
 		if err := txn.WriteSupportedChecked(&p, &m); err != nil {
 			return Result{}, err
 		}
-		strategy := StrategyFor(snap, opts.Strategy)
+		strategy := strategyFor(snap, opts.Strategy)
 		planStart := time.Now()
 		plan, err := op.Plan(ctx, snap, strategy)
 		if err != nil {
@@ -346,9 +346,9 @@ func Candidates(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr) ([
 	return out, nil
 }
 
-// CheckColumns returns ErrInvalid when e names a column that is not in
+// checkColumns returns ErrInvalid when e names a column that is not in
 // the table's schema (dotted names reach into structs).
-func CheckColumns(sch *schema.StructType, e expr.Expr, what string) error {
+func checkColumns(sch *schema.StructType, e expr.Expr, what string) error {
 	if e == nil {
 		return nil
 	}
@@ -360,14 +360,14 @@ func CheckColumns(sch *schema.StructType, e expr.Expr, what string) error {
 	return nil
 }
 
-// CheckPredicate returns an error for a DML predicate that names a column
+// checkPredicate returns an error for a DML predicate that names a column
 // the table lacks (ErrInvalid) or that can never be TRUE by its form, such
 // as a non-boolean condition (expr.ErrNotPredicate); nil is every row.
-func CheckPredicate(sch *schema.StructType, pred expr.Expr) error {
+func checkPredicate(sch *schema.StructType, pred expr.Expr) error {
 	if pred == nil {
 		return nil
 	}
-	if err := CheckColumns(sch, pred, "predicate"); err != nil {
+	if err := checkColumns(sch, pred, "predicate"); err != nil {
 		return err
 	}
 	return expr.CheckPredicate(pred, func(c string) (schema.DataType, bool) {

@@ -154,7 +154,7 @@ func resolve(sch *schema.StructType, set []Assignment) ([]assignment, error) {
 			return nil, fmt.Errorf("%w: column %s assigned twice", ErrInvalid, sch.Fields[idx].Name)
 		}
 		seen[idx] = true
-		if err := CheckColumns(sch, a.Value, "value of "+a.Column); err != nil {
+		if err := checkColumns(sch, a.Value, "value of "+a.Column); err != nil {
 			return nil, err
 		}
 		f := &sch.Fields[idx]
@@ -215,7 +215,7 @@ func Update(ctx context.Context, snap *snapshot.Snapshot, set []Assignment, pred
 	if _, err := resolve(sch, set); err != nil {
 		return Result{}, err
 	}
-	if err := CheckPredicate(sch, pred); err != nil {
+	if err := checkPredicate(sch, pred); err != nil {
 		return Result{}, err
 	}
 	op := Operation{

@@ -73,9 +73,9 @@ func RowResolver(sch *schema.StructType) Resolver {
 	}
 }
 
-// ValueAt returns the value at path in row: a field of a null struct, or
+// valueAt returns the value at path in row: a field of a null struct, or
 // of a row or struct shorter than the path, is null.
-func ValueAt(row []schema.Value, path []int) schema.Value {
+func valueAt(row []schema.Value, path []int) schema.Value {
 	vals := row
 	var v schema.Value
 	for _, i := range path {
@@ -309,7 +309,7 @@ func (c *compiler) column(name string) valueFn {
 	}
 	path := ref.Path
 	return func(a, b []schema.Value) (schema.Value, error) {
-		return ValueAt(pick(a, b), path), nil
+		return valueAt(pick(a, b), path), nil
 	}
 }
 

@@ -135,7 +135,7 @@ func rowLookupOf(sch *schema.StructType, row []schema.Value) Lookup {
 		if !ok {
 			return nil, schema.Value{}, false
 		}
-		return typ, ValueAt(row, path), true
+		return typ, valueAt(row, path), true
 	}
 }
 

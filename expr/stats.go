@@ -240,9 +240,9 @@ func ParseStats(raw string, logical *schema.StructType, mode schema.ColumnMappin
 	return NewStatsDecoder(logical, mode, nil).Decode(raw)
 }
 
-// ParseStatsFor is ParseStats keeping only the statistics of the named
+// parseStatsFor is ParseStats keeping only the statistics of the named
 // columns (logical names, as Column uses them); the others are unknown.
-func ParseStatsFor(raw string, logical *schema.StructType, mode schema.ColumnMappingMode, columns []string) (*Stats, error) {
+func parseStatsFor(raw string, logical *schema.StructType, mode schema.ColumnMappingMode, columns []string) (*Stats, error) {
 	return NewStatsDecoder(logical, mode, columns).Decode(raw)
 }
 

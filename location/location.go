@@ -94,7 +94,7 @@ func (l *Location) Key(p string) (string, error) {
 		return "", deltaerr.Corruptf("(empty)", "a file path is empty")
 	}
 	if !IsAbsolute(p) {
-		return RelativeKey(p)
+		return relativeKey(p)
 	}
 	c, err := canonURI(p, true)
 	if err != nil {

@@ -131,11 +131,11 @@ func relKey(dec, orig string) (string, error) {
 	return clean, nil
 }
 
-// RelativeKey turns a relative path from the log into a key beneath the
+// relativeKey turns a relative path from the log into a key beneath the
 // root: percent-decoded and cleaned. A path that cannot be decoded is
 // deltaerr.ErrCorrupt; an absolute one, or one that climbs out of the
 // root, is deltaerr.ErrPathEscapesRoot.
-func RelativeKey(p string) (string, error) {
+func relativeKey(p string) (string, error) {
 	if IsAbsolute(p) {
 		return "", fmt.Errorf("file path %q is absolute: %w", p, deltaerr.ErrPathEscapesRoot)
 	}

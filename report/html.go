@@ -163,7 +163,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	count := func(v int64) string { return fmt.Sprint(v) }
 	charts := []chart{
 		verticalBars("File-size histogram (files)", labels, files, count),
-		verticalBars("File-size histogram (bytes)", labels, bytes, FormatBytes),
+		verticalBars("File-size histogram (bytes)", labels, bytes, formatBytes),
 	}
 	if len(r.PartitionColumns) > 0 {
 		var pl []string
@@ -172,7 +172,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			pl = append(pl, p.Values)
 			pb = append(pb, p.Bytes)
 		}
-		charts = append(charts, horizontalBars(fmt.Sprintf("Largest partitions by bytes (%d partitions, skew %.1f)", len(r.Partitions), r.Skew()), pl, pb, palette[1], FormatBytes))
+		charts = append(charts, horizontalBars(fmt.Sprintf("Largest partitions by bytes (%d partitions, skew %.1f)", len(r.Partitions), r.Skew()), pl, pb, palette[1], formatBytes))
 	}
 	var cl []string
 	var cv []int64
@@ -194,7 +194,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 }
 
 var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"bytes": FormatBytes,
+	"bytes": formatBytes,
 	"pct":   pct,
 	"f":     func(v float64) string { return fmt.Sprintf("%.1f", v) },
 }).Parse(`<!DOCTYPE html>

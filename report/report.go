@@ -180,9 +180,9 @@ func Build(ctx context.Context, snap *snapshot.Snapshot, opts Options) (*Report,
 		b := Bucket{Lo: sizeEdges[i]}
 		if i+1 < len(sizeEdges) {
 			b.Hi = sizeEdges[i+1]
-			b.Label = "< " + FormatBytes(b.Hi)
+			b.Label = "< " + formatBytes(b.Hi)
 		} else {
-			b.Label = "≥ " + FormatBytes(b.Lo)
+			b.Label = "≥ " + formatBytes(b.Lo)
 		}
 		r.Sizes = append(r.Sizes, b)
 	}
@@ -375,8 +375,8 @@ func leafColumns(s *schema.StructType, prefix string) []string {
 	return out
 }
 
-// FormatBytes writes n in binary units: 512 B, 1.5 KiB, 128 MiB.
-func FormatBytes(n int64) string {
+// formatBytes writes n in binary units: 512 B, 1.5 KiB, 128 MiB.
+func formatBytes(n int64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
 	f := float64(n)
 	i := 0

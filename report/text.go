@@ -87,15 +87,15 @@ func (r *Report) WriteText(w io.Writer) error {
 
 	p("Files\n")
 	p("  live files\t%d\n", r.Files)
-	p("  total size\t%s\n", FormatBytes(r.Bytes))
+	p("  total size\t%s\n", formatBytes(r.Bytes))
 	if r.RowsKnownFiles > 0 {
 		p("  rows (from stats)\t%d in %d files\n", r.Rows, r.RowsKnownFiles)
 	}
 	if r.Files > 0 {
-		p("  average file size\t%s\n", FormatBytes(r.Bytes/r.Files))
+		p("  average file size\t%s\n", formatBytes(r.Bytes/r.Files))
 	}
-	p("  target file size\t%s\n", FormatBytes(r.TargetFileSize))
-	p("  small files (< %s)\t%d (%s of files, %s of bytes)\n", FormatBytes(r.SmallFileSize), r.SmallFiles, pct(r.SmallFiles, r.Files), pct(r.SmallBytes, r.Bytes))
+	p("  target file size\t%s\n", formatBytes(r.TargetFileSize))
+	p("  small files (< %s)\t%d (%s of files, %s of bytes)\n", formatBytes(r.SmallFileSize), r.SmallFiles, pct(r.SmallFiles, r.Files), pct(r.SmallBytes, r.Bytes))
 	section("File sizes")
 	var most int64 = 1
 	for _, b := range r.Sizes {
@@ -103,7 +103,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	for _, b := range r.Sizes {
 		bar := strings.Repeat("#", int((b.Files*40+most-1)/most))
-		p("  %s\t%d\t%s\t%s\n", b.Label, b.Files, FormatBytes(b.Bytes), bar)
+		p("  %s\t%d\t%s\t%s\n", b.Label, b.Files, formatBytes(b.Bytes), bar)
 	}
 
 	section("Partitions")
@@ -116,7 +116,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		section("Largest partitions")
 		p("  partition\tfiles\tbytes\n")
 		for _, pt := range r.Partitions[:min(len(r.Partitions), maxPartitionsShown)] {
-			p("  %s\t%d\t%s\n", pt.Values, pt.Files, FormatBytes(pt.Bytes))
+			p("  %s\t%d\t%s\n", pt.Values, pt.Files, formatBytes(pt.Bytes))
 		}
 		if n := len(r.Partitions) - maxPartitionsShown; n > 0 {
 			p("  … %d more\n", n)
@@ -160,14 +160,14 @@ func (r *Report) WriteText(w io.Writer) error {
 	section("Maintenance (estimates from the log)")
 	o := r.Optimize
 	if o.Files == 0 {
-		p("  OPTIMIZE\tnothing to compact (no partition has two files below %s)\n", FormatBytes(r.TargetFileSize))
+		p("  OPTIMIZE\tnothing to compact (no partition has two files below %s)\n", formatBytes(r.TargetFileSize))
 	} else {
 		p("  OPTIMIZE\t%d files (%s) in %d partitions would become about %d: %d fewer files\n",
-			o.Files, FormatBytes(o.Bytes), o.Partitions, o.FilesAfter, o.FilesRemovedTotal)
+			o.Files, formatBytes(o.Bytes), o.Partitions, o.FilesAfter, o.FilesRemovedTotal)
 	}
 	v := r.Vacuum
 	p("  VACUUM\t%d tombstones in the log (%s); %d (%s) older than the retention of %s, deletable now\n",
-		v.Tombstones, FormatBytes(v.Bytes), v.Expired, FormatBytes(v.ExpiredBytes), v.Retention)
+		v.Tombstones, formatBytes(v.Bytes), v.Expired, formatBytes(v.ExpiredBytes), v.Retention)
 	if v.UnknownSize > 0 {
 		p("  \t%d tombstones record no size\n", v.UnknownSize)
 	}

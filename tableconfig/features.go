@@ -175,9 +175,9 @@ func FeatureNames() []string {
 	return out
 }
 
-// LegacyFeatureNames returns the features legacy writer versions 2 to 6
+// legacyFeatureNames returns the features legacy writer versions 2 to 6
 // imply, by the writer version that implies them.
-func LegacyFeatureNames() []string {
+func legacyFeatureNames() []string {
 	var out []string
 	for _, f := range featureList {
 		if f.LegacyWriter > 0 {
@@ -251,7 +251,7 @@ func WriteSupported(p *actions.Protocol, m *actions.Metadata, rowsChecked bool) 
 	names := p.WriterFeatures
 	if p.MinWriterVersion < 7 {
 		names = nil
-		for _, f := range LegacyFeatureNames() {
+		for _, f := range legacyFeatureNames() {
 			if HasWriterFeature(p, f) {
 				names = append(names, f)
 			}

@@ -197,7 +197,7 @@ func Overwrite(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[B
 		if err := sameTable(snap, tx.Snapshot()); err != nil {
 			return err
 		}
-		r, err := Replace(ctx, tx.Snapshot(), pred, opts.Options)
+		r, err := replace(ctx, tx.Snapshot(), pred, opts.Options)
 		if err != nil {
 			return err
 		}

@@ -40,7 +40,7 @@
 // iceberg) turns on icebergCompatV2 and column mapping in name mode unless
 // the properties choose otherwise (tableconfig.IcebergProperties), gives
 // array elements and map keys and values their nested ids
-// (AssignNestedIDs), and checks the feature's rules
+// (assignNestedIDs), and checks the feature's rules
 // (tableconfig.Config.CheckIcebergCompat). UpgradeProtocol is the same
 // protocol choice for a table that turns features on later.
 //

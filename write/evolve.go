@@ -24,7 +24,7 @@ import (
 //   - props are checked with tableconfig.Validate; delta.feature.<name> =
 //     supported asks for a feature and is consumed, not stored, as are
 //     delta.minReaderVersion and delta.minWriterVersion, which ask for
-//     protocol versions (RequireVersions): a version above p's upgrades
+//     protocol versions (requireVersions): a version above p's upgrades
 //     it, one below p's that adds no feature to it is ErrProtocolDowngrade
 //     (one m already stores, written by another engine, is only dropped);
 //   - the protocol is upgraded to the smallest one that supports p's
@@ -118,7 +118,7 @@ func evolve(base actions.Protocol, sch *schema.StructType, raw map[string]string
 			continue
 		}
 		if name, ok := strings.CutPrefix(k, tableconfig.KeyFeaturePrefix); ok {
-			known, ok := FeatureName(name)
+			known, ok := featureName(name)
 			if !ok {
 				return base, nil, &deltaerr.FeatureError{Feature: "table feature " + name, Op: "write"}
 			}
@@ -144,7 +144,7 @@ func evolve(base actions.Protocol, sch *schema.StructType, raw map[string]string
 		}
 		before := p
 		var err error
-		if p, err = RequireVersions(p, r, w); err != nil {
+		if p, err = requireVersions(p, r, w); err != nil {
 			return base, nil, err
 		}
 		// As Spark: the versions asked for are a set of features merged
@@ -176,7 +176,7 @@ func evolve(base actions.Protocol, sch *schema.StructType, raw map[string]string
 		maxID = assignColumnMapping(sch, maxID, false)
 		if cfg.IcebergCompatV2() {
 			// Iceberg names array elements and map keys and values too.
-			maxID = AssignNestedIDs(sch, maxID)
+			maxID = assignNestedIDs(sch, maxID)
 		}
 		props[tableconfig.KeyColumnMappingMaxColumnID] = strconv.FormatInt(maxID, 10)
 	}
@@ -196,10 +196,10 @@ func downgradeErr(key string, v int32, p actions.Protocol) error {
 		"a property only raises protocol versions", ErrProtocolDowngrade, key, v, p.MinReaderVersion, p.MinWriterVersion)
 }
 
-// FeatureName returns the protocol's spelling of a table feature name
+// featureName returns the protocol's spelling of a table feature name
 // given in any case, as Spark matches delta.feature.<name> properties
 // (delta.feature.timestampntz = supported), and false for an unknown one.
-func FeatureName(name string) (string, bool) {
+func featureName(name string) (string, bool) {
 	if _, ok := tableconfig.LookupFeature(name); ok {
 		return name, true
 	}
@@ -211,14 +211,14 @@ func FeatureName(name string) (string, bool) {
 	return "", false
 }
 
-// RequireVersions returns p upgraded to at least reader version r and
+// requireVersions returns p upgraded to at least reader version r and
 // writer version w, as Spark's delta.minReaderVersion and
 // delta.minWriterVersion properties ask (they are not stored): the
 // features the legacy versions imply are added (UpgradeProtocol; writer 7
 // implies none, reader 2 column mapping); writer 7 moves a legacy protocol to explicit feature lists, and reader 3 lists
 // its reader-writer features. Versions out of range, or reader 3 without
 // writer 7, are ErrInvalidSpec.
-func RequireVersions(p actions.Protocol, r, w int32) (actions.Protocol, error) {
+func requireVersions(p actions.Protocol, r, w int32) (actions.Protocol, error) {
 	if r < 1 || r > tableconfig.MaxReaderVersion || w < 1 || w > tableconfig.MaxWriterVersion || (r == 3 && w != 7) {
 		return p, specErr("protocol versions reader %d, writer %d: want reader 1 to 3 and writer 1 to 7, writer 7 with reader 3", r, w)
 	}

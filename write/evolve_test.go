@@ -53,20 +53,20 @@ func TestUpgradeProtocol(t *testing.T) {
 }
 
 func TestRequireVersions(t *testing.T) {
-	p, err := RequireVersions(actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, 2, 5)
+	p, err := requireVersions(actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, 2, 5)
 	if err != nil || p.MinReaderVersion != 2 || p.MinWriterVersion != 5 || len(p.WriterFeatures) != 0 {
 		t.Fatalf("2/5: %+v %v", p, err)
 	}
-	p, err = RequireVersions(actions.Protocol{MinReaderVersion: 2, MinWriterVersion: 5}, 1, 7)
+	p, err = requireVersions(actions.Protocol{MinReaderVersion: 2, MinWriterVersion: 5}, 1, 7)
 	if err != nil || p.MinReaderVersion != 2 || p.MinWriterVersion != 7 ||
 		!slices.Equal(p.WriterFeatures, []string{"appendOnly", "changeDataFeed", "checkConstraints", "columnMapping", "generatedColumns", "invariants"}) {
 		t.Fatalf("2/5 to writer 7: %+v %v", p, err)
 	}
-	p, err = RequireVersions(actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, 3, 7)
+	p, err = requireVersions(actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, 3, 7)
 	if err != nil || p.MinReaderVersion != 3 || p.MinWriterVersion != 7 || p.ReaderFeatures != nil {
 		t.Fatalf("3/7: %+v %v", p, err)
 	}
-	if _, err := RequireVersions(actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, 3, 5); err == nil {
+	if _, err := requireVersions(actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, 3, 5); err == nil {
 		t.Fatal("reader 3 with writer 5 accepted")
 	}
 }

@@ -38,18 +38,18 @@ func RewritesRows(snap *snapshot.Snapshot, pred expr.Expr) (rewrites, changeData
 	return rewrites, rewrites && snap.Config().ChangeDataFeed(), nil
 }
 
-// Replace plans the removal of the rows of snap that pred matches (TRUE),
+// replace plans the removal of the rows of snap that pred matches (TRUE),
 // the first half of an overwrite; nil pred matches every row. Files whose
 // rows all match are removed. When pred names a data column, the files
 // that may hold a matching row (after partition and statistics skipping)
 // are rewritten (Rewrite): those with at least one matching row are
 // removed and their other rows written again, under opts (whose Require is
 // ignored); on a table with the change data feed on, the rows pred matched
-// in them are written as delete change data (Rewritten.CDC). Replace
+// in them are written as delete change data (Rewritten.CDC). replace
 // commits nothing; on error it deletes the files it wrote. A table with
 // delta.appendOnly=true is ErrAppendOnly. It is DeleteWhere copying
 // files.
-func Replace(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts Options) (Rewritten, error) {
+func replace(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts Options) (Rewritten, error) {
 	return DeleteWhere(ctx, snap, pred, RewriteOptions{Options: opts})
 }
 

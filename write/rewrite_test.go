@@ -374,10 +374,10 @@ func TestReplaceAbsolutePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Replace(ctx, elsewhere, pred, Options{}); !errors.Is(err, deltaerr.ErrPathEscapesRoot) {
+	if _, err := replace(ctx, elsewhere, pred, Options{}); !errors.Is(err, deltaerr.ErrPathEscapesRoot) {
 		t.Errorf("root elsewhere: err = %v, want ErrPathEscapesRoot", err)
 	}
-	r, err := Replace(ctx, snap, pred, Options{})
+	r, err := replace(ctx, snap, pred, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -296,7 +296,7 @@ func assignColumnMapping(sch *schema.StructType, maxID int64, keepNames bool) in
 	return maxID
 }
 
-// AssignNestedIDs gives every array element and map key and value that
+// assignNestedIDs gives every array element and map key and value that
 // has none an id (IcebergCompatV2), above maxID, the table's
 // delta.columnMapping.maxColumnId, and returns the largest id. The ids are
 // stored in the delta.columnMapping.nested.ids metadata of the nearest
@@ -305,7 +305,7 @@ func assignColumnMapping(sch *schema.StructType, maxID int64, keepNames bool) in
 // their physical names (assignColumnMapping). Ids already present are
 // kept. Alter operations that add columns to an IcebergCompatV2 table
 // call it too.
-func AssignNestedIDs(sch *schema.StructType, maxID int64) int64 {
+func assignNestedIDs(sch *schema.StructType, maxID int64) int64 {
 	var fields func(t *schema.StructType)
 	var nested func(t schema.DataType, key string, ids map[string]int64, changed *bool)
 	nested = func(t schema.DataType, key string, ids map[string]int64, changed *bool) {
