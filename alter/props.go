@@ -30,9 +30,9 @@ import (
 // turns it on as EnableColumnMapping does; any other change of the mode is
 // refused, as Spark refuses it. CHECK constraints are set with
 // AddConstraint, not here. delta.minReaderVersion and
-// delta.minWriterVersion ask for at least those protocol versions
-// (the protocol writer's rules) and are not stored, as in Spark; a version below
-// the table's that adds no feature is write.ErrProtocolDowngrade.
+// delta.minWriterVersion ask for at least those protocol versions and
+// are not stored, as in Spark; a version below the table's that adds no
+// feature is write.ErrProtocolDowngrade.
 //
 // delta.enableRowTracking = true on a table with files that have no row
 // ids runs backfillRowIDs first (an UPGRADE PROTOCOL commit when the

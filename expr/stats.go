@@ -240,12 +240,6 @@ func ParseStats(raw string, logical *schema.StructType, mode schema.ColumnMappin
 	return NewStatsDecoder(logical, mode, nil).Decode(raw)
 }
 
-// parseStatsFor is ParseStats keeping only the statistics of the named
-// columns (logical names, as Column uses them); the others are unknown.
-func parseStatsFor(raw string, logical *schema.StructType, mode schema.ColumnMappingMode, columns []string) (*Stats, error) {
-	return NewStatsDecoder(logical, mode, columns).Decode(raw)
-}
-
 // NumRecords returns the number of records in the data file (with a
 // deletion vector, deleted rows included), and false when the stats do not
 // say.

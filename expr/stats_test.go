@@ -207,16 +207,16 @@ func TestParseStatsColumnMapping(t *testing.T) {
 	if v, ok := s.Min("a"); !ok || v.Int64() != 100 {
 		t.Errorf("none: Min(a) = %v, %v", v, ok)
 	}
-	// parseStatsFor keeps only what it is asked for.
-	s, err = parseStatsFor(raw, st, schema.ColumnMappingByName, []string{"S.B"})
+	// A decoder given columns keeps only what it is asked for.
+	s, err = NewStatsDecoder(st, schema.ColumnMappingByName, []string{"S.B"}).Decode(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := s.Min("a"); ok {
-		t.Error("parseStatsFor: Min(a) known")
+		t.Error("columns S.B: Min(a) known")
 	}
 	if v, ok := s.Min("s.b"); !ok || v.String() != "x" {
-		t.Errorf("parseStatsFor: Min(s.b) = %v, %v", v, ok)
+		t.Errorf("columns S.B: Min(s.b) = %v, %v", v, ok)
 	}
 }
 

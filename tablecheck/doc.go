@@ -27,7 +27,7 @@
 //  3. Each version checksum (KindCRC), newest first and at most
 //     Options.MaxChecksums of them: <v>.crc decodes and is consistent in
 //     itself, and equals the checksum computed from the replay of version v
-//     (never helped by a .crc, package internal/checksum/crcwriter): file count and
+//     (never helped by a .crc; internal/checksum/crcwriter): file count and
 //     bytes, protocol, metadata, and what both record of the set
 //     transactions, domains, histograms and deletion vector counts.
 //  4. The files of the latest version: every path resolves under the table
