@@ -15,6 +15,7 @@ import (
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/memory"
+	"github.com/godelta/delta/logstore/storetest"
 	"github.com/godelta/delta/testutil/countstore"
 )
 
@@ -486,4 +487,22 @@ func TestSameTime(t *testing.T) {
 			t.Errorf("sameTime(%v, %v) = %v", tc.a, tc.b, got)
 		}
 	}
+}
+
+// The wrapper keeps the whole Store contract.
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) logstore.Store {
+		s, err := New(memory.New(), t.TempDir(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+	storetest.RunWriter(t, func(t *testing.T) logstore.Store {
+		s, err := New(memory.New(), t.TempDir(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}, storetest.WriterOptions{})
 }
