@@ -75,6 +75,7 @@ import (
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/expr"
+	"github.com/godelta/delta/internal/logcache"
 	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/snapshot"
@@ -143,13 +144,43 @@ type OpenOptions struct {
 	// deleted. A clone this library made declares its sources itself (see
 	// package location for the rule).
 	TrustRoots []string
+
+	// LogCacheDir, when set, names a local directory where the table's
+	// immutable log files (commits, checkpoints, sidecars, version
+	// checksums) are kept, so that opening the table again, in this
+	// process or a later one, reads only what was committed since: on an
+	// object store, a warm open no longer reads the checkpoint. Processes
+	// may share the directory. A cached file is served only while the
+	// store's latest listing reports the same size and modification time
+	// for it; _last_checkpoint, listings and data files are never cached.
+	// The directory is created if needed; a damaged entry is read again.
+	LogCacheDir string
+	// LogCacheMaxBytes caps the directory (1 GiB when zero); the least
+	// recently used files go first. A log file over a quarter of the cap
+	// is not cached.
+	LogCacheMaxBytes int64
 }
+
+// wrapForTest, when set by a test, wraps the store OpenWith resolves,
+// before the log cache: the tests count the requests that reach storage.
+var wrapForTest func(logstore.Store) logstore.Store
 
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, uri string, opts OpenOptions) (*Table, error) {
 	store, err := ResolveContext(ctx, uri)
 	if err != nil {
 		return nil, err
+	}
+	if wrapForTest != nil {
+		store = wrapForTest(store)
+	}
+	if opts.LogCacheDir != "" {
+		cached, err := logcache.New(store, opts.LogCacheDir, opts.LogCacheMaxBytes)
+		if err != nil {
+			store.Close()
+			return nil, fmt.Errorf("log cache %s: %w", opts.LogCacheDir, err)
+		}
+		store = cached
 	}
 	store = location.Trust(store, opts.TrustRoots...)
 	t, err := OpenStore(ctx, uri, store)

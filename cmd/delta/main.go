@@ -426,6 +426,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.PersistentFlags().StringArray("trust-root", nil,
 		"a root `URI` outside TABLE whose files its log may name (the source of a shallow clone Spark wrote); read, never written or deleted; repeatable")
+	root.PersistentFlags().String("log-cache", "",
+		"keep TABLE's immutable log files (commits, checkpoints) in local directory `DIR`, so that the next command reads only the new ones; default $"+logCacheEnv)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
@@ -519,10 +521,18 @@ func (s *selector) register(fs *pflag.FlagSet) {
 		"show the table as of time `T` (RFC 3339, 'YYYY-MM-DD HH:MM:SS[.fff]' or YYYY-MM-DD in UTC, or ms since the epoch)")
 }
 
-// openTable opens the table at uri, trusting the roots of --trust-root.
+// logCacheEnv names the log cache directory when --log-cache is not given.
+const logCacheEnv = "GODELTA_LOG_CACHE"
+
+// openTable opens the table at uri, trusting the roots of --trust-root,
+// with the log cache of --log-cache or $GODELTA_LOG_CACHE.
 func openTable(cmd *cobra.Command, uri string) (*delta.Table, error) {
 	roots, _ := cmd.Flags().GetStringArray("trust-root")
-	return delta.OpenWith(cmd.Context(), uri, delta.OpenOptions{TrustRoots: roots})
+	cache, _ := cmd.Flags().GetString("log-cache")
+	if !cmd.Flags().Changed("log-cache") {
+		cache = os.Getenv(logCacheEnv)
+	}
+	return delta.OpenWith(cmd.Context(), uri, delta.OpenOptions{TrustRoots: roots, LogCacheDir: cache})
 }
 
 // snapshot checks the flags, then opens the table named by uri and loads the
