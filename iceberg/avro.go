@@ -53,33 +53,38 @@ func intMap(name string, value any, kid, vid int) map[string]any {
 	}
 }
 
-// manifestListSchema is the v2 manifest_file record (field ids 500-519).
-var manifestListSchema = mustSchema(map[string]any{
-	"type": "record", "name": "manifest_file", "fields": []any{
-		fld("manifest_path", "string", 500),
-		fld("manifest_length", "long", 501),
-		fld("partition_spec_id", "int", 502),
-		fld("content", "int", 517),
-		fld("sequence_number", "long", 515),
-		fld("min_sequence_number", "long", 516),
-		fld("added_snapshot_id", "long", 503),
-		fld("added_files_count", "int", 504),
-		fld("existing_files_count", "int", 505),
-		fld("deleted_files_count", "int", 506),
-		fld("added_rows_count", "long", 512),
-		fld("existing_rows_count", "long", 513),
-		fld("deleted_rows_count", "long", 514),
-		optFld("partitions", map[string]any{
-			"type": "array", "element-id": 508,
-			"items": map[string]any{"type": "record", "name": "r508", "fields": []any{
-				fld("contains_null", "boolean", 509),
-				optFld("contains_nan", "boolean", 518),
-				optFld("lower_bound", "bytes", 510),
-				optFld("upper_bound", "bytes", 511),
-			}},
-		}, 507),
-		optFld("key_metadata", "bytes", 519),
-	},
+// manifestListSchema returns the v2 manifest_file record (field ids
+// 500-519). It is built and checked on first use, not at init, so a program
+// that links this package but writes no Iceberg metadata does not pay for
+// parsing it at start.
+var manifestListSchema = sync.OnceValue(func() string {
+	return mustSchema(map[string]any{
+		"type": "record", "name": "manifest_file", "fields": []any{
+			fld("manifest_path", "string", 500),
+			fld("manifest_length", "long", 501),
+			fld("partition_spec_id", "int", 502),
+			fld("content", "int", 517),
+			fld("sequence_number", "long", 515),
+			fld("min_sequence_number", "long", 516),
+			fld("added_snapshot_id", "long", 503),
+			fld("added_files_count", "int", 504),
+			fld("existing_files_count", "int", 505),
+			fld("deleted_files_count", "int", 506),
+			fld("added_rows_count", "long", 512),
+			fld("existing_rows_count", "long", 513),
+			fld("deleted_rows_count", "long", 514),
+			optFld("partitions", map[string]any{
+				"type": "array", "element-id": 508,
+				"items": map[string]any{"type": "record", "name": "r508", "fields": []any{
+					fld("contains_null", "boolean", 509),
+					optFld("contains_nan", "boolean", 518),
+					optFld("lower_bound", "bytes", 510),
+					optFld("upper_bound", "bytes", 511),
+				}},
+			}, 507),
+			optFld("key_metadata", "bytes", 519),
+		},
+	})
 })
 
 // manifestSchema returns the v2 manifest_entry schema for a partition

@@ -567,7 +567,7 @@ func (c *conv) publish(ctx context.Context, version, tsMs int64, md *actions.Met
 	for i := range manifests {
 		recs[i] = manifests[i]
 	}
-	listData, err := encodeOCF(manifestListSchema, listMeta, recs)
+	listData, err := encodeOCF(manifestListSchema(), listMeta, recs)
 	if err != nil {
 		return fmt.Errorf("iceberg: encoding the manifest list: %w", err)
 	}

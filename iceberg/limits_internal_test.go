@@ -31,7 +31,7 @@ func container(t *testing.T, codec string, badSync bool, blocks ...any) []byte {
 	sync := [16]byte{9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6}
 	out, err := avro.Marshal(ocf.HeaderSchema, ocf.Header{
 		Magic: [4]byte{'O', 'b', 'j', 1},
-		Meta:  map[string][]byte{"avro.schema": []byte(manifestListSchema), "avro.codec": []byte(codec)},
+		Meta:  map[string][]byte{"avro.schema": []byte(manifestListSchema()), "avro.codec": []byte(codec)},
 		Sync:  sync,
 	})
 	if err != nil {
@@ -68,7 +68,7 @@ func deflated(t *testing.T, data []byte) []byte {
 // with ErrCorruptMetadata naming the file, before anything large is
 // allocated; a good file still reads.
 func TestDecodeOCFRefuses(t *testing.T) {
-	good, err := encodeOCF(manifestListSchema, map[string]string{"format-version": "2"}, []any{map[string]any{
+	good, err := encodeOCF(manifestListSchema(), map[string]string{"format-version": "2"}, []any{map[string]any{
 		"manifest_path": "file:///t/metadata/m.avro", "manifest_length": int64(10), "partition_spec_id": int32(0), "content": int32(0),
 		"sequence_number": int64(1), "min_sequence_number": int64(1), "added_snapshot_id": int64(1),
 		"added_files_count": int32(1), "existing_files_count": int32(0), "deleted_files_count": int32(0),

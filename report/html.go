@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -190,14 +191,17 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	if err := r.WriteText(&text); err != nil {
 		return err
 	}
-	return pageTemplate.Execute(w, page{R: r, Text: text.String(), Charts: charts})
+	return pageTemplate().Execute(w, page{R: r, Text: text.String(), Charts: charts})
 }
 
-var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"bytes": formatBytes,
-	"pct":   pct,
-	"f":     func(v float64) string { return fmt.Sprintf("%.1f", v) },
-}).Parse(`<!DOCTYPE html>
+// pageTemplate parses the page on first use rather than at init: the
+// command links this package, and most runs never write a report.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"bytes": formatBytes,
+		"pct":   pct,
+		"f":     func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
@@ -233,3 +237,4 @@ VACUUM: {{.R.Vacuum.Tombstones}} removed files in the log ({{bytes .R.Vacuum.Byt
 <pre>{{.Text}}</pre>
 </body></html>
 `))
+})
