@@ -9,25 +9,55 @@ import (
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/internal/logcache"
 	"github.com/godelta/delta/logstore"
-	"github.com/godelta/delta/logstore/s3"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/testutil/countstore"
 	"github.com/godelta/delta/testutil/testserver"
 )
 
-// The log cache through OpenWith, on the S3 test server: a second open of
-// the table, as a new process would make it, reads the checkpoint from the
-// cache and only the new commit from the store, and sees the same rows; a
-// table deleted and created again at the same path is read anew, not from
-// the cache.
-func TestLogCacheS3(t *testing.T) {
-	srv, cfg, err := testserver.StartS3()
-	testserver.Require(t, srv, err)
-	t.Cleanup(srv.Stop)
-	t.Setenv("AWS_ACCESS_KEY_ID", cfg.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", cfg.SecretKey)
+// logCacheBackends start each cloud backend's loopback server and return
+// the URI of a table on it, with the environment set as a user would set
+// it for that URI.
+var logCacheBackends = []struct {
+	name  string
+	start func(t *testing.T) string
+}{
+	{"s3", func(t *testing.T) string {
+		srv, cfg, err := testserver.StartS3()
+		testserver.Require(t, srv, err)
+		t.Cleanup(srv.Stop)
+		t.Setenv("AWS_ACCESS_KEY_ID", cfg.AccessKey)
+		t.Setenv("AWS_SECRET_ACCESS_KEY", cfg.SecretKey)
+		return fmt.Sprintf("s3://%s/cached/t?endpoint=%s&region=%s&path_style=true", cfg.Bucket, cfg.Endpoint, cfg.Region)
+	}},
+	{"gcs", func(t *testing.T) string {
+		srv, err := testserver.StartGCS()
+		testserver.Require(t, srv, err)
+		t.Cleanup(srv.Stop)
+		t.Setenv("STORAGE_EMULATOR_HOST", srv.Addr)
+		return "gs://" + testserver.GCSBucket + "/cached/t"
+	}},
+	{"azblob", func(t *testing.T) string {
+		srv, cfg, err := testserver.StartAzurite()
+		testserver.Require(t, srv, err)
+		t.Cleanup(srv.Stop)
+		t.Setenv("AZURE_STORAGE_CONNECTION_STRING", cfg.ConnectionString)
+		return "az://" + cfg.Container + "/cached/t"
+	}},
+}
+
+// The log cache through OpenWith, on each cloud backend's test server: a
+// second open of the table, as a new process would make it, reads the
+// checkpoint from the cache and only the new commits from the store, and
+// sees the same rows; a table deleted and created again at the same path
+// is read anew, not from the cache.
+func TestLogCacheCloud(t *testing.T) {
+	for _, b := range logCacheBackends {
+		t.Run(b.name, func(t *testing.T) { testLogCache(t, b.start(t)) })
+	}
+}
+
+func testLogCache(t *testing.T, uri string) {
 	ctx := context.Background()
-	uri := fmt.Sprintf("s3://%s/cached/t?endpoint=%s&region=%s&path_style=true", cfg.Bucket, cfg.Endpoint, cfg.Region)
 	cacheDir := t.TempDir()
 
 	var counter *countstore.Store
@@ -52,12 +82,12 @@ func TestLogCacheS3(t *testing.T) {
 	}
 	create := func() {
 		t.Helper()
-		st, err := s3.Open(ctx, uri)
+		st, err := ResolveContext(ctx, uri)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		if _, err := CreateStore(ctx, "s3", st, TableSpec{Schema: concSchema()}); err != nil {
+		if _, err := CreateStore(ctx, uri, st, TableSpec{Schema: concSchema()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -119,7 +149,7 @@ func TestLogCacheS3(t *testing.T) {
 
 	// The table is deleted and created again at the same path: the cache
 	// must not give the old table's log.
-	st, err := s3.Open(ctx, uri)
+	st, err := ResolveContext(ctx, uri)
 	if err != nil {
 		t.Fatal(err)
 	}
