@@ -1,29 +1,39 @@
 // Command vacuumbench measures VACUUM on a synthetic table of many files
 // (issue 14). build writes the table: the log of package synth (a
-// checkpoint of N live files) plus one commit that removes half of them
-// 30 days ago, an empty data file on disk for every file the log names,
-// and 1% more orphan files that no log names, all dated 30 days ago. run
+// checkpoint of N live files) plus one commit that removes half of them,
+// an empty data file on disk for every file the log names, and 1% more
+// orphan files that no log names, all dated 30 days ago. run
 // vacuums it (full, or -lite) with the default 7-day retention and prints
 // the time and what it deleted; run it under /usr/bin/time -v for the peak
-// RSS, on a fresh build each time (a run deletes files).
+// RSS, on a fresh build each time (a run deletes files). bare is the floor
+// VACUUM is measured against: it walks the same directories through the
+// same store and deletes the same files (it knows them from how build made
+// the table, with no log) with as many workers as VACUUM uses on a local
+// disk.
 //
 //	go run ./bench/cmd/vacuumbench build -files 100000 /tmp/vac
 //	go build -o /tmp/vacuumbench ./bench/cmd/vacuumbench
 //	/usr/bin/time -v /tmp/vacuumbench run [-lite] [-dry-run] /tmp/vac
+//	/usr/bin/time -v /tmp/vacuumbench bare [-dry-run] /tmp/vac
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/godelta/delta"
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/bench/synth"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/local"
 )
 
@@ -50,6 +60,14 @@ func main() {
 			usage()
 		}
 		err = run(fs.Arg(0), *lite, *dry)
+	case "bare":
+		fs := flag.NewFlagSet("bare", flag.ExitOnError)
+		dry := fs.Bool("dry-run", false, "list only, delete nothing")
+		fs.Parse(os.Args[2:])
+		if fs.NArg() != 1 {
+			usage()
+		}
+		err = bare(fs.Arg(0), *dry)
 	default:
 		usage()
 	}
@@ -60,7 +78,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: vacuumbench build [-files N] DIR | vacuumbench run [-lite] [-dry-run] DIR")
+	fmt.Fprintln(os.Stderr, "usage: vacuumbench build [-files N] DIR | vacuumbench run [-lite] [-dry-run] DIR | vacuumbench bare [-dry-run] DIR")
 	os.Exit(2)
 }
 
@@ -107,6 +125,21 @@ func build(dir string, n int) error {
 			return err
 		}
 	}
+	// The commits are dated 30 days ago too (their files' times: the table
+	// has no in-commit timestamps), so that lite mode, which reads only
+	// the commits older than the retention as Spark's LITE does, finds the
+	// removes.
+	logFiles, err := os.ReadDir(filepath.Join(dir, "_delta_log"))
+	if err != nil {
+		return err
+	}
+	for _, f := range logFiles {
+		if f.Type().IsRegular() {
+			if err := os.Chtimes(filepath.Join(dir, "_delta_log", f.Name()), old, old); err != nil {
+				return err
+			}
+		}
+	}
 	fmt.Printf("%s: %d files in the log (%d removed 30 days ago), %d orphans\n", dir, n, (n+1)/2, n/100)
 	return nil
 }
@@ -126,4 +159,66 @@ func run(dir string, lite, dry bool) error {
 	fmt.Printf("vacuum lite=%v dryRun=%v: %d files found, %d deleted, %d directories, in %v\n",
 		lite, dry, len(res.Files), res.Deleted, res.Dirs, time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// bare walks every directory of the table but _delta_log through the store
+// VACUUM uses and deletes what full VACUUM deletes there (the files build
+// removed 30 days ago and the orphans), with 4 workers as VACUUM on a
+// local disk: a listing plus the deletes, nothing else.
+func bare(dir string, dry bool) error {
+	ctx := context.Background()
+	store, err := local.New(dir)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	start := time.Now()
+	// Which files full VACUUM deletes, from the file's name: build removes
+	// synth.File(i) for even i, and names orphans "orphan-*".
+	doomed := map[string]bool{}
+	for i := 0; ; i += 2 {
+		f := synth.File(i)
+		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(f.Path))); err != nil {
+			break
+		}
+		doomed[f.Path] = true
+	}
+	built := time.Since(start)
+	start = time.Now()
+	var found []string
+	for info, err := range logstore.Walk(ctx, store, "", func(sub string) bool { return sub != deltalog.LogDir }) {
+		if err != nil {
+			return err
+		}
+		if doomed[info.Key] || strings.HasPrefix(path.Base(info.Key), "orphan-") {
+			found = append(found, info.Key)
+		}
+	}
+	listed := time.Since(start)
+	jobs := make(chan string)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	for range 4 {
+		wg.Go(func() {
+			for k := range jobs {
+				if err := store.Delete(ctx, k); err != nil {
+					mu.Lock()
+					firstErr = cmp.Or(firstErr, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	if !dry {
+		for _, k := range found {
+			jobs <- k
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	fmt.Printf("bare dryRun=%v: %d files found, listed in %v, deleted in %v, total %v (+%v to name the files, not counted)\n",
+		dry, len(found), listed.Round(time.Millisecond), (time.Since(start) - listed).Round(time.Millisecond),
+		time.Since(start).Round(time.Millisecond), built.Round(time.Millisecond))
+	return firstErr
 }
