@@ -40,3 +40,38 @@ func TestLogCacheFlag(t *testing.T) {
 		t.Errorf("$%s: nothing cached", logCacheEnv)
 	}
 }
+
+// The source table of a merge is opened as the target is: with the log
+// cache, so its log files land in the same directory.
+func TestLogCacheMergeSource(t *testing.T) {
+	entries := func(dir string) map[string]bool {
+		got := map[string]bool{}
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				got[filepath.Base(p)] = true
+			}
+			return nil
+		})
+		return got
+	}
+	dir := t.TempDir()
+	target, source := filepath.Join(dir, "t"), filepath.Join(dir, "s")
+	for _, table := range []string{target, source} {
+		mustRun(t, "create", table, "--schema", "id BIGINT NOT NULL, name STRING")
+		mustRun(t, "append", table, writeFile(t, table+".csv", "id,name\n1,a\n2,b\n"))
+	}
+	sourceOnly := t.TempDir()
+	mustRun(t, "describe", "--log-cache", sourceOnly, source)
+	want := entries(sourceOnly)
+	if len(want) == 0 {
+		t.Fatal("describe --log-cache: nothing cached")
+	}
+	both := t.TempDir()
+	mustRun(t, "merge", target, "--source", source, "--on", "t.id = s.id", "--delete-if", "t.id < 0", "--log-cache", both)
+	got := entries(both)
+	for name := range want {
+		if !got[name] {
+			t.Errorf("merge --log-cache: the source's log entry %s is not cached", name)
+		}
+	}
+}

@@ -100,7 +100,7 @@ func newMergeCmd() *cobra.Command {
 			if err != nil {
 				return failure(err)
 			}
-			src, closeSrc, err := mergeSource(ctx, f.source, snap.Schema())
+			src, closeSrc, err := mergeSource(cmd, f.source, snap.Schema())
 			if err != nil {
 				return failure(err)
 			}
@@ -160,9 +160,11 @@ func newMergeCmd() *cobra.Command {
 }
 
 // mergeSource opens the source of a merge: a file by its extension, else
-// a table, TABLE@VERSION for a version. The returned func closes what it
-// opened.
-func mergeSource(ctx context.Context, src string, target *schema.StructType) (delta.MergeSource, func(), error) {
+// a table, TABLE@VERSION for a version, opened as the target is (with the
+// command's --trust-root and --log-cache). The returned func closes what
+// it opened.
+func mergeSource(cmd *cobra.Command, src string, target *schema.StructType) (delta.MergeSource, func(), error) {
+	ctx := cmd.Context()
 	noop := func() {}
 	switch strings.ToLower(filepath.Ext(src)) {
 	case ".csv", ".json", ".jsonl", ".ndjson", ".parquet":
@@ -187,7 +189,7 @@ func mergeSource(ctx context.Context, src string, target *schema.StructType) (de
 			uri, version = src[:i], v
 		}
 	}
-	t, err := delta.Open(ctx, uri)
+	t, err := openTable(cmd, uri)
 	if err != nil {
 		return delta.MergeSource{}, noop, fmt.Errorf("source %s: %w", src, err)
 	}
