@@ -546,21 +546,24 @@ func readAhead(read func(fn func([]actions.Action) error) error, apply func([]ac
 // LoadWithoutCheckpoints loads version as Load does, but as if the log held
 // no checkpoint at or above below and no version checksum: from the newest
 // older checkpoint that can be read, or from the commits alone, and never
-// from a .crc file. It lists the log once and does not
-// list again (a hole is reported as it is, with deltaerr.ErrMissingLogFile,
-// or deltaerr.ErrVersionNotFound when the commits that would rebuild the
-// version are gone).
+// from a .crc file. files is the listing of the whole log (deltalog.List
+// from version 0), which a caller that replays many versions takes once;
+// nil lists the log here. It does not list again (a hole is reported as it
+// is, with deltaerr.ErrMissingLogFile, or deltaerr.ErrVersionNotFound when
+// the commits that would rebuild the version are gone).
 //
 // It is for the table check (package tablecheck), which compares each
 // checkpoint and each version checksum with the replay it replaces; readers
 // use Load.
-func LoadWithoutCheckpoints(ctx context.Context, store logstore.Store, version, below int64) (*Snapshot, error) {
+func LoadWithoutCheckpoints(ctx context.Context, store logstore.Store, files []deltalog.LogFile, version, below int64) (*Snapshot, error) {
 	if version < 0 {
 		return nil, fmt.Errorf("version %d: %w", version, deltaerr.ErrInvalidArgument)
 	}
-	files, err := deltalog.List(ctx, store, 0)
-	if err != nil {
-		return nil, err
+	if files == nil {
+		var err error
+		if files, err = deltalog.List(ctx, store, 0); err != nil {
+			return nil, err
+		}
 	}
 	kept := files[:0:0]
 	for _, f := range files {

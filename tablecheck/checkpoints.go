@@ -168,7 +168,7 @@ func checkCheckpoints(ctx context.Context, c *checker) error {
 		if int64(len(got.files)) != got.numAdds {
 			c.report(KindCheckpoint, cp.version, cp.name(), "checkpoint holds %d add actions for %d distinct files", got.numAdds, len(got.files))
 		}
-		replay, err := snapshot.LoadWithoutCheckpoints(ctx, c.store, cp.version, cp.version)
+		replay, err := snapshot.LoadWithoutCheckpoints(ctx, c.store, c.files, cp.version, cp.version)
 		var want *state
 		if err == nil {
 			want, err = replayState(ctx, replay, cp.parts[0].ModTime)

@@ -16,9 +16,9 @@ import (
 // checkCRC compares each version checksum (<v>.crc) of the listing, newest
 // first and at most Options.MaxChecksums of them, with the checksum of the
 // replay at v. The replay never reads a .crc (snapshot.LoadWithoutCheckpoints
-// with no checkpoint excluded), so a wrong checksum cannot vouch for itself;
-// it does start from the newest checkpoint at or below v, which step 2 has
-// checked against its commits.
+// over the check's one listing, with no checkpoint excluded), so a wrong
+// checksum cannot vouch for itself; it does start from the newest
+// checkpoint at or below v, which step 2 has checked against its commits.
 func checkCRC(ctx context.Context, c *checker) error {
 	var versions []int64
 	for i := len(c.files) - 1; i >= 0; i-- {
@@ -43,7 +43,7 @@ func checkCRC(ctx context.Context, c *checker) error {
 			return err
 		}
 		c.rep.Checked["checksums"]++
-		snap, err := snapshot.LoadWithoutCheckpoints(ctx, c.store, v, math.MaxInt64)
+		snap, err := snapshot.LoadWithoutCheckpoints(ctx, c.store, c.files, v, math.MaxInt64)
 		if err == nil {
 			var want *checksum.VersionChecksum
 			if want, err = crcwriter.Compute(ctx, snap); err == nil {
