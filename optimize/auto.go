@@ -148,6 +148,10 @@ func autoCompactPartitions(ctx context.Context, snap *snapshot.Snapshot, written
 		k := partKey(pv)
 		count[k], byKey[k] = 0, pv
 	}
+	// When every written partition has reached the threshold and they are
+	// not more than lim.maxPartitions, more counting changes nothing: all
+	// of them are compacted. So a table full of small files stops early.
+	pending := len(count)
 	for a, err := range snap.Files(ctx) {
 		if err != nil {
 			return nil, err
@@ -155,8 +159,16 @@ func autoCompactPartitions(ctx context.Context, snap *snapshot.Snapshot, written
 		if a.Size >= lim.minFileSize {
 			continue
 		}
-		if n, ok := count[partKey(a.PartitionValues)]; ok {
-			count[partKey(a.PartitionValues)] = n + 1
+		k := partKey(a.PartitionValues)
+		n, ok := count[k]
+		if !ok {
+			continue
+		}
+		count[k] = n + 1
+		if n+1 == lim.minNumFiles {
+			if pending--; pending == 0 && len(count) <= lim.maxPartitions {
+				break
+			}
 		}
 	}
 	var keys []string
