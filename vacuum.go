@@ -10,6 +10,10 @@ import (
 // VACUUM with the table's delta.deletedFileRetentionDuration (7 days).
 type VacuumOptions = vacuum.Options
 
+// InventoryEntry is one row of VacuumOptions.Inventory: a file or
+// directory of the table, from an inventory report.
+type InventoryEntry = vacuum.InventoryEntry
+
 // VacuumResult says what Vacuum deleted (or, in a dry run, would).
 type VacuumResult = vacuum.Result
 

@@ -29,6 +29,15 @@
 // that leads out of the root (logstore/local), so files outside the root
 // survive whatever links point there.
 //
+// With Options.Inventory, a full VACUUM takes the table's files and
+// directories from an inventory (Spark's VACUUM ... USING INVENTORY: rows
+// of path, length, isDir, modificationTime) instead of listing the root,
+// and applies the same rules to them. An entry must be a fully qualified
+// path under the root, else it is skipped and counted; a file the
+// inventory omits stays; a file without a time is refused, since the
+// retention could not protect it; other tables inside the root are found
+// by looking for their _delta_log in the store, not in the inventory.
+//
 // Lite (Options.Lite) lists nothing, as Spark's VACUUM LITE: it reads the
 // commit files from the one after the last VACUUM's (see below; from the
 // earliest commit when none is recorded) through the newest commit at or

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,6 +82,14 @@ type Options struct {
 	// Txn configures the VACUUM START and END commits (engine info, user
 	// metadata, a clock). Operation and its parameters are set here.
 	Txn txn.Options
+	// Inventory, when set, gives a full VACUUM the table's files and
+	// directories instead of a listing of the root, as Spark's VACUUM ...
+	// USING INVENTORY: see InventoryEntry. The rules are the listing's
+	// (what is kept, hidden directories, other tables inside the root);
+	// entries outside the root are counted in Result.InventorySkipped. A
+	// file the inventory omits is not deleted. Lite mode refuses one
+	// (deltaerr.ErrInvalidArgument).
+	Inventory iter.Seq2[InventoryEntry, error]
 }
 
 // File is a file Vacuum deletes (or, in a dry run, would).
@@ -108,6 +117,10 @@ type Result struct {
 	// Dirs is the number of directories walked (the root included); 0 in
 	// lite mode. Spark reports it as numVacuumedDirectories.
 	Dirs int64
+	// InventorySkipped is how many entries of Options.Inventory were not
+	// under the table's root (or not a fully qualified path), and so were
+	// neither kept nor deleted.
+	InventorySkipped int64
 	// StartVersion and EndVersion are the versions of the VACUUM START and
 	// END commits; -1 when not committed (a dry run, or a failure before).
 	StartVersion, EndVersion int64
@@ -123,6 +136,9 @@ type Result struct {
 // needs. See the package doc.
 func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result, error) {
 	res := Result{StartVersion: -1, EndVersion: -1, LastVacuumInfo: -1, DryRun: opts.DryRun, Lite: opts.Lite}
+	if opts.Lite && opts.Inventory != nil {
+		return res, errInventoryLite
+	}
 	p, m := snap.Protocol(), snap.Metadata()
 	// VACUUM writes no row: the table's row rules (CHECK constraints,
 	// invariants, generated columns) do not stop it; every other writer
@@ -169,6 +185,14 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 		hasOutside = hasOutside && err == nil
 	}
 	var walked []string // the directories a full VACUUM walked, the root excepted
+	// candidate takes a listed file that neither the log keeps nor the
+	// retention protects.
+	candidate := func(info logstore.ObjectInfo) {
+		if _, ok := keep[info.Key]; ok || !info.ModTime.Before(res.Cutoff) {
+			return
+		}
+		res.Files = append(res.Files, File{Key: info.Key, Size: info.Size})
+	}
 	if opts.Lite {
 		if hasOutside {
 			if res.Files, err = liteFiles(ctx, snap, keep, outside, cutoffMs); err != nil {
@@ -178,14 +202,31 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 				return res, err
 			}
 		}
+	} else if opts.Inventory != nil {
+		walked, res.InventorySkipped, err = inventoryFiles(ctx, snap.Location(), opts.Inventory, part, candidate)
+		if err != nil {
+			return res, err
+		}
+		// An inventory need not list another table's _delta_log: look for
+		// one above every candidate and every directory, as lite mode does.
+		if res.Files, err = dropUnplaceable(ctx, store, res.Files, part); err != nil {
+			return res, err
+		}
+		dirs := make([]File, len(walked))
+		for i, d := range walked {
+			dirs[i] = File{Key: d} // "a/b/": a/ and a/b/ themselves are looked at
+		}
+		if dirs, err = dropUnplaceable(ctx, store, dirs, part); err != nil {
+			return res, err
+		}
+		walked = walked[:0]
+		for _, d := range dirs {
+			walked = append(walked, d.Key)
+		}
+		res.Dirs = int64(len(walked)) + 1 // and the root
 	} else {
 		var nested []string
-		walked, nested, err = walk(ctx, store, part, func(info logstore.ObjectInfo) {
-			if _, ok := keep[info.Key]; ok || !info.ModTime.Before(res.Cutoff) {
-				return
-			}
-			res.Files = append(res.Files, File{Key: info.Key, Size: info.Size})
-		})
+		walked, nested, err = walk(ctx, store, part, candidate)
 		if err != nil {
 			return res, fmt.Errorf("vacuum: listing the table: %w", err)
 		}
