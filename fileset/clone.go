@@ -37,6 +37,10 @@ type CloneOptions struct {
 	// Txn configures the commit; Operation and its parameters and metrics
 	// are set by Clone.
 	Txn txn.Options
+	// Deep copies every data file and deletion vector file into the
+	// target, so that the clone depends on nothing of the source (a deep
+	// clone); see Clone.
+	Deep bool
 }
 
 // CloneResult says what Clone committed; the names follow Spark's metrics.
@@ -49,7 +53,7 @@ type CloneResult struct {
 	SourceTableSize  int64
 	SourceNumOfFiles int64
 	NumRemovedFiles  int64 // always 0: a clone never replaces a table here
-	NumCopiedFiles   int64 // always 0: a shallow clone copies no file
+	NumCopiedFiles   int64 // 0 for a shallow clone, which copies no file
 	RemovedFilesSize int64
 	CopiedFilesSize  int64
 }
@@ -68,7 +72,16 @@ type CloneResult struct {
 // of DeltaOperations.Clone, which has no isShallow), and the metrics of
 // CloneResult.
 //
-// Nothing of the source is written or deleted. The clone reads the
+// A deep clone (CloneOptions.Deep) copies every live data file, and every
+// deletion-vector file, into target under the key it has in its own root,
+// and its adds name the copies by relative paths: the clone reads nothing
+// of the source and declares an empty list of source roots, so it survives
+// the source's VACUUM or deletion. Its metrics count the copies (numCopiedFiles,
+// copiedFilesSize). A copy whose size differs from the log's is
+// deltaerr.ErrCorrupt; when a copy fails, the files already copied are
+// deleted and nothing is committed.
+//
+// Nothing of the source is written or deleted. A shallow clone reads the
 // source's files where they are: its metadata declares the source's root,
 // and every root the source trusted, under location.CloneSourceRootsKey,
 // so its Location trusts them for reading however its log is cleaned up;
@@ -109,8 +122,16 @@ func Clone(ctx context.Context, source *snapshot.Snapshot, target logstore.Store
 	}
 	// The clone trusts the source's root and every root the source
 	// trusted, durably: its metadata says so (see package location).
-	roots, _ := json.Marshal(slices.Compact(slices.Sorted(slices.Values(append(srcLoc.TrustedRoots(ctx), root)))))
-	meta.Configuration[location.CloneSourceRootsKey] = string(roots)
+	if opts.Deep {
+		// Nothing outside its root: a deep clone of a shallow clone does
+		// not inherit the roots its source reads from, and an empty list
+		// (not none) says so, so that the CLONE commit 0 is not taken for
+		// a shallow clone's of before the property (package location).
+		meta.Configuration[location.CloneSourceRootsKey] = "[]"
+	} else {
+		roots, _ := json.Marshal(slices.Compact(slices.Sorted(slices.Values(append(srcLoc.TrustedRoots(ctx), root)))))
+		meta.Configuration[location.CloneSourceRootsKey] = string(roots)
+	}
 
 	var adds []actions.Add
 	for a, err := range source.Files(ctx) {
@@ -120,10 +141,10 @@ func Clone(ctx context.Context, source *snapshot.Snapshot, target logstore.Store
 		c := *a
 		c.DataChange = true
 		c.BaseRowID, c.DefaultRowCommitVersion = nil, nil
-		if !location.IsAbsolute(c.Path) {
+		if !opts.Deep && !location.IsAbsolute(c.Path) { // deepCopy places a deep clone's
 			c.Path = root + "/" + c.Path
 		}
-		if d := a.DeletionVector; d != nil && d.StorageType == dv.StorageRelative {
+		if d := a.DeletionVector; d != nil && d.StorageType == dv.StorageRelative && !opts.Deep {
 			key, err := dv.RelativePath(d)
 			if err != nil {
 				return res, fmt.Errorf("fileset: clone: deletion vector of %s: %w", a.Path, err)
@@ -145,6 +166,11 @@ func Clone(ctx context.Context, source *snapshot.Snapshot, target logstore.Store
 	if len(gone) > 0 {
 		return res, fmt.Errorf("fileset: clone: %w", &MissingFilesError{Version: source.Version(), Paths: gone, Op: "clone"})
 	}
+	if opts.Deep {
+		if res.NumCopiedFiles, res.CopiedFilesSize, err = deepCopy(ctx, srcLoc, target, adds); err != nil {
+			return res, fmt.Errorf("fileset: clone: %w", err)
+		}
+	}
 	var domains []actions.DomainMetadata
 	for d, err := range source.Domains(ctx) {
 		if err != nil {
@@ -164,9 +190,9 @@ func Clone(ctx context.Context, source *snapshot.Snapshot, target logstore.Store
 		"sourceTableSize":  strconv.FormatInt(res.SourceTableSize, 10),
 		"sourceNumOfFiles": strconv.FormatInt(res.SourceNumOfFiles, 10),
 		"numRemovedFiles":  "0",
-		"numCopiedFiles":   "0",
+		"numCopiedFiles":   strconv.FormatInt(res.NumCopiedFiles, 10),
 		"removedFilesSize": "0",
-		"copiedFilesSize":  "0",
+		"copiedFilesSize":  strconv.FormatInt(res.CopiedFilesSize, 10),
 	}
 	o.Clock = func() time.Time { return time.UnixMilli(now) }
 	tx := txn.BeginCreate(target, o)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"strings"
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
@@ -69,6 +70,33 @@ func RelativePath(d *actions.DeletionVector) (string, error) {
 		return "", &deltaerr.CorruptError{Path: "deletion vector descriptor", Reason: fmt.Sprintf("prefix %q", prefix), Err: err}
 	}
 	return key, nil
+}
+
+// RelativePathOrInline is the inverse of RelativePath: the pathOrInlineDv
+// of a descriptor of storage type "u" that names the file at key, when key
+// has that form ("[<prefix>/]deletion_vector_<uuid>.bin", the prefix one
+// segment); false when it has not, and the file can only be named by an
+// absolute path.
+func RelativePathOrInline(key string) (string, bool) {
+	prefix, name := "", key
+	if i := strings.LastIndexByte(key, '/'); i >= 0 {
+		prefix, name = key[:i], key[i+1:]
+		if prefix == "" || strings.Contains(prefix, "/") {
+			return "", false
+		}
+	}
+	id, ok := strings.CutPrefix(name, FilePrefix)
+	if !ok {
+		return "", false
+	}
+	if id, ok = strings.CutSuffix(id, FileSuffix); !ok || len(id) != 36 {
+		return "", false
+	}
+	raw, err := hex.DecodeString(strings.ReplaceAll(id, "-", ""))
+	if err != nil || len(raw) != 16 || formatUUID(raw) != id {
+		return "", false
+	}
+	return prefix + Z85Encode(raw), true
 }
 
 // formatUUID renders 16 bytes in the canonical 8-4-4-4-12 lower-case form.

@@ -307,3 +307,32 @@ func TestLoadFarOffset(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 }
+
+func TestRelativePathOrInline(t *testing.T) {
+	for _, tc := range []struct {
+		key string
+		ok  bool
+	}{
+		{"deletion_vector_0b2d7c2a-3c1e-4f5e-9a7b-1c2d3e4f5a6b.bin", true},
+		{"ab/deletion_vector_0b2d7c2a-3c1e-4f5e-9a7b-1c2d3e4f5a6b.bin", true},
+		{"a/b/deletion_vector_0b2d7c2a-3c1e-4f5e-9a7b-1c2d3e4f5a6b.bin", false},
+		{"/deletion_vector_0b2d7c2a-3c1e-4f5e-9a7b-1c2d3e4f5a6b.bin", false},
+		{"deletion_vector_0B2D7C2A-3c1e-4f5e-9a7b-1c2d3e4f5a6b.bin", false}, // not the canonical form
+		{"deletion_vector_0b2d7c2a3c1e4f5e9a7b1c2d3e4f5a6b.bin", false},
+		{"dv_0b2d7c2a-3c1e-4f5e-9a7b-1c2d3e4f5a6b.bin", false},
+		{"deletion_vector_0b2d7c2a-3c1e-4f5e-9a7b-1c2d3e4f5a6b.dv", false},
+	} {
+		p, ok := RelativePathOrInline(tc.key)
+		if ok != tc.ok {
+			t.Errorf("%q: ok = %v, want %v", tc.key, ok, tc.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		back, err := RelativePath(&actions.DeletionVector{StorageType: StorageRelative, PathOrInlineDv: p})
+		if err != nil || back != tc.key {
+			t.Errorf("%q -> %q -> %q, %v", tc.key, p, back, err)
+		}
+	}
+}
