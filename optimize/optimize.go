@@ -82,6 +82,12 @@ type Options struct {
 	// Progress, when set, is called as the rewrite goes, after each file
 	// read (its rows written, or staged for a sorted rewrite).
 	Progress func(Progress)
+	// Purge rewrites every file that has a deletion vector, and only
+	// those, whatever their size, so that no row a vector deletes is left
+	// in storage: Spark's REORG TABLE ... APPLY (PURGE), recorded as
+	// operation REORG. Not with ZOrderBy or HilbertBy (ErrOptions); on a
+	// clustered table the files are compacted, not clustered.
+	Purge bool
 	// Auto marks the run as an automatic compaction (a streaming sink's),
 	// recorded as operationParameters.auto, as Spark's auto compaction
 	// records it.
@@ -296,6 +302,9 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result, er
 	topts := opts.Txn
 	topts.Operation = "OPTIMIZE"
 	topts.OperationParameters = operationParameters(opts, p, names)
+	if opts.Purge {
+		topts.Operation = OperationReorg
+	}
 	topts.OperationMetrics = commitMetrics(m, adds)
 	if topts.Logger == nil {
 		topts.Logger = opts.Logger
@@ -345,6 +354,10 @@ func rewriteBin(ctx context.Context, snap *snapshot.Snapshot, opts *Options, p *
 	return write.Rewrite(ctx, snap, b.files, keep, ropts)
 }
 
+// OperationReorg is the commitInfo operation of a purge (Options.Purge),
+// Spark's REORG_OPERATION_NAME.
+const OperationReorg = "REORG"
+
 // operationParameters are Spark's OPTIMIZE parameters
 // (DeltaOperations.Optimize): predicate, zOrderBy and clusterBy as JSON
 // lists, auto; isFull (false: clustering here is incremental) with
@@ -361,6 +374,10 @@ func operationParameters(opts Options, p *plan, names []string) map[string]any {
 	var pred []string
 	if opts.Where != nil {
 		pred = []string{opts.Where.String()}
+	}
+	if opts.Purge {
+		// DeltaOperations.Reorg: OptimizeOrReorg's predicate, and applyPurge.
+		return map[string]any{"predicate": list(pred), "applyPurge": true}
 	}
 	params := map[string]any{"predicate": list(pred), "zOrderBy": "[]", "clusterBy": "[]", "auto": opts.Auto}
 	switch {

@@ -39,6 +39,9 @@ func makePlan(ctx context.Context, snap *snapshot.Snapshot, opts *Options) (*pla
 	if len(opts.ZOrderBy) > 0 && len(opts.HilbertBy) > 0 {
 		return nil, fmt.Errorf("%w: ZORDER BY and HILBERT BY together", ErrOptions)
 	}
+	if opts.Purge && (len(opts.ZOrderBy) > 0 || len(opts.HilbertBy) > 0) {
+		return nil, fmt.Errorf("%w: a purge (REORG ... APPLY (PURGE)) with ZORDER BY or HILBERT BY", ErrOptions)
+	}
 	var names []string
 	switch {
 	case len(opts.ZOrderBy) > 0:
@@ -49,6 +52,9 @@ func makePlan(ctx context.Context, snap *snapshot.Snapshot, opts *Options) (*pla
 	clusterCols, clustered, err := ClusteringColumns(ctx, snap)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Purge {
+		clustered = false // a purge compacts; it does not cluster
 	}
 	if clustered && p.curve != nil {
 		return nil, fmt.Errorf("%w: the table is clustered (by %v): OPTIMIZE clusters it; ZORDER BY and HILBERT BY do not apply", ErrOptions, clusterCols)
@@ -87,6 +93,8 @@ func makePlan(ctx context.Context, snap *snapshot.Snapshot, opts *Options) (*pla
 		fs := byPart[k]
 		var bins []bin
 		switch {
+		case opts.Purge:
+			bins = purgeBins(k, fs, opts)
 		case p.cluster:
 			bins = clusterBins(k, fs)
 		case p.curve != nil:
@@ -126,6 +134,27 @@ func compactionBins(part string, files []*actions.Add, opts *Options) []bin {
 			cand = append(cand, f)
 		}
 	}
+	return packBins(part, cand, opts.TargetSize)
+}
+
+// purgeBins bin-packs the files of one partition that have a deletion
+// vector, as Spark's REORG ... APPLY (PURGE) chooses them: each bin holds
+// at least one, so every bin is kept.
+func purgeBins(part string, files []*actions.Add, opts *Options) []bin {
+	var cand []*actions.Add
+	for _, f := range files {
+		if f.DeletionVector != nil {
+			cand = append(cand, f)
+		}
+	}
+	return packBins(part, cand, opts.TargetSize)
+}
+
+// packBins sorts cand by size and fills bins of at most target bytes (a
+// file larger than that is a bin of its own), and keeps a bin when
+// rewriting it reduces the file count (two files or more) or purges a
+// deletion vector (one file with one).
+func packBins(part string, cand []*actions.Add, target int64) []bin {
 	slices.SortStableFunc(cand, func(a, b *actions.Add) int {
 		if c := a.Size - b.Size; c != 0 {
 			if c < 0 {
@@ -138,7 +167,7 @@ func compactionBins(part string, files []*actions.Add, opts *Options) []bin {
 	var bins []bin
 	var cur bin
 	for _, f := range cand {
-		if len(cur.files) > 0 && cur.size+f.Size > opts.TargetSize {
+		if len(cur.files) > 0 && cur.size+f.Size > target {
 			bins = append(bins, cur)
 			cur = bin{}
 		}

@@ -437,6 +437,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newDeleteCmd(), newUpdateCmd())
 	root.AddCommand(newMergeCmd())
 	root.AddCommand(newOptimizeCmd())
+	root.AddCommand(newReorgCmd())
 	root.AddCommand(newVacuumCmd(), newRestoreCmd(), newCloneCmd(), newGenerateManifestCmd())
 	root.AddCommand(newTailCmd())
 	root.AddCommand(newIcebergCmd())

@@ -51,55 +51,7 @@ func newOptimizeCmd() *cobra.Command {
 				}
 				opts.Where = e
 			}
-			ctx := cmd.Context()
-			t, err := openTable(cmd, args[0])
-			if err != nil {
-				return failure(err)
-			}
-			defer t.Close()
-			var bar *progress.Bar
-			var done int64
-			opts.Progress = func(p optimize.Progress) {
-				if bar == nil {
-					bar = progress.New(cmd.ErrOrStderr(), "optimize: bytes", p.BytesTotal)
-				}
-				bar.Add(p.BytesDone - done)
-				done = p.BytesDone
-			}
-			res, err := t.Optimize(ctx, opts)
-			bar.Done()
-			if err != nil {
-				return failure(err)
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				doc := struct {
-					Committed bool             `json:"committed"`
-					Version   *int64           `json:"version,omitempty"`
-					Metrics   optimize.Metrics `json:"metrics"`
-				}{Committed: res.Committed, Metrics: res.Metrics}
-				if res.Committed {
-					doc.Version = &res.Commit.Version
-				}
-				b, err := json.MarshalIndent(doc, "", "  ")
-				if err != nil {
-					return failure(err)
-				}
-				fmt.Fprintln(out, string(b))
-				return nil
-			}
-			m := res.Metrics
-			if !res.Committed {
-				fmt.Fprintf(out, "%s: nothing to optimize (%d files considered, none worth rewriting); nothing committed\n", args[0], m.TotalConsideredFiles)
-				return nil
-			}
-			fmt.Fprintf(out, "%s: optimized at version %d: %d files (%s) rewritten as %d files (%s) in %d partitions",
-				args[0], res.Commit.Version, m.NumFilesRemoved, formatSize(m.FilesRemoved.TotalSize), m.NumFilesAdded, formatSize(m.FilesAdded.TotalSize), m.PartitionsOptimized)
-			if n := m.DeletionVectorStats.NumDeletionVectorsRemoved; n > 0 {
-				fmt.Fprintf(out, ", %d deletion vectors purged", n)
-			}
-			fmt.Fprintln(out)
-			return nil
+			return runOptimize(cmd, args[0], opts, asJSON)
 		},
 	}
 	fs := cmd.Flags()
@@ -164,4 +116,109 @@ func formatSize(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// runOptimize runs optimize (or reorg) with opts on table and prints the
+// result.
+func runOptimize(cmd *cobra.Command, table string, opts delta.OptimizeOptions, asJSON bool) error {
+	ctx := cmd.Context()
+	t, err := openTable(cmd, table)
+	if err != nil {
+		return failure(err)
+	}
+	defer t.Close()
+	var bar *progress.Bar
+	var bytesDone int64
+	opts.Progress = func(p optimize.Progress) {
+		if bar == nil {
+			bar = progress.New(cmd.ErrOrStderr(), cmd.Name()+": bytes", p.BytesTotal)
+		}
+		bar.Add(p.BytesDone - bytesDone)
+		bytesDone = p.BytesDone
+	}
+	res, err := t.Optimize(ctx, opts)
+	bar.Done()
+	if err != nil {
+		return failure(err)
+	}
+	out := cmd.OutOrStdout()
+	if asJSON {
+		doc := struct {
+			Committed bool             `json:"committed"`
+			Version   *int64           `json:"version,omitempty"`
+			Metrics   optimize.Metrics `json:"metrics"`
+		}{Committed: res.Committed, Metrics: res.Metrics}
+		if res.Committed {
+			doc.Version = &res.Commit.Version
+		}
+		b, err := json.MarshalIndent(doc, "", "  ")
+		if err != nil {
+			return failure(err)
+		}
+		fmt.Fprintln(out, string(b))
+		return nil
+	}
+	m := res.Metrics
+	if !res.Committed {
+		if opts.Purge {
+			fmt.Fprintf(out, "%s: nothing to purge (%d files considered, none with a deletion vector); nothing committed\n", table, m.TotalConsideredFiles)
+		} else {
+			fmt.Fprintf(out, "%s: nothing to optimize (%d files considered, none worth rewriting); nothing committed\n", table, m.TotalConsideredFiles)
+		}
+		return nil
+	}
+	done := "optimized"
+	if opts.Purge {
+		done = "purged"
+	}
+	fmt.Fprintf(out, "%s: %s at version %d: %d files (%s) rewritten as %d files (%s) in %d partitions",
+		table, done, res.Commit.Version, m.NumFilesRemoved, formatSize(m.FilesRemoved.TotalSize), m.NumFilesAdded, formatSize(m.FilesAdded.TotalSize), m.PartitionsOptimized)
+	if n := m.DeletionVectorStats.NumDeletionVectorsRemoved; n > 0 {
+		fmt.Fprintf(out, ", %d deletion vectors purged", n)
+	}
+	fmt.Fprintln(out)
+	return nil
+}
+
+func newReorgCmd() *cobra.Command {
+	var where, targetSize string
+	var purge, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "reorg TABLE --purge [--where EXPR] [--target-size SIZE]",
+		Short: "Rewrite the files that have deletion vectors, so deleted rows leave storage",
+		Long: "reorg --purge rewrites every data file that has a deletion vector, whatever its size,\n" +
+			"without the rows the vector deletes, as Spark's REORG TABLE ... APPLY (PURGE): the\n" +
+			"rows stay deleted, and once VACUUM has removed the old files they are gone from\n" +
+			"storage (as needed before turning deletion vectors off). One commit, operation\n" +
+			"REORG, with dataChange=false. --where limits it to partitions (partition columns\n" +
+			"only); --target-size bounds the files written, as for optimize.",
+		Args: tableArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !purge {
+				return usageErrorf(cmd, "reorg needs --purge (the one reorganisation there is)")
+			}
+			opts := delta.OptimizeOptions{Purge: true}
+			if targetSize != "" {
+				n, err := parseSize(targetSize)
+				if err != nil {
+					return usageErrorf(cmd, "invalid --target-size: %v", err)
+				}
+				opts.TargetSize = n
+			}
+			if where != "" {
+				e, err := delta.ParsePredicate(where)
+				if err != nil {
+					return usageErrorf(cmd, "invalid --where: %v", err)
+				}
+				opts.Where = e
+			}
+			return runOptimize(cmd, args[0], opts, asJSON)
+		},
+	}
+	fs := cmd.Flags()
+	fs.BoolVar(&purge, "purge", false, "rewrite the files that have deletion vectors (APPLY (PURGE))")
+	fs.StringVar(&where, "where", "", "only the partitions matching `EXPR` (partition columns only)")
+	fs.StringVar(&targetSize, "target-size", "", "target file `SIZE` (bytes, or 256MB, 1GB)")
+	fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
 }
