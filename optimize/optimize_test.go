@@ -675,3 +675,41 @@ func TestCompactionClock(t *testing.T) {
 		t.Errorf("%d removes, %d adds; want 3, 1", removes, adds)
 	}
 }
+
+// A purge (REORG ... APPLY (PURGE)) rewrites every file with a deletion
+// vector, however few rows it deletes and however large the file, and no
+// other; it records Spark's REORG parameters.
+func TestPurge(t *testing.T) {
+	tbl := newTable(t, nil, map[string]string{"delta.enableDeletionVectors": "true"})
+	var next int64
+	appendFiles(t, tbl, []string{"x"}, 3, 100, &next)
+	files := liveFiles(t, tbl)
+	deleteRows(t, tbl, files[0], 7) // 1%: OPTIMIZE would leave it
+	want := tableRows(t, tbl)
+	if _, err := tbl.Optimize(ctx, optimize.Options{Purge: true, ZOrderBy: []string{"id"}}); !errors.Is(err, optimize.ErrOptions) {
+		t.Fatalf("purge with ZORDER BY: %v", err)
+	}
+	res, err := tbl.Optimize(ctx, optimize.Options{Purge: true, MinFileSize: 1})
+	if err != nil || !res.Committed || res.Metrics.NumFilesRemoved != 1 || res.Metrics.NumFilesAdded != 1 {
+		t.Fatalf("purge: %+v, %v", res, err)
+	}
+	if got := tableRows(t, tbl); !slices.Equal(got, want) {
+		t.Fatalf("rows %d, want %d", len(got), len(want))
+	}
+	for _, a := range commitActions(t, tbl, res.Commit.Version) {
+		switch {
+		case a.Add != nil && a.Add.DeletionVector != nil:
+			t.Error("an add has a deletion vector")
+		case a.Remove != nil && a.Remove.Path != files[0].Path:
+			t.Errorf("a file without a deletion vector was rewritten: %s", a.Remove.Path)
+		case a.CommitInfo != nil:
+			ci := a.CommitInfo
+			if ci.Operation != optimize.OperationReorg || ci.OperationParameters["applyPurge"] != true || ci.OperationParameters["predicate"] != "[]" {
+				t.Errorf("commitInfo %s %v", ci.Operation, ci.OperationParameters)
+			}
+		}
+	}
+	if res, err := tbl.Optimize(ctx, optimize.Options{Purge: true}); err != nil || res.Committed {
+		t.Fatalf("a second purge: %+v, %v", res, err)
+	}
+}
