@@ -135,6 +135,12 @@ func CRCKey(version int64) string {
 	return LogDir + pad(version, versionDigits) + ".crc"
 }
 
+// CompactedKey returns the key of the log compaction file of commits
+// from..to (<from>.<to>.compacted.json).
+func CompactedKey(from, to int64) string {
+	return LogDir + pad(from, versionDigits) + "." + pad(to, versionDigits) + ".compacted.json"
+}
+
 // ClassicCheckpointKey returns the key of the single-file checkpoint.
 func ClassicCheckpointKey(version int64) string {
 	return LogDir + pad(version, versionDigits) + ".checkpoint.parquet"

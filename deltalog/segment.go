@@ -115,6 +115,42 @@ type Segment struct {
 	// holds for Version, or nil. It is only a hint: readers check what
 	// it says and fall back to the checkpoint and commits.
 	Checksum *LogFile
+	// Compactions are the log compaction files (<x>.<y>.compacted.json)
+	// that cover commits of the segment, x after the checkpoint and y
+	// before Version (so the newest commit, whose commitInfo a snapshot
+	// keeps, is always read itself), ordered by x, then y. A replay may
+	// read one in place of its commits x..y (see Plan).
+	Compactions []LogFile
+}
+
+// Plan returns the files a replay of the segment's commits reads, in order:
+// each commit, except that a run of commits x..y that a compaction file
+// covers is read as that file, the one reaching furthest where several
+// start at x. A compaction file holds the reconciled actions of its
+// commits (no commitInfo), as delta-rs and kernel write them and Spark
+// reads them, so applying it equals applying them.
+func (s Segment) Plan() []LogFile {
+	if len(s.Compactions) == 0 {
+		return s.Commits
+	}
+	best := map[int64]LogFile{} // x -> the compaction from x reaching furthest
+	for _, c := range s.Compactions {
+		if b, ok := best[c.Version]; !ok || c.EndVersion > b.EndVersion {
+			best[c.Version] = c
+		}
+	}
+	var out []LogFile
+	for i := 0; i < len(s.Commits); {
+		c, ok := best[s.Commits[i].Version]
+		if !ok {
+			out = append(out, s.Commits[i])
+			i++
+			continue
+		}
+		out = append(out, c)
+		i += int(c.EndVersion - c.Version + 1)
+	}
+	return out
 }
 
 // CheckpointVersion returns the version of the segment's checkpoint, and
@@ -199,6 +235,11 @@ func NewSegment(files []LogFile, version int64, skip map[int64]bool) (Segment, e
 		seg.Commits = append(seg.Commits, c)
 	}
 	seg.Checksum = ChecksumOf(files, version)
+	for _, f := range files {
+		if f.Kind == Compacted && f.Version >= start && f.Version < f.EndVersion && f.EndVersion < version {
+			seg.Compactions = append(seg.Compactions, f)
+		}
+	}
 	return seg, nil
 }
 

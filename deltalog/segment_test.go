@@ -2,6 +2,7 @@ package deltalog
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -32,6 +33,12 @@ func listing(t *testing.T, names ...string) []LogFile {
 			key = UUIDCheckpointKey(v, "80a083e8-7026-4e79-81be-64bd76c43a11", "json")
 		case parts[1] == "crc":
 			key = CRCKey(v)
+		default: // "3.7": the compaction file of commits 3..7
+			var end int64
+			for _, c := range parts[1] {
+				end = end*10 + int64(c-'0')
+			}
+			key = CompactedKey(v, end)
 		}
 		f, ok := ParseName(key)
 		if !ok {
@@ -138,6 +145,44 @@ func TestEarliest(t *testing.T) {
 			}
 			if err != nil || got != tt.want {
 				t.Fatalf("got %d, %v; want %d", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSegmentPlan(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		files   []string
+		version int64
+		want    string // the plan: commits by version, compactions as x-y
+	}{
+		{"none", []string{"0", "1", "2"}, Latest, "0 1 2"},
+		{"one", []string{"0", "0.2", "1", "2", "3"}, Latest, "0-2 3"},
+		{"ends at the version: the last commit is read", []string{"0", "0.2", "1", "2"}, Latest, "0 1 2"},
+		{"the furthest of several from one start", []string{"0", "0.1", "0.3", "1", "2", "3", "4"}, Latest, "0-3 4"},
+		{"back to back", []string{"0", "0.1", "1", "2", "2.3", "3", "4"}, Latest, "0-1 2-3 4"},
+		{"before the checkpoint: unused", []string{"0", "0.2", "1", "2", "3", "3.cp", "4", "4.5", "5", "6"}, Latest, "4-5 6"},
+		{"straddles the checkpoint: unused", []string{"0", "1", "1.cp", "1.3", "2", "3", "4"}, Latest, "2 3 4"},
+		{"past the version asked: unused", []string{"0", "1", "1.3", "2", "3", "4"}, 2, "0 1 2"},
+		{"time travel inside", []string{"0", "1", "1.2", "2", "3", "4"}, 3, "0 1-2 3"},
+		{"one commit: unused", []string{"0", "1", "1.1", "2"}, Latest, "0 1 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seg, err := NewSegment(listing(t, tc.files...), tc.version, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range seg.Plan() {
+				if f.Kind == Compacted {
+					got = append(got, fmt.Sprintf("%d-%d", f.Version, f.EndVersion))
+				} else {
+					got = append(got, fmt.Sprint(f.Version))
+				}
+			}
+			if s := strings.Join(got, " "); s != tc.want {
+				t.Errorf("plan %q, want %q", s, tc.want)
 			}
 		})
 	}

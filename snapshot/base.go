@@ -235,7 +235,7 @@ func rebuildListed(ctx context.Context, store logstore.Store, version int64) (*r
 			return nil, err
 		}
 		r := newReplay(nil)
-		if err := r.applyCommits(ctx, store, seg.Commits); err != nil {
+		if err := r.applyCommits(ctx, store, seg.Plan()); err != nil {
 			return nil, err
 		}
 		r.finishTail()

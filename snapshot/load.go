@@ -162,7 +162,7 @@ func loadFrom(ctx context.Context, store logstore.Store, files []deltalog.LogFil
 		return nil, err
 	}
 	r := newReplay(nil)
-	if err := r.applyCommits(ctx, store, seg.Commits); err != nil {
+	if err := r.applyCommits(ctx, store, seg.Plan()); err != nil {
 		return nil, err
 	}
 	base := newBaseState(store, seg)
@@ -384,8 +384,9 @@ func newReplay(prev *Snapshot) *replay {
 // I/O bound on object stores.
 const commitReadConcurrency = 8
 
-// applyCommits reads the commit files (in version order) and reconciles
-// their actions in order.
+// applyCommits reads the commit files (in version order; a log compaction
+// file stands for the commits it covers, see deltalog.Segment.Plan) and
+// reconciles their actions in order.
 func (r *replay) applyCommits(ctx context.Context, store logstore.Store, commits []deltalog.LogFile) error {
 	decoded := make([][]actions.Action, len(commits))
 	errs := make([]error, len(commits))
@@ -409,10 +410,21 @@ func (r *replay) applyCommits(ctx context.Context, store logstore.Store, commits
 	}
 	for i, acts := range decoded {
 		r.lastCommitInfo = nil
+		if commits[i].Kind == deltalog.Compacted {
+			// A compaction file is reconciled (one action per file, order
+			// immaterial) as the protocol asks, or, as Databricks writes
+			// them, its commits' actions newest commit first, in which
+			// the first action of a file wins. Applied from its end, the
+			// last wins, which is right for both.
+			slices.Reverse(acts)
+		}
 		for j := range acts {
 			r.applyCommitAction(&acts[j])
 		}
 		r.lastVersion = commits[i].Version
+		if commits[i].Kind == deltalog.Compacted {
+			r.lastVersion = commits[i].EndVersion
+		}
 		decoded[i] = nil
 	}
 	return nil
@@ -544,9 +556,9 @@ func readAhead(read func(fn func([]actions.Action) error) error, apply func([]ac
 }
 
 // LoadWithoutCheckpoints loads version as Load does, but as if the log held
-// no checkpoint at or above below and no version checksum: from the newest
-// older checkpoint that can be read, or from the commits alone, and never
-// from a .crc file. files is the listing of the whole log (deltalog.List
+// no checkpoint at or above below, no version checksum and no log
+// compaction file: from the newest older checkpoint that can be read, or
+// from the commits alone, and never from a .crc or compacted file. files is the listing of the whole log (deltalog.List
 // from version 0), which a caller that replays many versions takes once;
 // nil lists the log here. It does not list again (a hole is reported as it
 // is, with deltaerr.ErrMissingLogFile, or deltaerr.ErrVersionNotFound when
@@ -567,7 +579,7 @@ func LoadWithoutCheckpoints(ctx context.Context, store logstore.Store, files []d
 	}
 	kept := files[:0:0]
 	for _, f := range files {
-		if f.Kind == deltalog.CRC || f.Kind.IsCheckpoint() && f.Version >= below {
+		if f.Kind == deltalog.CRC || f.Kind == deltalog.Compacted || f.Kind.IsCheckpoint() && f.Version >= below {
 			continue
 		}
 		kept = append(kept, f)
