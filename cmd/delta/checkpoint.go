@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/godelta/delta"
+	"github.com/godelta/delta/logstore"
 )
 
 func newCheckpointCmd() *cobra.Command {
@@ -75,4 +77,58 @@ func printCleanup(out io.Writer, res delta.CleanupResult, verb string) {
 	for _, k := range res.Deleted {
 		fmt.Fprintf(out, "  %s\n", k)
 	}
+}
+
+func newCompactLogCmd() *cobra.Command {
+	var from, to int64
+	cmd := &cobra.Command{
+		Use:   "compact-log TABLE [--from V] [--to V]",
+		Short: "Write a log compaction file of a range of commits",
+		Long: "compact-log writes _delta_log/<from>.<to>.compacted.json, the reconciled actions of\n" +
+			"commits --from to --to (default: from the version after the latest checkpoint, or 0,\n" +
+			"to the latest version), so that readers of later versions read one file in place\n" +
+			"of those commits, as delta-rs and kernel write them and Spark reads them. The\n" +
+			"commits stay. A range already compacted is left as it is. A table whose writer\n" +
+			"version or features this build does not support is refused.",
+		Args: tableArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			t, err := openTable(cmd, args[0])
+			if err != nil {
+				return failure(err)
+			}
+			defer t.Close()
+			snap, err := t.Snapshot(ctx)
+			if err != nil {
+				return failure(err)
+			}
+			if !cmd.Flags().Changed("from") {
+				from = 0
+				if cp, ok := snap.Segment().CheckpointVersion(); ok {
+					from = cp + 1
+				}
+			}
+			if !cmd.Flags().Changed("to") {
+				to = snap.Version()
+			}
+			out := cmd.OutOrStdout()
+			if from >= to && !cmd.Flags().Changed("from") && !cmd.Flags().Changed("to") {
+				fmt.Fprintf(out, "nothing to compact: versions %d to %d hold fewer than two commits\n", from, to)
+				return nil
+			}
+			key, err := snap.WriteLogCompaction(ctx, from, to)
+			if errors.Is(err, logstore.ErrAlreadyExists) {
+				fmt.Fprintf(out, "versions %d to %d are already compacted\n", from, to)
+				return nil
+			}
+			if err != nil {
+				return failure(err)
+			}
+			fmt.Fprintf(out, "compacted versions %d to %d into %s\n", from, to, key)
+			return nil
+		},
+	}
+	cmd.Flags().Int64Var(&from, "from", 0, "the first commit `V` of the range")
+	cmd.Flags().Int64Var(&to, "to", 0, "the last commit `V` of the range")
+	return cmd
 }

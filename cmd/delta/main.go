@@ -438,6 +438,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newMergeCmd())
 	root.AddCommand(newOptimizeCmd())
 	root.AddCommand(newReorgCmd())
+	root.AddCommand(newCompactLogCmd())
 	root.AddCommand(newVacuumCmd(), newRestoreCmd(), newCloneCmd(), newGenerateManifestCmd())
 	root.AddCommand(newTailCmd())
 	root.AddCommand(newIcebergCmd())
