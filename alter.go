@@ -108,3 +108,12 @@ func (t *Table) EnableFeature(ctx context.Context, name string, opts AlterOption
 		return alter.EnableFeature(ctx, s, name, o)
 	})
 }
+
+// DropFeature removes the writer feature name from the table's protocol,
+// as ALTER TABLE ... DROP FEATURE name does (see alter.DropFeature for
+// the features it drops and what they need first).
+func (t *Table) DropFeature(ctx context.Context, name string, opts AlterOptions) (CommitResult, error) {
+	return t.alterRun(ctx, opts, func(s *Snapshot, o alter.Options) (CommitResult, error) {
+		return alter.DropFeature(ctx, s, name, o)
+	})
+}

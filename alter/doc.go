@@ -37,7 +37,12 @@
 // same choice write.NewTable makes for a new table): a legacy protocol
 // stays legacy while every feature has a legacy version, and moves to
 // reader 3 / writer 7 with explicit feature lists otherwise. A protocol is
-// never downgraded.
+// never downgraded, but by DropFeature, Spark's ALTER TABLE ... DROP
+// FEATURE for the writer features checkConstraints, domainMetadata and
+// inCommitTimestamp: it leaves the smallest protocol that lists the rest
+// (a legacy one when a legacy writer version implies exactly the rest).
+// Reader-writer features, whose drop needs the history truncated or
+// checkpointProtection, are refused.
 //
 // # Transactions, retries and conflicts
 //

@@ -93,6 +93,10 @@ func init() {
 		Run: func(ctx context.Context, t *delta.Table, args []string) (delta.CommitResult, error) {
 			return t.EnableFeature(ctx, args[0], none)
 		}}
+	alterOps["drop-feature"] = alterOp{Usage: "drop-feature NAME (checkConstraints, domainMetadata, inCommitTimestamp)", MinArgs: 1, MaxArgs: 1,
+		Run: func(ctx context.Context, t *delta.Table, args []string) (delta.CommitResult, error) {
+			return t.DropFeature(ctx, args[0], none)
+		}}
 }
 
 // columnDef parses "path TYPE [NOT NULL] [COMMENT '...']": a column path

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// alter drop-feature: in-commit timestamps are turned off, then the
+// feature leaves the protocol; the log stays sound; a reader-writer
+// feature is refused, saying why.
+func TestAlterDropFeature(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t")
+	mustRun(t, "create", dir, "--schema", "id BIGINT", "--property", "delta.enableInCommitTimestamps=true",
+		"--property", "delta.enableDeletionVectors=true")
+	mustRun(t, "append", dir, writeFile(t, filepath.Join(filepath.Dir(dir), "a.csv"), "id\n1\n2\n"))
+	r := mustRun(t, "alter", dir, "drop-feature", "inCommitTimestamp")
+	if !strings.Contains(r.stdout, "committed at version 3") {
+		t.Fatalf("drop-feature: %q", r.stdout)
+	}
+	d := mustRun(t, "describe", dir).stdout
+	if strings.Contains(d, "inCommitTimestamp") || !strings.Contains(d, "delta.enableInCommitTimestamps  = false") {
+		t.Errorf("describe after the drop:\n%s", d)
+	}
+	if r := runDelta("check", dir, "--deep"); r.code != 0 {
+		t.Errorf("check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := scanIDs(t, dir); len(got) != 2 {
+		t.Errorf("rows %v", got)
+	}
+	r = runDelta("alter", dir, "drop-feature", "deletionVectors")
+	if r.code != exitFailure || !strings.Contains(r.stderr, "history truncated") {
+		t.Errorf("drop-feature deletionVectors: exit %d, %q", r.code, r.stderr)
+	}
+}
