@@ -37,7 +37,7 @@ type RowKey struct {
 	// Words is the number of 64-bit words of a key, at least 1.
 	Words int
 	// Columns are the indexes in the row of the columns Key reads; the
-	// other values of the rows it is given are null. Nil means all.
+	// other values of the rows it is given may be null. Nil means all.
 	Columns []int
 	// Key writes the key of row into dst, Words long. Keys compare word
 	// by word, as unsigned integers; rows of equal keys keep their read
@@ -67,7 +67,8 @@ type colSorter struct {
 	key    SortKey
 	kw     int // columns of a staged row the key reads: the table row
 
-	chunks []*colChunk
+	chunks []*recChunk
+	width  int // values of a staged row
 	rows   int   // rows in chunks
 	bytes  int64 // memory the chunks hold, and the keys they will need
 
@@ -109,11 +110,12 @@ func (s *colSorter) add(row []schema.Value) error {
 	if err := s.key.Observe(row[:s.kw]); err != nil {
 		return err
 	}
-	var c *colChunk
-	if n := len(s.chunks); n > 0 && s.chunks[n-1].n < chunkRows {
+	s.width = len(row)
+	var c *recChunk
+	if n := len(s.chunks); n > 0 && !s.chunks[n-1].full() {
 		c = s.chunks[n-1]
 	} else {
-		c = &colChunk{cols: make([]column, len(row))}
+		c = &recChunk{}
 		s.chunks = append(s.chunks, c)
 	}
 	s.bytes += c.add(row) + keyBytesPerRow
@@ -181,19 +183,24 @@ func (s *colSorter) order(rk RowKey) ([]uint64, []uint32, error) {
 	w := rk.Words
 	keys := make([]uint64, s.rows*w)
 	row := make([]schema.Value, s.kw)
-	cols := rk.Columns
-	if cols == nil {
-		cols = make([]int, s.kw)
-		for i := range cols {
-			cols[i] = i
+	// The key reads the values up to its last column: the others stay
+	// null.
+	prefix := s.kw
+	if rk.Columns != nil {
+		prefix = 0
+		for _, j := range rk.Columns {
+			if j < 0 || j >= s.kw {
+				return nil, nil, fmt.Errorf("write: sort key column %d of %d", j, s.kw)
+			}
+			prefix = max(prefix, j+1)
 		}
 	}
 	var or uint64
 	i := 0
 	for _, c := range s.chunks {
 		for r := range c.n {
-			for _, j := range cols {
-				row[j] = c.cols[j].value(r)
+			if _, err := decodeRecord(c.rec(r), row[:prefix]); err != nil {
+				return nil, nil, err
 			}
 			k := keys[i*w : i*w+w]
 			if err := rk.Key(k, row); err != nil {
@@ -257,16 +264,10 @@ func (s *colSorter) drain(fn func(row []schema.Value) error) error {
 		if err != nil {
 			return err
 		}
-		width := 0
-		if len(s.chunks) > 0 {
-			width = len(s.chunks[0].cols)
-		}
-		row := make([]schema.Value, width)
+		row := make([]schema.Value, s.width)
 		for _, p := range perm {
-			c := s.chunks[p/chunkRows]
-			r := int(p % chunkRows)
-			for j := range row {
-				row[j] = c.cols[j].value(r)
+			if err := s.chunks[p/chunkRows].row(int(p%chunkRows), row); err != nil {
+				return err
 			}
 			if err := fn(row); err != nil {
 				return err
@@ -328,19 +329,13 @@ func (s *colSorter) sortRun(rk RowKey, rank int) error {
 		return err
 	}
 	w := rk.Words
-	width := len(s.chunks[0].cols)
-	row := make([]schema.Value, width)
+	blk := &recChunk{}
 	name, err := s.writeRun(func(bw *bufio.Writer) error {
 		for lo := 0; lo < len(perm); lo += blockRows {
 			hi := min(lo+blockRows, len(perm))
-			blk := &colChunk{cols: make([]column, width)}
+			blk.n, blk.data, blk.ends = 0, blk.data[:0], blk.ends[:0]
 			for _, p := range perm[lo:hi] {
-				c := s.chunks[p/chunkRows]
-				r := int(p % chunkRows)
-				for j := range row {
-					row[j] = c.cols[j].value(r)
-				}
-				blk.add(row)
+				blk.appendRec(s.chunks[p/chunkRows].rec(int(p % chunkRows)))
 			}
 			s.buf = binary.AppendUvarint(s.buf[:0], uint64(hi-lo))
 			for _, k := range keys[lo*w : hi*w] {
@@ -417,14 +412,11 @@ func (s *colSorter) merge(w int, fn func(row []schema.Value) error) error {
 	for i := len(h)/2 - 1; i >= 0; i-- {
 		down(i)
 	}
-	var row []schema.Value
+	row := make([]schema.Value, s.width)
 	for len(h) > 0 {
 		src := h[0]
-		if row == nil {
-			row = make([]schema.Value, len(src.blk.cols))
-		}
-		for j := range row {
-			row[j] = src.blk.cols[j].value(src.pos)
+		if err := src.blk.row(src.pos, row); err != nil {
+			return err
 		}
 		if err := fn(row); err != nil {
 			return err
@@ -459,7 +451,7 @@ type runSource struct {
 	rank int
 	w    int
 	keys []uint64
-	blk  *colChunk
+	blk  *recChunk
 	pos  int
 }
 
@@ -496,370 +488,159 @@ func (src *runSource) next() (bool, error) {
 	return true, nil
 }
 
-// colChunk holds up to chunkRows staged rows, column by column.
-type colChunk struct {
+// recChunk holds up to chunkRows staged rows, each as a record: its
+// values one after the other as encodeValue writes them (a kind byte, then
+// varints for integers, dates and timestamps, 8 bytes for floats, length
+// and bytes for strings). A row's values are together, so that the rows
+// gathered in key order cost a cache miss or two each, not one a column.
+type recChunk struct {
 	n    int
-	cols []column
+	data []byte   // the records
+	ends []uint32 // where each record ends in data
 }
 
-// add appends row and returns the bytes of memory it took.
-func (c *colChunk) add(row []schema.Value) int64 {
-	var n int64
-	for j, v := range row {
-		n += c.cols[j].add(c.n, v)
-	}
-	c.n++
-	return n
-}
+// chunkBytes bounds the records of a chunk.
+const chunkBytes = 1 << 30
 
-// How a column of a chunk holds its values.
-const (
-	modeNull  uint8 = iota // every value so far is null
-	modeNum                // nums: integers, dates, timestamps, booleans, float bits
-	modeStr                // strings or binaries: ends into data
-	modeBoxed              // boxed: other kinds, or a column of several kinds
-)
-
-// column is one column of a chunk: non-null values all of kind kind in
-// the typed modes, nulls flagged in the bitmap nulls.
-type column struct {
-	mode  uint8
-	kind  schema.Kind
-	nulls []uint64
-	nums  []int64
-	ends  []uint32
-	data  []byte
-	boxed []schema.Value
-}
-
-func numKind(k schema.Kind) bool {
-	switch k {
-	case schema.KindBoolean, schema.KindByte, schema.KindShort, schema.KindInteger, schema.KindLong,
-		schema.KindFloat, schema.KindDouble, schema.KindDate, schema.KindTimestamp, schema.KindTimestampNTZ:
-		return true
+// add appends row and returns the bytes of memory the chunk grew by.
+func (c *recChunk) add(row []schema.Value) int64 {
+	before := cap(c.data) + 4*cap(c.ends)
+	for _, v := range row {
+		c.data = encodeValue(c.data, v)
 	}
-	return false
-}
-
-// add appends v as the value of row i (the column holds i values) and
-// returns the bytes of memory it took: what the column's slices grew by,
-// and what a boxed value points to.
-func (c *column) add(i int, v schema.Value) int64 {
-	before := c.size()
-	extra := c.put(i, v)
-	return c.size() - before + extra
-}
-
-// size is the memory the column's slices hold.
-func (c *column) size() int64 {
-	return int64(8*cap(c.nulls) + 8*cap(c.nums) + 4*cap(c.ends) + cap(c.data) + 40*cap(c.boxed))
-}
-
-// put appends v as the value of row i, and returns the memory a boxed
-// value points to.
-func (c *column) put(i int, v schema.Value) int64 {
-	k := v.Kind()
-	var extra int64
-	if c.mode == modeNull && k != schema.KindNull {
-		extra += c.start(i, k)
-	} else if c.mode != modeBoxed && k != schema.KindNull && k != c.kind {
-		extra += c.box(i)
-	}
-	switch c.mode {
-	case modeBoxed:
-		c.boxed = append(c.boxed, v)
-		return extra + valueSize(v) - 40
-	case modeNull:
-		return extra
-	}
-	if k == schema.KindNull {
-		c.setNull(i)
-	}
-	if c.mode == modeNum {
-		c.nums = append(c.nums, numOf(v))
-		return extra
-	}
-	s := v.Raw()
-	if uint64(len(c.data))+uint64(len(s)) > math.MaxUint32 {
-		// A chunk's strings beyond 4 GiB: box the column.
-		extra += c.box(i)
-		c.boxed = append(c.boxed, v)
-		return extra + valueSize(v) - 40
-	}
-	c.data = append(c.data, s...)
 	c.ends = append(c.ends, uint32(len(c.data)))
-	return extra
+	c.n++
+	return int64(cap(c.data) + 4*cap(c.ends) - before)
 }
 
-// start gives a column of nulls (i of them) the mode of kind k.
-func (c *column) start(i int, k schema.Kind) int64 {
-	c.kind = k
-	switch {
-	case numKind(k):
-		c.mode = modeNum
-		c.nums = make([]int64, i, i+1)
-	case k == schema.KindString || k == schema.KindBinary:
-		c.mode = modeStr
-		c.ends = make([]uint32, i, i+1)
-	default:
-		c.mode = modeBoxed
-		c.boxed = make([]schema.Value, i, i+1)
-		return 0
-	}
-	for r := range i {
-		c.setNull(r)
-	}
-	return 0
-}
+// full reports whether the chunk takes no more rows.
+func (c *recChunk) full() bool { return c.n >= chunkRows || len(c.data) >= chunkBytes }
 
-// box turns the i values of a typed column into boxed ones, and returns
-// the memory they point to.
-func (c *column) box(i int) int64 {
-	boxed := make([]schema.Value, i, i+1)
-	var n int64
-	for r := range i {
-		boxed[r] = c.value(r)
-		n += valueSize(boxed[r]) - 40
-	}
-	c.mode, c.boxed, c.nulls, c.nums, c.ends, c.data = modeBoxed, boxed, nil, nil, nil, nil
-	return n
-}
-
-func (c *column) setNull(i int) {
-	if c.nulls == nil {
-		c.nulls = make([]uint64, chunkRows/64)
-	}
-	c.nulls[i>>6] |= 1 << uint(i&63)
-}
-
-func (c *column) null(r int) bool {
-	return c.nulls != nil && c.nulls[r>>6]>>uint(r&63)&1 != 0
-}
-
-// numOf is the word a modeNum column holds for v.
-func numOf(v schema.Value) int64 {
-	switch v.Kind() {
-	case schema.KindFloat, schema.KindDouble:
-		return int64(math.Float64bits(v.Float64()))
-	case schema.KindBoolean:
-		if v.Bool() {
-			return 1
-		}
-		return 0
-	}
-	return v.Int64()
-}
-
-// value returns the value of row r. A string's text points into the
-// chunk's bytes, which are never modified.
-func (c *column) value(r int) schema.Value {
-	switch c.mode {
-	case modeNull:
-		return schema.Value{}
-	case modeBoxed:
-		return c.boxed[r]
-	}
-	if c.null(r) {
-		return schema.Value{}
-	}
-	if c.mode == modeNum {
-		x := c.nums[r]
-		switch c.kind {
-		case schema.KindBoolean:
-			return schema.BooleanValue(x != 0)
-		case schema.KindByte:
-			return schema.ByteValue(int8(x))
-		case schema.KindShort:
-			return schema.ShortValue(int16(x))
-		case schema.KindInteger:
-			return schema.IntegerValue(int32(x))
-		case schema.KindLong:
-			return schema.LongValue(x)
-		case schema.KindFloat:
-			return schema.FloatValue(float32(math.Float64frombits(uint64(x))))
-		case schema.KindDouble:
-			return schema.DoubleValue(math.Float64frombits(uint64(x)))
-		case schema.KindDate:
-			return schema.DateValue(int32(x))
-		case schema.KindTimestamp:
-			return schema.TimestampValue(x)
-		}
-		return schema.TimestampNTZValue(x)
-	}
+// rec returns the record of row r.
+func (c *recChunk) rec(r int) []byte {
 	lo := uint32(0)
 	if r > 0 {
 		lo = c.ends[r-1]
 	}
-	var s string
-	if hi := c.ends[r]; hi > lo {
-		s = unsafe.String(&c.data[lo], hi-lo)
-	}
-	if c.kind == schema.KindBinary {
-		return schema.BinaryValueString(s)
-	}
-	return schema.StringValue(s)
+	return c.data[lo:c.ends[r]]
 }
 
-// The chunk format, private to one sort and never kept: the number of
-// columns (uvarint), then each column: its mode and kind (a byte each);
-// for the typed modes, a byte 1 if it has nulls, then the null bitmap
-// (n/64+1 words); then the n words of a modeNum column, or the n ends and
-// the bytes (length uvarint, then the bytes) of a modeStr one, or the n
-// values of a modeBoxed one (encodeValue). Words are little-endian. The
-// number of rows n is the caller's.
-
-func (c *colChunk) encode(b []byte) []byte {
-	b = binary.AppendUvarint(b, uint64(len(c.cols)))
-	for i := range c.cols {
-		col := &c.cols[i]
-		b = append(b, col.mode, byte(col.kind))
-		switch col.mode {
-		case modeNull:
-			continue
-		case modeBoxed:
-			for _, v := range col.boxed[:c.n] {
-				b = encodeValue(b, v)
-			}
-			continue
-		}
-		if col.nulls == nil {
-			b = append(b, 0)
-		} else {
-			b = append(b, 1)
-			for _, w := range col.nulls[:c.n/64+1] {
-				b = binary.LittleEndian.AppendUint64(b, w)
-			}
-		}
-		if col.mode == modeNum {
-			for _, x := range col.nums[:c.n] {
-				b = binary.LittleEndian.AppendUint64(b, uint64(x))
-			}
-			continue
-		}
-		for _, e := range col.ends[:c.n] {
-			b = binary.LittleEndian.AppendUint32(b, e)
-		}
-		b = binary.AppendUvarint(b, uint64(len(col.data)))
-		b = append(b, col.data...)
+// row decodes the record of row r into dst. Strings point into the
+// chunk's bytes, which are never modified.
+func (c *recChunk) row(r int, dst []schema.Value) error {
+	n, err := decodeRecord(c.rec(r), dst)
+	if err == nil && n != len(c.rec(r)) {
+		err = errRun
 	}
-	return b
+	return err
 }
 
-// decodeChunk reads a chunk of n rows.
-func decodeChunk(r *bufio.Reader, n int) (*colChunk, error) {
+// decodeRecord decodes the first len(dst) values of the record b into
+// dst, and returns the bytes they took: the common kinds inline, the
+// others through decodeValue.
+func decodeRecord(b []byte, dst []schema.Value) (int, error) {
+	i := 0
+	for j := range dst {
+		if i >= len(b) {
+			return 0, errRun
+		}
+		switch k := schema.Kind(b[i]); k {
+		case schema.KindNull:
+			dst[j] = schema.Value{}
+			i++
+		case schema.KindLong, schema.KindInteger, schema.KindTimestamp, schema.KindDate, schema.KindTimestampNTZ:
+			x, n := binary.Varint(b[i+1:])
+			if n <= 0 {
+				return 0, errRun
+			}
+			switch k {
+			case schema.KindLong:
+				dst[j] = schema.LongValue(x)
+			case schema.KindInteger:
+				dst[j] = schema.IntegerValue(int32(x))
+			case schema.KindTimestamp:
+				dst[j] = schema.TimestampValue(x)
+			case schema.KindDate:
+				dst[j] = schema.DateValue(int32(x))
+			default:
+				dst[j] = schema.TimestampNTZValue(x)
+			}
+			i += 1 + n
+		case schema.KindDouble:
+			if len(b)-i < 9 {
+				return 0, errRun
+			}
+			dst[j] = schema.DoubleValue(math.Float64frombits(binary.LittleEndian.Uint64(b[i+1:])))
+			i += 9
+		case schema.KindString:
+			l, n := binary.Uvarint(b[i+1:])
+			if n <= 0 || l > uint64(len(b)-i-1-n) {
+				return 0, errRun
+			}
+			i += 1 + n
+			if l == 0 {
+				dst[j] = schema.StringValue("")
+			} else {
+				dst[j] = schema.StringValue(unsafe.String(&b[i], int(l)))
+			}
+			i += int(l)
+		default:
+			v, n, err := decodeValue(b[i:])
+			if err != nil {
+				return 0, err
+			}
+			dst[j] = v
+			i += n
+		}
+	}
+	return i, nil
+}
+
+// appendRec appends a record as it is.
+func (c *recChunk) appendRec(rec []byte) {
+	c.data = append(c.data, rec...)
+	c.ends = append(c.ends, uint32(len(c.data)))
+	c.n++
+}
+
+// The chunk format, private to one sort and never kept: the n ends,
+// 4 bytes little-endian each, the length of the records (uvarint) and the
+// records. The number of rows n is the caller's.
+
+func (c *recChunk) encode(b []byte) []byte {
+	for _, e := range c.ends {
+		b = binary.LittleEndian.AppendUint32(b, e)
+	}
+	b = binary.AppendUvarint(b, uint64(len(c.data)))
+	return append(b, c.data...)
+}
+
+// decodeChunk reads a chunk of n rows, into fresh memory: the strings of
+// rows given out point into it.
+func decodeChunk(r *bufio.Reader, n int) (*recChunk, error) {
 	if n <= 0 || n > chunkRows {
 		return nil, errRun
 	}
-	ncols, err := binary.ReadUvarint(r)
-	if err != nil || ncols > 1<<16 {
+	p := make([]byte, 4*n)
+	if _, err := io.ReadFull(r, p); err != nil {
 		return nil, errRun
 	}
-	c := &colChunk{n: n, cols: make([]column, ncols)}
-	var p []byte
-	read := func(size int) ([]byte, error) {
-		if cap(p) < size {
-			p = make([]byte, size)
+	c := &recChunk{n: n, ends: make([]uint32, n)}
+	for k := range c.ends {
+		c.ends[k] = binary.LittleEndian.Uint32(p[4*k:])
+		if k > 0 && c.ends[k] < c.ends[k-1] {
+			return nil, errRun
 		}
-		p = p[:size]
-		_, err := io.ReadFull(r, p)
-		return p, err
 	}
-	for i := range c.cols {
-		col := &c.cols[i]
-		hdr, err := read(2)
-		if err != nil {
-			return nil, errRun
-		}
-		col.mode, col.kind = hdr[0], schema.Kind(hdr[1])
-		switch col.mode {
-		case modeNull:
-			continue
-		case modeBoxed:
-			col.boxed = make([]schema.Value, n)
-			for k := range col.boxed {
-				if col.boxed[k], err = decodeValue(r); err != nil {
-					return nil, err
-				}
-			}
-			continue
-		case modeNum, modeStr:
-		default:
-			return nil, errRun
-		}
-		has, err := r.ReadByte()
-		if err != nil {
-			return nil, errRun
-		}
-		if has == 1 {
-			q, err := read(8 * (n/64 + 1))
-			if err != nil {
-				return nil, errRun
-			}
-			col.nulls = make([]uint64, chunkRows/64)
-			for k := range n/64 + 1 {
-				col.nulls[k] = binary.LittleEndian.Uint64(q[8*k:])
-			}
-		}
-		if col.mode == modeNum {
-			q, err := read(8 * n)
-			if err != nil {
-				return nil, errRun
-			}
-			col.nums = make([]int64, n)
-			for k := range col.nums {
-				col.nums[k] = int64(binary.LittleEndian.Uint64(q[8*k:]))
-			}
-			continue
-		}
-		q, err := read(4 * n)
-		if err != nil {
-			return nil, errRun
-		}
-		col.ends = make([]uint32, n)
-		for k := range col.ends {
-			col.ends[k] = binary.LittleEndian.Uint32(q[4*k:])
-		}
-		size, err := binary.ReadUvarint(r)
-		if err != nil || size > math.MaxUint32 || (n > 0 && uint64(col.ends[n-1]) != size) {
-			return nil, errRun
-		}
-		// Fresh bytes: strings given out point into them.
-		col.data = make([]byte, size)
-		if _, err := io.ReadFull(r, col.data); err != nil {
-			return nil, errRun
-		}
-		for k := 1; k < n; k++ {
-			if col.ends[k] < col.ends[k-1] {
-				return nil, errRun
-			}
-		}
+	size, err := binary.ReadUvarint(r)
+	if err != nil || size != uint64(c.ends[n-1]) {
+		return nil, errRun
+	}
+	c.data = make([]byte, size)
+	if _, err := io.ReadFull(r, c.data); err != nil {
+		return nil, errRun
 	}
 	return c, nil
-}
-
-// valueSize estimates the memory a boxed value holds.
-func valueSize(v schema.Value) int64 {
-	n := int64(40)
-	switch v.Kind() {
-	case schema.KindString, schema.KindBinary:
-		n += int64(len(v.Raw()))
-	case schema.KindStruct:
-		for _, f := range v.Fields() {
-			n += valueSize(f)
-		}
-	case schema.KindArray:
-		for _, e := range v.Elements() {
-			n += valueSize(e)
-		}
-	case schema.KindMap:
-		for i := range v.MapLen() {
-			k, x := v.MapEntry(i)
-			n += valueSize(k) + valueSize(x)
-		}
-	case schema.KindDecimal:
-		n += 16
-	}
-	return n
 }
 
 // errRun is a run file that does not decode: a bug or a damaged temporary
@@ -921,55 +702,71 @@ func encodeValue(b []byte, v schema.Value) []byte {
 	return b
 }
 
-func decodeValue(r *bufio.Reader) (schema.Value, error) {
-	kb, err := r.ReadByte()
-	if err != nil {
-		return schema.Value{}, errRun
+// decodeValue decodes the value encodeValue wrote at the start of b, and
+// returns the bytes it took. A string's text points into b.
+func decodeValue(b []byte) (schema.Value, int, error) {
+	if len(b) == 0 {
+		return schema.Value{}, 0, errRun
 	}
+	i := 1
+	bad := false
 	uv := func() uint64 {
-		if err != nil {
+		x, n := binary.Uvarint(b[i:])
+		if n <= 0 {
+			bad = true
 			return 0
 		}
-		var n uint64
-		n, err = binary.ReadUvarint(r)
-		return n
+		i += n
+		return x
 	}
 	sv := func() int64 {
-		if err != nil {
+		x, n := binary.Varint(b[i:])
+		if n <= 0 {
+			bad = true
 			return 0
 		}
-		var n int64
-		n, err = binary.ReadVarint(r)
-		return n
+		i += n
+		return x
 	}
-	bs := func() []byte {
+	str := func() string {
 		n := uv()
-		if err != nil {
-			return nil
+		if bad || n > uint64(len(b)-i) {
+			bad = true
+			return ""
 		}
-		p := make([]byte, n)
-		_, err = io.ReadFull(r, p)
-		return p
+		s := ""
+		if n > 0 {
+			s = unsafe.String(&b[i], int(n))
+		}
+		i += int(n)
+		return s
 	}
 	list := func(n uint64) []schema.Value {
-		out := make([]schema.Value, 0, min(n, 1024))
+		if bad || n > uint64(len(b)-i) {
+			bad = true
+			return nil
+		}
+		out := make([]schema.Value, 0, n)
 		for range n {
+			x, k, err := decodeValue(b[i:])
 			if err != nil {
+				bad = true
 				return nil
 			}
-			var x schema.Value
-			x, err = decodeValue(r)
+			i += k
 			out = append(out, x)
 		}
 		return out
 	}
 	var v schema.Value
-	switch k := schema.Kind(kb); k {
+	switch k := schema.Kind(b[0]); k {
 	case schema.KindNull:
 	case schema.KindBoolean:
-		var c byte
-		c, err = r.ReadByte()
-		v = schema.BooleanValue(c == 1)
+		if i >= len(b) {
+			return v, 0, errRun
+		}
+		v = schema.BooleanValue(b[i] == 1)
+		i++
 	case schema.KindByte:
 		v = schema.ByteValue(int8(sv()))
 	case schema.KindShort:
@@ -985,34 +782,40 @@ func decodeValue(r *bufio.Reader) (schema.Value, error) {
 	case schema.KindTimestampNTZ:
 		v = schema.TimestampNTZValue(sv())
 	case schema.KindFloat, schema.KindDouble:
-		var p [8]byte
-		_, err = io.ReadFull(r, p[:])
-		f := math.Float64frombits(binary.LittleEndian.Uint64(p[:]))
+		if len(b)-i < 8 {
+			return v, 0, errRun
+		}
+		f := math.Float64frombits(binary.LittleEndian.Uint64(b[i:]))
+		i += 8
 		if k == schema.KindFloat {
 			v = schema.FloatValue(float32(f))
 		} else {
 			v = schema.DoubleValue(f)
 		}
 	case schema.KindString:
-		v = schema.StringValue(string(bs()))
+		v = schema.StringValue(str())
 	case schema.KindBinary:
-		v = schema.BinaryValue(bs())
+		v = schema.BinaryValueString(str())
 	case schema.KindDecimal:
 		p := uv()
 		sc := sv()
-		var neg byte
-		if err == nil {
-			neg, err = r.ReadByte()
+		if bad || i >= len(b) {
+			return v, 0, errRun
 		}
-		m := bs()
-		if err != nil {
-			break
+		neg := b[i]
+		i++
+		m := str()
+		if bad {
+			return v, 0, errRun
 		}
-		u := new(big.Int).SetBytes(m)
+		u := new(big.Int).SetBytes([]byte(m))
 		if neg == 1 {
 			u.Neg(u)
 		}
-		v, err = schema.DecimalValue(u, int(p), int(sc))
+		var err error
+		if v, err = schema.DecimalValue(u, int(p), int(sc)); err != nil {
+			return v, 0, errRun
+		}
 	case schema.KindStruct:
 		v = schema.StructValue(list(uv()))
 	case schema.KindArray:
@@ -1020,10 +823,10 @@ func decodeValue(r *bufio.Reader) (schema.Value, error) {
 	case schema.KindMap:
 		v = schema.MapValue(list(2 * uv()))
 	default:
-		return v, errRun
+		return v, 0, errRun
 	}
-	if err != nil {
-		return schema.Value{}, errRun
+	if bad {
+		return schema.Value{}, 0, errRun
 	}
-	return v, nil
+	return v, i, nil
 }

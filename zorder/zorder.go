@@ -84,10 +84,14 @@ func (c Curve) String() string {
 
 // Sampler keeps a uniform random sample (reservoir) of the non-null values
 // of a column. Its randomness is seeded, so that a sample of the same
-// values in the same order is the same.
+// values in the same order is the same. Once the reservoir is full it
+// draws how many values to pass over before the next one it keeps (Li's
+// algorithm L, 1994), so that a value passed over costs a counter.
 type Sampler struct {
 	size int
 	seen int64
+	next int64   // the number (from 1) of the next value kept
+	w    float64 // algorithm L's running weight
 	vals []schema.Value
 	rng  *rand.Rand
 }
@@ -109,10 +113,34 @@ func (s *Sampler) Add(v schema.Value) {
 	s.seen++
 	if len(s.vals) < s.size {
 		s.vals = append(s.vals, v)
+		if len(s.vals) == s.size {
+			s.w = math.Exp(math.Log(s.uniform()) / float64(s.size))
+			s.skip()
+		}
 		return
 	}
-	if j := s.rng.Int64N(s.seen); j < int64(s.size) {
-		s.vals[j] = v
+	if s.seen == s.next {
+		s.vals[s.rng.IntN(s.size)] = v
+		s.w *= math.Exp(math.Log(s.uniform()) / float64(s.size))
+		s.skip()
+	}
+}
+
+// skip draws the number of the next value kept.
+func (s *Sampler) skip() {
+	g := math.Floor(math.Log(s.uniform()) / math.Log1p(-s.w))
+	if !(g < math.MaxInt64/2) { // +Inf or NaN when w rounds to 0 or 1
+		g = math.MaxInt64 / 2
+	}
+	s.next = s.seen + int64(g) + 1
+}
+
+// uniform is a random number in (0, 1).
+func (s *Sampler) uniform() float64 {
+	for {
+		if u := s.rng.Float64(); u > 0 {
+			return u
+		}
 	}
 }
 
@@ -280,17 +308,19 @@ func (r *Ranges) ID(v schema.Value) (uint32, error) {
 	}
 	if r.nb != nil {
 		if x, ok := norm(v, r.kind, r.scale); ok {
-			// The number of boundaries at or below x.
-			lo, hi := 0, len(r.nb)
-			for lo < hi {
-				m := int(uint(lo+hi) >> 1)
-				if r.nb[m] <= x {
-					lo = m + 1
-				} else {
-					hi = m
+			// The last boundary at or below x (or the first), by a
+			// search whose steps the compiler makes branch-free.
+			nb := r.nb
+			base, n := 0, len(nb)
+			for n > 1 {
+				half := n >> 1
+				if nb[base+half] <= x {
+					base += half
 				}
+				n -= half
 			}
-			return uint32(max(lo, 1)), nil
+			// Values below the first boundary share its id 1.
+			return uint32(base + 1), nil
 		}
 	}
 	if r.sb != nil && (v.Kind() == schema.KindString || v.Kind() == schema.KindBinary) {
