@@ -68,7 +68,7 @@ type colSorter struct {
 	kw     int // columns of a staged row the key reads: the table row
 
 	chunks []*recChunk
-	width  int // values of a staged row
+	width  int   // values of a staged row
 	rows   int   // rows in chunks
 	bytes  int64 // memory the chunks hold, and the keys they will need
 
