@@ -77,9 +77,8 @@ type RewriteOptions struct {
 	// The files are read once: SortKey observes every row as it is
 	// staged, and gives the keys once every file is read (so that a
 	// curve's ranges come from a sample of all the rows). The rows are
-	// staged column by column in compact form (integers, floats, dates
-	// and timestamps as 64-bit words, strings in byte blocks) and sorted
-	// by (key, read order) as integers. Past SortMemory bytes of staged
+	// staged as compact records (varints, float bits, string bytes) and
+	// sorted by (key, read order) as integers. Past SortMemory bytes of staged
 	// rows they are spilled, unsorted, to a temporary file in SortDir; at
 	// the end each such run is read back, sorted and written as a sorted
 	// run, and the runs are merged as the files are written, so the

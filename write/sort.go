@@ -45,14 +45,14 @@ type RowKey struct {
 	Key func(dst []uint64, row []schema.Value) error
 }
 
-// colSorter is the external sort of a sorted rewrite. Rows are staged
-// column by column in chunks (colChunk: integers, floats, dates and
-// timestamps as 64-bit words, strings and binaries in one byte block per
-// chunk, other values boxed), so that the memory counted against the
-// budget is the memory held. The keys are computed once every row has
-// been seen (SortKey.Prepare: a curve's ranges come from a sample of all
-// the rows): the rows in memory are then sorted by (key, read order),
-// as packed integers when the key and the row's index fit in one word.
+// colSorter is the external sort of a sorted rewrite. Rows are staged as
+// compact records in chunks (recChunk: varints for integers, dates and
+// timestamps, 8 bytes for floats, length and bytes for strings), so that
+// the memory counted against the budget is the memory held. The keys are
+// computed once every row has been seen (SortKey.Prepare: a curve's
+// ranges come from a sample of all the rows): the rows in memory are then
+// sorted by (key, read order), as packed integers when the key and the
+// row's index fit in one word.
 //
 // Past the budget the chunks are spilled as they are, unsorted, to a
 // temporary file. At the end, if anything was spilled, the rows in memory
