@@ -24,10 +24,14 @@
 //     rows are read through scan.FileReader (deletion vectors applied, so the
 //     files written carry none; the removes carry the old descriptors) and
 //     written through the row writer into files of the target size. A curve
-//     rewrite first samples the curve columns of the bin to cut each into
-//     ranges of equal frequency (package zorder), then hands Rewrite the
-//     curve key: Rewrite sorts externally, spilling sorted runs past
-//     SortMemory, so memory stays bounded whatever the partition's size.
+//     rewrite reads the files once: as Rewrite stages the rows, a reservoir
+//     samples the curve columns; once every file is read, each column is
+//     cut into ranges of equal frequency from its sample (package zorder),
+//     each row gets its curve key once, and the rows are sorted by it
+//     (write.RewriteOptions.SortKey). Rows are staged as compact records;
+//     past SortMemory they spill to disk and are merged as sorted runs, so
+//     memory stays bounded whatever the partition's size, and the files
+//     written are the same whatever the budget.
 //  3. Commit. One transaction removes the files rewritten and adds the new
 //     ones, all dataChange=false: the change data feed and streaming readers
 //     skip the commit, and txn runs it at SnapshotIsolation, so it commutes

@@ -342,11 +342,7 @@ func rewriteBin(ctx context.Context, snap *snapshot.Snapshot, opts *Options, p *
 		SortDir:      opts.SortDir,
 	}
 	if p.curve != nil {
-		key, err := curveKey(ctx, snap, opts, *p.curve, p.cols, b.files)
-		if err != nil {
-			return write.Rewritten{}, err
-		}
-		ropts.SortKey = key
+		ropts.SortKey = newCurveSort(snap, opts, *p.curve, p.cols)
 	}
 	keep := func(*actions.Add, int64, []schema.Value) (write.Verdict, []schema.Value, error) {
 		return write.Keep, nil, nil

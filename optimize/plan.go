@@ -8,7 +8,6 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
-	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/write"
@@ -268,76 +267,72 @@ func logicalPath(st *schema.StructType, mode schema.ColumnMappingMode, phys []st
 	return out, true
 }
 
-// curveKey samples the curve columns of files (one read of those columns
-// through scan.FileReader) to cut each into ranges, and returns the sort key
-// of a row along the curve.
-func curveKey(ctx context.Context, snap *snapshot.Snapshot, opts *Options, curve zorder.Curve, cols []write.LayoutColumn, files []*actions.Add) (write.SortKey, error) {
+// curveSort orders the rows of a curve rewrite: it samples the curve
+// columns of the rows as Rewrite stages them (the one read of the files),
+// cuts each column into ranges of equal frequency from its sample once
+// every row is staged, and gives each row its key along the curve.
+type curveSort struct {
+	curve    zorder.Curve
+	cols     []write.LayoutColumn
+	ranges   int
+	idx      [][]int // where each column sits in a row (pick)
+	tops     []int   // the top-level columns the key reads
+	samplers []*zorder.Sampler
+}
+
+// newCurveSort returns the sort key of the curve over cols, columns of
+// snap's schema.
+func newCurveSort(snap *snapshot.Snapshot, opts *Options, curve zorder.Curve, cols []write.LayoutColumn) *curveSort {
 	sch := snap.Schema()
+	c := &curveSort{curve: curve, cols: cols, ranges: opts.Ranges, idx: make([][]int, len(cols)), samplers: make([]*zorder.Sampler, len(cols))}
 	// Where each column sits in a row in table schema order: the
 	// top-level index, then field indexes inside structs.
-	idx := make([][]int, len(cols))
-	var tops []string
-	for i, c := range cols {
+	for i, col := range cols {
 		st := sch
-		for _, name := range c.Logical {
+		for _, name := range col.Logical {
 			j := slices.IndexFunc(st.Fields, func(f schema.StructField) bool { return f.Name == name })
-			idx[i] = append(idx[i], j)
+			c.idx[i] = append(c.idx[i], j)
 			if next, ok := st.Fields[j].Type.(*schema.StructType); ok {
 				st = next
 			}
 		}
-		if !slices.Contains(tops, c.Logical[0]) {
-			tops = append(tops, c.Logical[0])
+		if !slices.Contains(c.tops, c.idx[i][0]) {
+			c.tops = append(c.tops, c.idx[i][0])
 		}
+		c.samplers[i] = zorder.NewSampler(0, uint64(i)+1)
 	}
-	fr, err := scan.NewFileReader(snap, scan.Options{Columns: tops})
+	return c
+}
+
+// Observe samples the curve columns of a row.
+func (c *curveSort) Observe(row []schema.Value) error {
+	for i, s := range c.samplers {
+		s.Add(pick(row, c.idx[i]))
+	}
+	return nil
+}
+
+// Prepare cuts the ranges from the samples and returns the curve key.
+func (c *curveSort) Prepare() (write.RowKey, error) {
+	ranges := make([]*zorder.Ranges, len(c.cols))
+	for i, s := range c.samplers {
+		var err error
+		if ranges[i], err = zorder.NewRanges(s.Values(), c.ranges); err != nil {
+			return write.RowKey{}, fmt.Errorf("optimize: column %s: %w", c.cols[i].Name(), err)
+		}
+		c.samplers[i] = nil
+	}
+	keyer, err := zorder.NewKeyer(c.curve, ranges)
 	if err != nil {
-		return nil, err
+		return write.RowKey{}, err
 	}
-	defer fr.Close() // the stores of external roots it opened
-	// In the sample read, the top-level column is at its place in tops.
-	sampleIdx := make([][]int, len(cols))
-	for i, c := range cols {
-		sampleIdx[i] = append([]int{slices.Index(tops, c.Logical[0])}, idx[i][1:]...)
-	}
-	samplers := make([]*zorder.Sampler, len(cols))
-	for i := range samplers {
-		samplers[i] = zorder.NewSampler(0, uint64(i)+1)
-	}
-	row := make([]schema.Value, len(tops))
-	for _, a := range files {
-		err := fr.ReadFile(ctx, a, func(b *scan.FileBatch) error {
-			for r := range b.Len {
-				for j := range tops {
-					row[j] = b.Columns[j][r]
-				}
-				for i := range cols {
-					samplers[i].Add(pick(row, sampleIdx[i]))
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+	vals := make([]schema.Value, len(c.cols))
+	return write.RowKey{Words: keyer.Words(), Columns: c.tops, Key: func(dst []uint64, row []schema.Value) error {
+		for i := range vals {
+			vals[i] = pick(row, c.idx[i])
 		}
-	}
-	ranges := make([]*zorder.Ranges, len(cols))
-	for i, s := range samplers {
-		if ranges[i], err = zorder.NewRanges(s.Values(), opts.Ranges); err != nil {
-			return nil, fmt.Errorf("optimize: column %s: %w", cols[i].Name(), err)
-		}
-	}
-	keyer, err := zorder.NewKeyer(curve, ranges)
-	if err != nil {
-		return nil, err
-	}
-	vals := make([]schema.Value, len(cols))
-	return func(dst []byte, row []schema.Value) ([]byte, error) {
-		for i := range cols {
-			vals[i] = pick(row, idx[i])
-		}
-		return keyer.Key(dst, vals)
-	}, nil
+		return keyer.KeyWords(dst, vals)
+	}}, nil
 }
 
 // pick returns the value at the index path idx of row: a top-level

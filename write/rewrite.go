@@ -74,15 +74,20 @@ type RewriteOptions struct {
 	// SortKey, when set, writes the rows kept and updated in the order of
 	// their keys (ties in read order) rather than in read order: the
 	// curve-ordered rewrites of OPTIMIZE (Z-order, Hilbert, clustering).
-	// The rows are sorted externally: up to SortMemory bytes of them are
-	// staged in memory, then spilled as a sorted run to a temporary file
-	// in SortDir, and the runs are merged as the files are written, so the
+	// The files are read once: SortKey observes every row as it is
+	// staged, and gives the keys once every file is read (so that a
+	// curve's ranges come from a sample of all the rows). The rows are
+	// staged as compact records (varints, float bits, string bytes) and
+	// sorted by (key, read order) as integers. Past SortMemory bytes of staged
+	// rows they are spilled, unsorted, to a temporary file in SortDir; at
+	// the end each such run is read back, sorted and written as a sorted
+	// run, and the runs are merged as the files are written, so the
 	// memory held does not grow with the data, and the rows and files
 	// written are the same whatever the budget. SortKey requires
 	// NoDataChange (deltaerr.ErrInvalidArgument otherwise).
 	SortKey SortKey
-	// SortMemory bounds the rows a sorted rewrite stages in memory;
-	// 0 means DefaultSortMemory.
+	// SortMemory bounds the bytes of rows (and their keys) a sorted
+	// rewrite stages in memory; 0 means DefaultSortMemory.
 	SortMemory int64
 	// SortDir is the local directory of a sorted rewrite's temporary runs;
 	// empty means os.TempDir(). The runs are removed when Rewrite returns.
@@ -222,8 +227,8 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 		if !opts.NoDataChange {
 			return out, fmt.Errorf("write: a sorted rewrite (SortKey) must be a NoDataChange one: %w", deltaerr.ErrInvalidArgument)
 		}
-		rw.key = opts.SortKey
-		rw.sorter = newRowSorter(opts.SortMemory, opts.SortDir)
+		width := len(snap.Schema().Fields)
+		rw.sorter = newColSorter(opts.SortMemory, opts.SortDir, opts.SortKey, width)
 		defer rw.sorter.close()
 	}
 	run := rw.run
@@ -282,9 +287,7 @@ type rewriter struct {
 
 	// sorter, when set, takes the rows to write, which are written in
 	// the order of key when every file is read.
-	sorter *rowSorter
-	key    SortKey
-	keyBuf []byte
+	sorter *colSorter
 	staged []schema.Value // a row and its identities, for the sorter
 }
 
@@ -396,15 +399,11 @@ func (rw *rewriter) write(row []schema.Value, id, version schema.Value) error {
 	if rw.sorter == nil {
 		return rw.data.addTracked(row, id, version)
 	}
-	var err error
-	if rw.keyBuf, err = rw.key(rw.keyBuf[:0], row); err != nil {
-		return err
-	}
 	if rw.tracked {
 		rw.staged = append(append(rw.staged[:0], row...), id, version)
 		row = rw.staged
 	}
-	return rw.sorter.add(rw.keyBuf, row)
+	return rw.sorter.add(row)
 }
 
 // each calls do with every live row of a, as rw.row, and its position,

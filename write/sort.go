@@ -2,324 +2,650 @@ package write
 
 import (
 	"bufio"
-	"bytes"
-	"cmp"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/big"
+	"math/bits"
 	"os"
 	"slices"
+	"unsafe"
 
 	"github.com/godelta/delta/schema"
 )
 
-// DefaultSortMemory is RewriteOptions.SortMemory when it is 0: the rows a
-// sorted rewrite stages in memory before it spills a sorted run to disk.
+// DefaultSortMemory is RewriteOptions.SortMemory when it is 0: the bytes
+// of staged rows a sorted rewrite holds in memory before it spills them to
+// disk.
 const DefaultSortMemory = 256 << 20
 
-// SortKey gives the sort key of a row of a sorted rewrite, appended to dst:
-// keys compare as bytes (bytes.Compare), rows with equal keys stay in the
-// order they were read. It must not modify row nor keep it.
-type SortKey func(dst []byte, row []schema.Value) ([]byte, error)
-
-// sortedRow is a row staged by a rowSorter: its key, its rank in read
-// order (ties), and its values.
-type sortedRow struct {
-	key []byte
-	seq uint64
-	row []schema.Value
+// SortKey orders the rows of a sorted rewrite (RewriteOptions.SortKey).
+// Rewrite calls Observe with every row it stages, in read order (to sample
+// them, say); once every file is read, Prepare once; then the Key of what
+// Prepare returns once with every row. Rows hold their values in table
+// schema order, partition columns included; none of the methods may
+// modify a row or keep it.
+type SortKey interface {
+	Observe(row []schema.Value) error
+	Prepare() (RowKey, error)
 }
 
-func lessRow(a, b *sortedRow) int {
-	return cmp.Or(bytes.Compare(a.key, b.key), cmp.Compare(a.seq, b.seq))
+// RowKey gives the sort keys of the rows of a sorted rewrite.
+type RowKey struct {
+	// Words is the number of 64-bit words of a key, at least 1.
+	Words int
+	// Columns are the indexes in the row of the columns Key reads; the
+	// other values of the rows it is given may be null. Nil means all.
+	Columns []int
+	// Key writes the key of row into dst, Words long. Keys compare word
+	// by word, as unsigned integers; rows of equal keys keep their read
+	// order.
+	Key func(dst []uint64, row []schema.Value) error
 }
 
-// rowSorter is an external sort of rows by key: rows are staged in memory
-// up to a budget, then sorted and written as a run to a temporary file;
-// the rows come out of the merge of the runs and what is left in memory.
-// The order is by (key, read order) whichever the budget, so a sort that
-// spills gives the rows in exactly the order one in memory does.
-type rowSorter struct {
+// colSorter is the external sort of a sorted rewrite. Rows are staged as
+// compact records in chunks (recChunk: varints for integers, dates and
+// timestamps, 8 bytes for floats, length and bytes for strings), so that
+// the memory counted against the budget is the memory held. The keys are
+// computed once every row has been seen (SortKey.Prepare: a curve's
+// ranges come from a sample of all the rows): the rows in memory are then
+// sorted by (key, read order), as packed integers when the key and the
+// row's index fit in one word.
+//
+// Past the budget the chunks are spilled as they are, unsorted, to a
+// temporary file. At the end, if anything was spilled, the rows in memory
+// are sorted and written as a sorted run, then each unsorted run is read
+// back (it fits the budget), sorted and written as a sorted run, and the
+// rows come out of the merge of the sorted runs. The order is by (key,
+// read order) whichever the budget, so a sort that spills gives the rows
+// in exactly the order one in memory does.
+type colSorter struct {
 	budget int64
 	dir    string
-	mem    []sortedRow
-	bytes  int64
-	seq    uint64
-	runs   []string // temporary files, each a sorted run
-	buf    []byte
-	// vslab and kslab are the free tails of the blocks staged rows and
-	// keys are copied into: one allocation per block, not per row.
-	vslab []schema.Value
-	kslab []byte
-	// Spills counts the runs written, for tests and metrics.
+	key    SortKey
+	kw     int // columns of a staged row the key reads: the table row
+
+	chunks []*recChunk
+	width  int   // values of a staged row
+	rows   int   // rows in chunks
+	bytes  int64 // memory the chunks hold, and the keys they will need
+
+	unsorted []string  // spilled chunks, in read order
+	sorted   []runFile // sorted runs
+	temps    []string  // every temporary file, for close
+	buf      []byte
+	// spills counts the sorted runs merged (0: sorted in memory), for
+	// tests and metrics.
 	spills int
 }
 
-// Sizes of the blocks staged rows are copied into.
+// runFile is a sorted run and its rank in read order (ties).
+type runFile struct {
+	name string
+	rank int
+}
+
+// chunkRows is the number of rows of a chunk (a power of 2); blockRows
+// that of a block of a sorted run.
 const (
-	slabValues = 8192
-	slabBytes  = 64 << 10
+	chunkRows = 1 << 13
+	blockRows = 1 << 12
 )
 
-func newRowSorter(budget int64, dir string) *rowSorter {
+// keyBytesPerRow is what the budget counts per row for its key and its
+// place in the sort.
+const keyBytesPerRow = 16
+
+func newColSorter(budget int64, dir string, key SortKey, keyWidth int) *colSorter {
 	if budget <= 0 {
 		budget = DefaultSortMemory
 	}
-	return &rowSorter{budget: budget, dir: dir}
+	return &colSorter{budget: budget, dir: dir, key: key, kw: keyWidth}
 }
 
-// add stages a copy of row under key.
-func (s *rowSorter) add(key []byte, row []schema.Value) error {
-	if len(s.vslab) < len(row) {
-		s.vslab = make([]schema.Value, max(len(row), slabValues))
+// add stages a copy of row, whose first kw values are the table row.
+func (s *colSorter) add(row []schema.Value) error {
+	if err := s.key.Observe(row[:s.kw]); err != nil {
+		return err
 	}
-	vals := s.vslab[:len(row):len(row)]
-	s.vslab = s.vslab[len(row):]
-	copy(vals, row)
-	if len(s.kslab) < len(key) {
-		s.kslab = make([]byte, max(len(key), slabBytes))
+	s.width = len(row)
+	var c *recChunk
+	if n := len(s.chunks); n > 0 && !s.chunks[n-1].full() {
+		c = s.chunks[n-1]
+	} else {
+		c = &recChunk{}
+		s.chunks = append(s.chunks, c)
 	}
-	k := s.kslab[:len(key):len(key)]
-	s.kslab = s.kslab[len(key):]
-	copy(k, key)
-	r := sortedRow{key: k, seq: s.seq, row: vals}
-	s.seq++
-	s.mem = append(s.mem, r)
-	s.bytes += int64(len(key)) + 64
-	for _, v := range row {
-		s.bytes += valueSize(v)
-	}
+	s.bytes += c.add(row) + keyBytesPerRow
+	s.rows++
 	if s.bytes >= s.budget {
 		return s.spill()
 	}
 	return nil
 }
 
-// valueSize estimates the memory a value holds.
-func valueSize(v schema.Value) int64 {
-	n := int64(40)
-	switch v.Kind() {
-	case schema.KindString, schema.KindBinary:
-		n += int64(len(v.Bytes()))
-	case schema.KindStruct:
-		for _, f := range v.Fields() {
-			n += valueSize(f)
-		}
-	case schema.KindArray:
-		for _, e := range v.Elements() {
-			n += valueSize(e)
-		}
-	case schema.KindMap:
-		for i := range v.MapLen() {
-			k, x := v.MapEntry(i)
-			n += valueSize(k) + valueSize(x)
-		}
-	case schema.KindDecimal:
-		n += 16
-	}
-	return n
-}
-
-// spill sorts the staged rows and writes them as a run.
-func (s *rowSorter) spill() error {
-	if len(s.mem) == 0 {
+// spill writes the chunks, unsorted, to a temporary file.
+func (s *colSorter) spill() error {
+	if s.rows == 0 {
 		return nil
 	}
-	slices.SortFunc(s.mem, func(a, b sortedRow) int { return lessRow(&a, &b) })
-	f, err := os.CreateTemp(s.dir, "delta-sort-*.run")
-	if err != nil {
-		return fmt.Errorf("write: sort spill: %w", err)
-	}
-	s.runs = append(s.runs, f.Name())
-	bw := bufio.NewWriterSize(f, 1<<20)
-	for i := range s.mem {
-		r := &s.mem[i]
-		s.buf = encodeRow(s.buf[:0], r)
-		if _, err := bw.Write(s.buf); err != nil {
-			f.Close()
-			return fmt.Errorf("write: sort spill: %w", err)
+	name, err := s.writeRun(func(w *bufio.Writer) error {
+		for _, c := range s.chunks {
+			s.buf = binary.AppendUvarint(s.buf[:0], uint64(c.n))
+			s.buf = c.encode(s.buf)
+			if _, err := w.Write(s.buf); err != nil {
+				return err
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("write: sort spill: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write: sort spill: %w", err)
-	}
-	clear(s.mem)
-	s.mem = s.mem[:0]
-	s.vslab, s.kslab = nil, nil // the blocks go with the rows spilled
-	s.bytes = 0
-	s.spills++
+	s.unsorted = append(s.unsorted, name)
+	s.dropChunks()
 	return nil
 }
 
+func (s *colSorter) dropChunks() {
+	clear(s.chunks)
+	s.chunks = s.chunks[:0]
+	s.rows, s.bytes = 0, 0
+}
+
+// writeRun writes a temporary file with fill.
+func (s *colSorter) writeRun(fill func(*bufio.Writer) error) (string, error) {
+	f, err := os.CreateTemp(s.dir, "delta-sort-*.run")
+	if err != nil {
+		return "", fmt.Errorf("write: sort spill: %w", err)
+	}
+	s.temps = append(s.temps, f.Name())
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err = fill(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("write: sort spill: %w", err)
+	}
+	return f.Name(), nil
+}
+
+// order returns the keys of the rows in memory (rk.Words a row) and their
+// indexes (chunk*chunkRows + row, the rank in read order) sorted by (key,
+// index).
+func (s *colSorter) order(rk RowKey) ([]uint64, []uint32, error) {
+	w := rk.Words
+	keys := make([]uint64, s.rows*w)
+	row := make([]schema.Value, s.kw)
+	// The key reads the values up to its last column: the others stay
+	// null.
+	prefix := s.kw
+	if rk.Columns != nil {
+		prefix = 0
+		for _, j := range rk.Columns {
+			if j < 0 || j >= s.kw {
+				return nil, nil, fmt.Errorf("write: sort key column %d of %d", j, s.kw)
+			}
+			prefix = max(prefix, j+1)
+		}
+	}
+	var or uint64
+	i := 0
+	for _, c := range s.chunks {
+		for r := range c.n {
+			if _, err := decodeRecord(c.rec(r), row[:prefix]); err != nil {
+				return nil, nil, err
+			}
+			k := keys[i*w : i*w+w]
+			if err := rk.Key(k, row); err != nil {
+				return nil, nil, err
+			}
+			or |= k[w-1]
+			i++
+		}
+	}
+	n := s.rows
+	if n > math.MaxUint32 {
+		return nil, nil, fmt.Errorf("write: sort: %d rows in memory", n)
+	}
+	// Every chunk but the last is full: a row's index is its rank in
+	// read order.
+	perm := make([]uint32, n)
+	// One word, and room under the key's last bit for the row's index:
+	// sort the keys with the indexes in their low bits, as integers.
+	if ib := bits.Len(uint(max(n-1, 0))); w == 1 && ib <= bits.TrailingZeros64(or) {
+		for i := range keys {
+			keys[i] |= uint64(i)
+		}
+		slices.Sort(keys)
+		mask := uint64(1)<<uint(ib) - 1
+		for i, k := range keys {
+			perm[i] = uint32(k & mask)
+			keys[i] = k &^ mask
+		}
+		return keys, perm, nil
+	}
+	for i := range perm {
+		perm[i] = uint32(i)
+	}
+	slices.SortFunc(perm, func(a, b uint32) int {
+		if c := slices.Compare(keys[int(a)*w:int(a)*w+w], keys[int(b)*w:int(b)*w+w]); c != 0 {
+			return c
+		}
+		return int(a) - int(b)
+	})
+	sorted := make([]uint64, len(keys))
+	for i, p := range perm {
+		copy(sorted[i*w:i*w+w], keys[int(p)*w:int(p)*w+w])
+	}
+	return sorted, perm, nil
+}
+
 // drain calls fn with every row staged, in order, then removes the runs.
-// The row passed to fn is valid only during the call.
-func (s *rowSorter) drain(fn func(row []schema.Value) error) error {
+// The row passed to fn is valid only during the call; the strings in it
+// stay valid.
+func (s *colSorter) drain(fn func(row []schema.Value) error) error {
 	defer s.close()
-	slices.SortFunc(s.mem, func(a, b sortedRow) int { return lessRow(&a, &b) })
-	if len(s.runs) == 0 {
-		for i := range s.mem {
-			if err := fn(s.mem[i].row); err != nil {
+	rk, err := s.key.Prepare()
+	if err != nil {
+		return err
+	}
+	if rk.Words < 1 || rk.Key == nil {
+		return fmt.Errorf("write: sort key of %d words", rk.Words)
+	}
+	if len(s.unsorted) == 0 {
+		_, perm, err := s.order(rk)
+		if err != nil {
+			return err
+		}
+		row := make([]schema.Value, s.width)
+		for _, p := range perm {
+			if err := s.chunks[p/chunkRows].row(int(p%chunkRows), row); err != nil {
 				return err
 			}
-			s.mem[i] = sortedRow{}
+			if err := fn(row); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
-	h := &mergeHeap{}
-	var files []*os.File
-	defer func() {
-		for _, f := range files {
-			f.Close()
+	// The rows in memory come after those spilled.
+	if err := s.sortRun(rk, len(s.unsorted)); err != nil {
+		return err
+	}
+	for i, name := range s.unsorted {
+		if err := s.load(name); err != nil {
+			return err
 		}
-	}()
-	for _, name := range s.runs {
-		f, err := os.Open(name)
-		if err != nil {
-			return fmt.Errorf("write: sort merge: %w", err)
-		}
-		files = append(files, f)
-		src := &runSource{r: bufio.NewReaderSize(f, 256<<10)}
-		if err := h.push(src); err != nil {
+		_ = os.Remove(name)
+		if err := s.sortRun(rk, i); err != nil {
 			return err
 		}
 	}
-	if err := h.push(&runSource{mem: s.mem}); err != nil {
+	return s.merge(rk.Words, fn)
+}
+
+// load reads an unsorted run back into memory.
+func (s *colSorter) load(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return fmt.Errorf("write: sort merge: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	for {
+		n, err := binary.ReadUvarint(r)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return errRun
+		}
+		c, err := decodeChunk(r, int(n))
+		if err != nil {
+			return err
+		}
+		s.chunks = append(s.chunks, c)
+		s.rows += c.n
+	}
+}
+
+// sortRun sorts the rows in memory, writes them as a sorted run of rank
+// rank, and drops them. A sorted run is a sequence of blocks: the number
+// of rows (uvarint), their keys (Words 64-bit words each, little-endian),
+// and their values as a chunk.
+func (s *colSorter) sortRun(rk RowKey, rank int) error {
+	if s.rows == 0 {
+		return nil
+	}
+	keys, perm, err := s.order(rk)
+	if err != nil {
 		return err
 	}
-	for h.Len() > 0 {
-		src := (*h)[0]
-		if err := fn(src.cur.row); err != nil {
+	w := rk.Words
+	blk := &recChunk{}
+	name, err := s.writeRun(func(bw *bufio.Writer) error {
+		for lo := 0; lo < len(perm); lo += blockRows {
+			hi := min(lo+blockRows, len(perm))
+			blk.n, blk.data, blk.ends = 0, blk.data[:0], blk.ends[:0]
+			for _, p := range perm[lo:hi] {
+				blk.appendRec(s.chunks[p/chunkRows].rec(int(p % chunkRows)))
+			}
+			s.buf = binary.AppendUvarint(s.buf[:0], uint64(hi-lo))
+			for _, k := range keys[lo*w : hi*w] {
+				s.buf = binary.LittleEndian.AppendUint64(s.buf, k)
+			}
+			s.buf = blk.encode(s.buf)
+			if _, err := bw.Write(s.buf); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.sorted = append(s.sorted, runFile{name: name, rank: rank})
+	s.spills++
+	s.dropChunks()
+	return nil
+}
+
+// merge calls fn with the rows of the sorted runs, in (key, rank) order.
+func (s *colSorter) merge(w int, fn func(row []schema.Value) error) error {
+	var srcs []*runSource
+	defer func() {
+		for _, src := range srcs {
+			src.f.Close()
+		}
+	}()
+	for _, rf := range s.sorted {
+		f, err := os.Open(rf.name)
+		if err != nil {
+			return fmt.Errorf("write: sort merge: %w", err)
+		}
+		src := &runSource{f: f, r: bufio.NewReaderSize(f, 256<<10), rank: rf.rank, w: w}
+		srcs = append(srcs, src)
+	}
+	h := make([]*runSource, 0, len(srcs))
+	for _, src := range srcs {
+		ok, err := src.next()
+		if err != nil {
+			return err
+		}
+		if ok {
+			h = append(h, src)
+		}
+	}
+	less := func(a, b *runSource) bool {
+		ka, kb := a.key(), b.key()
+		for i := range ka {
+			if ka[i] != kb[i] {
+				return ka[i] < kb[i]
+			}
+		}
+		return a.rank < b.rank
+	}
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			m := l
+			if r := l + 1; r < len(h) && less(h[r], h[l]) {
+				m = r
+			}
+			if !less(h[m], h[i]) {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	row := make([]schema.Value, s.width)
+	for len(h) > 0 {
+		src := h[0]
+		if err := src.blk.row(src.pos, row); err != nil {
+			return err
+		}
+		if err := fn(row); err != nil {
 			return err
 		}
 		ok, err := src.next()
 		if err != nil {
 			return err
 		}
-		if ok {
-			heap.Fix(h, 0)
-		} else {
-			heap.Pop(h)
+		if !ok {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
 		}
+		down(0)
 	}
 	return nil
 }
 
 // close removes the runs and drops the staged rows.
-func (s *rowSorter) close() {
-	for _, name := range s.runs {
+func (s *colSorter) close() {
+	for _, name := range s.temps {
 		_ = os.Remove(name)
 	}
-	s.runs = nil
-	s.mem = nil
-	s.bytes = 0
+	s.temps, s.unsorted, s.sorted = nil, nil, nil
+	s.dropChunks()
 }
 
-// runSource is one sorted input of the merge: a run file, or the rows
-// left in memory.
+// runSource is one sorted run being merged: its current block and the
+// position of the current row in it.
 type runSource struct {
-	r   *bufio.Reader
-	mem []sortedRow
-	cur sortedRow
+	f    *os.File
+	r    *bufio.Reader
+	rank int
+	w    int
+	keys []uint64
+	blk  *recChunk
+	pos  int
 }
 
+func (src *runSource) key() []uint64 { return src.keys[src.pos*src.w : src.pos*src.w+src.w] }
+
+// next moves to the next row, reading the next block when the current one
+// is done; false at the end of the run.
 func (src *runSource) next() (bool, error) {
-	if src.r == nil {
-		if len(src.mem) == 0 {
-			return false, nil
-		}
-		src.cur = src.mem[0]
-		src.mem[0] = sortedRow{}
-		src.mem = src.mem[1:]
+	if src.blk != nil && src.pos+1 < src.blk.n {
+		src.pos++
 		return true, nil
 	}
-	r, err := decodeRow(src.r)
+	n, err := binary.ReadUvarint(src.r)
 	if err == io.EOF {
 		return false, nil
 	}
-	if err != nil {
-		return false, fmt.Errorf("write: sort merge: %w", err)
+	if err != nil || n == 0 || n > blockRows {
+		return false, errRun
 	}
-	src.cur = r
+	p := make([]byte, int(n)*src.w*8)
+	if _, err := io.ReadFull(src.r, p); err != nil {
+		return false, errRun
+	}
+	src.keys = make([]uint64, int(n)*src.w)
+	for i := range src.keys {
+		src.keys[i] = binary.LittleEndian.Uint64(p[8*i:])
+	}
+	// A new block each time: the strings of the rows given out point into
+	// the last one's bytes.
+	if src.blk, err = decodeChunk(src.r, int(n)); err != nil {
+		return false, err
+	}
+	src.pos = 0
 	return true, nil
 }
 
-type mergeHeap []*runSource
-
-func (h mergeHeap) Len() int           { return len(h) }
-func (h mergeHeap) Less(i, j int) bool { return lessRow(&h[i].cur, &h[j].cur) < 0 }
-func (h mergeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *mergeHeap) Push(x any)        { *h = append(*h, x.(*runSource)) }
-func (h *mergeHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+// recChunk holds up to chunkRows staged rows, each as a record: its
+// values one after the other as encodeValue writes them (a kind byte, then
+// varints for integers, dates and timestamps, 8 bytes for floats, length
+// and bytes for strings). A row's values are together, so that the rows
+// gathered in key order cost a cache miss or two each, not one a column.
+type recChunk struct {
+	n    int
+	data []byte   // the records
+	ends []uint32 // where each record ends in data
 }
 
-func (h *mergeHeap) push(src *runSource) error {
-	ok, err := src.next()
-	if err != nil || !ok {
-		return err
+// chunkBytes bounds the records of a chunk.
+const chunkBytes = 1 << 30
+
+// add appends row and returns the bytes of memory the chunk grew by.
+func (c *recChunk) add(row []schema.Value) int64 {
+	before := cap(c.data) + 4*cap(c.ends)
+	for _, v := range row {
+		c.data = encodeValue(c.data, v)
 	}
-	heap.Push(h, src)
-	return nil
+	c.ends = append(c.ends, uint32(len(c.data)))
+	c.n++
+	return int64(cap(c.data) + 4*cap(c.ends) - before)
 }
 
-// The run format, private to one sort and never kept: per row, the key's
-// length (uvarint) and bytes, the sequence number (uvarint), the number of
-// values (uvarint), and each value as encodeValue writes it.
+// full reports whether the chunk takes no more rows.
+func (c *recChunk) full() bool { return c.n >= chunkRows || len(c.data) >= chunkBytes }
 
-func encodeRow(b []byte, r *sortedRow) []byte {
-	b = binary.AppendUvarint(b, uint64(len(r.key)))
-	b = append(b, r.key...)
-	b = binary.AppendUvarint(b, r.seq)
-	b = binary.AppendUvarint(b, uint64(len(r.row)))
-	for _, v := range r.row {
-		b = encodeValue(b, v)
+// rec returns the record of row r.
+func (c *recChunk) rec(r int) []byte {
+	lo := uint32(0)
+	if r > 0 {
+		lo = c.ends[r-1]
 	}
-	return b
+	return c.data[lo:c.ends[r]]
+}
+
+// row decodes the record of row r into dst. Strings point into the
+// chunk's bytes, which are never modified.
+func (c *recChunk) row(r int, dst []schema.Value) error {
+	n, err := decodeRecord(c.rec(r), dst)
+	if err == nil && n != len(c.rec(r)) {
+		err = errRun
+	}
+	return err
+}
+
+// decodeRecord decodes the first len(dst) values of the record b into
+// dst, and returns the bytes they took: the common kinds inline, the
+// others through decodeValue.
+func decodeRecord(b []byte, dst []schema.Value) (int, error) {
+	i := 0
+	for j := range dst {
+		if i >= len(b) {
+			return 0, errRun
+		}
+		switch k := schema.Kind(b[i]); k {
+		case schema.KindNull:
+			dst[j] = schema.Value{}
+			i++
+		case schema.KindLong, schema.KindInteger, schema.KindTimestamp, schema.KindDate, schema.KindTimestampNTZ:
+			x, n := binary.Varint(b[i+1:])
+			if n <= 0 {
+				return 0, errRun
+			}
+			switch k {
+			case schema.KindLong:
+				dst[j] = schema.LongValue(x)
+			case schema.KindInteger:
+				dst[j] = schema.IntegerValue(int32(x))
+			case schema.KindTimestamp:
+				dst[j] = schema.TimestampValue(x)
+			case schema.KindDate:
+				dst[j] = schema.DateValue(int32(x))
+			default:
+				dst[j] = schema.TimestampNTZValue(x)
+			}
+			i += 1 + n
+		case schema.KindDouble:
+			if len(b)-i < 9 {
+				return 0, errRun
+			}
+			dst[j] = schema.DoubleValue(math.Float64frombits(binary.LittleEndian.Uint64(b[i+1:])))
+			i += 9
+		case schema.KindString:
+			l, n := binary.Uvarint(b[i+1:])
+			if n <= 0 || l > uint64(len(b)-i-1-n) {
+				return 0, errRun
+			}
+			i += 1 + n
+			if l == 0 {
+				dst[j] = schema.StringValue("")
+			} else {
+				dst[j] = schema.StringValue(unsafe.String(&b[i], int(l)))
+			}
+			i += int(l)
+		default:
+			v, n, err := decodeValue(b[i:])
+			if err != nil {
+				return 0, err
+			}
+			dst[j] = v
+			i += n
+		}
+	}
+	return i, nil
+}
+
+// appendRec appends a record as it is.
+func (c *recChunk) appendRec(rec []byte) {
+	c.data = append(c.data, rec...)
+	c.ends = append(c.ends, uint32(len(c.data)))
+	c.n++
+}
+
+// The chunk format, private to one sort and never kept: the n ends,
+// 4 bytes little-endian each, the length of the records (uvarint) and the
+// records. The number of rows n is the caller's.
+
+func (c *recChunk) encode(b []byte) []byte {
+	for _, e := range c.ends {
+		b = binary.LittleEndian.AppendUint32(b, e)
+	}
+	b = binary.AppendUvarint(b, uint64(len(c.data)))
+	return append(b, c.data...)
+}
+
+// decodeChunk reads a chunk of n rows, into fresh memory: the strings of
+// rows given out point into it.
+func decodeChunk(r *bufio.Reader, n int) (*recChunk, error) {
+	if n <= 0 || n > chunkRows {
+		return nil, errRun
+	}
+	p := make([]byte, 4*n)
+	if _, err := io.ReadFull(r, p); err != nil {
+		return nil, errRun
+	}
+	c := &recChunk{n: n, ends: make([]uint32, n)}
+	for k := range c.ends {
+		c.ends[k] = binary.LittleEndian.Uint32(p[4*k:])
+		if k > 0 && c.ends[k] < c.ends[k-1] {
+			return nil, errRun
+		}
+	}
+	size, err := binary.ReadUvarint(r)
+	if err != nil || size != uint64(c.ends[n-1]) {
+		return nil, errRun
+	}
+	c.data = make([]byte, size)
+	if _, err := io.ReadFull(r, c.data); err != nil {
+		return nil, errRun
+	}
+	return c, nil
 }
 
 // errRun is a run file that does not decode: a bug or a damaged temporary
 // file, never table data.
 var errRun = errors.New("write: sort run is damaged")
-
-func decodeRow(r *bufio.Reader) (sortedRow, error) {
-	n, err := binary.ReadUvarint(r)
-	if err != nil {
-		if err == io.EOF {
-			return sortedRow{}, io.EOF
-		}
-		return sortedRow{}, err
-	}
-	var out sortedRow
-	out.key = make([]byte, n)
-	if _, err := io.ReadFull(r, out.key); err != nil {
-		return out, errRun
-	}
-	if out.seq, err = binary.ReadUvarint(r); err != nil {
-		return out, errRun
-	}
-	cols, err := binary.ReadUvarint(r)
-	if err != nil {
-		return out, errRun
-	}
-	out.row = make([]schema.Value, cols)
-	for i := range out.row {
-		if out.row[i], err = decodeValue(r); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
-}
 
 func encodeValue(b []byte, v schema.Value) []byte {
 	k := v.Kind()
@@ -376,55 +702,71 @@ func encodeValue(b []byte, v schema.Value) []byte {
 	return b
 }
 
-func decodeValue(r *bufio.Reader) (schema.Value, error) {
-	kb, err := r.ReadByte()
-	if err != nil {
-		return schema.Value{}, errRun
+// decodeValue decodes the value encodeValue wrote at the start of b, and
+// returns the bytes it took. A string's text points into b.
+func decodeValue(b []byte) (schema.Value, int, error) {
+	if len(b) == 0 {
+		return schema.Value{}, 0, errRun
 	}
+	i := 1
+	bad := false
 	uv := func() uint64 {
-		if err != nil {
+		x, n := binary.Uvarint(b[i:])
+		if n <= 0 {
+			bad = true
 			return 0
 		}
-		var n uint64
-		n, err = binary.ReadUvarint(r)
-		return n
+		i += n
+		return x
 	}
 	sv := func() int64 {
-		if err != nil {
+		x, n := binary.Varint(b[i:])
+		if n <= 0 {
+			bad = true
 			return 0
 		}
-		var n int64
-		n, err = binary.ReadVarint(r)
-		return n
+		i += n
+		return x
 	}
-	bs := func() []byte {
+	str := func() string {
 		n := uv()
-		if err != nil {
-			return nil
+		if bad || n > uint64(len(b)-i) {
+			bad = true
+			return ""
 		}
-		p := make([]byte, n)
-		_, err = io.ReadFull(r, p)
-		return p
+		s := ""
+		if n > 0 {
+			s = unsafe.String(&b[i], int(n))
+		}
+		i += int(n)
+		return s
 	}
 	list := func(n uint64) []schema.Value {
-		out := make([]schema.Value, 0, min(n, 1024))
+		if bad || n > uint64(len(b)-i) {
+			bad = true
+			return nil
+		}
+		out := make([]schema.Value, 0, n)
 		for range n {
+			x, k, err := decodeValue(b[i:])
 			if err != nil {
+				bad = true
 				return nil
 			}
-			var x schema.Value
-			x, err = decodeValue(r)
+			i += k
 			out = append(out, x)
 		}
 		return out
 	}
 	var v schema.Value
-	switch k := schema.Kind(kb); k {
+	switch k := schema.Kind(b[0]); k {
 	case schema.KindNull:
 	case schema.KindBoolean:
-		var c byte
-		c, err = r.ReadByte()
-		v = schema.BooleanValue(c == 1)
+		if i >= len(b) {
+			return v, 0, errRun
+		}
+		v = schema.BooleanValue(b[i] == 1)
+		i++
 	case schema.KindByte:
 		v = schema.ByteValue(int8(sv()))
 	case schema.KindShort:
@@ -440,34 +782,40 @@ func decodeValue(r *bufio.Reader) (schema.Value, error) {
 	case schema.KindTimestampNTZ:
 		v = schema.TimestampNTZValue(sv())
 	case schema.KindFloat, schema.KindDouble:
-		var p [8]byte
-		_, err = io.ReadFull(r, p[:])
-		f := math.Float64frombits(binary.LittleEndian.Uint64(p[:]))
+		if len(b)-i < 8 {
+			return v, 0, errRun
+		}
+		f := math.Float64frombits(binary.LittleEndian.Uint64(b[i:]))
+		i += 8
 		if k == schema.KindFloat {
 			v = schema.FloatValue(float32(f))
 		} else {
 			v = schema.DoubleValue(f)
 		}
 	case schema.KindString:
-		v = schema.StringValue(string(bs()))
+		v = schema.StringValue(str())
 	case schema.KindBinary:
-		v = schema.BinaryValue(bs())
+		v = schema.BinaryValueString(str())
 	case schema.KindDecimal:
 		p := uv()
 		sc := sv()
-		var neg byte
-		if err == nil {
-			neg, err = r.ReadByte()
+		if bad || i >= len(b) {
+			return v, 0, errRun
 		}
-		m := bs()
-		if err != nil {
-			break
+		neg := b[i]
+		i++
+		m := str()
+		if bad {
+			return v, 0, errRun
 		}
-		u := new(big.Int).SetBytes(m)
+		u := new(big.Int).SetBytes([]byte(m))
 		if neg == 1 {
 			u.Neg(u)
 		}
-		v, err = schema.DecimalValue(u, int(p), int(sc))
+		var err error
+		if v, err = schema.DecimalValue(u, int(p), int(sc)); err != nil {
+			return v, 0, errRun
+		}
 	case schema.KindStruct:
 		v = schema.StructValue(list(uv()))
 	case schema.KindArray:
@@ -475,10 +823,10 @@ func decodeValue(r *bufio.Reader) (schema.Value, error) {
 	case schema.KindMap:
 		v = schema.MapValue(list(2 * uv()))
 	default:
-		return v, errRun
+		return v, 0, errRun
 	}
-	if err != nil {
-		return schema.Value{}, errRun
+	if bad {
+		return schema.Value{}, 0, errRun
 	}
-	return v, nil
+	return v, i, nil
 }

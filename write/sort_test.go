@@ -3,6 +3,7 @@ package write
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"math/big"
@@ -14,103 +15,169 @@ import (
 	"github.com/godelta/delta/schema"
 )
 
-func TestSortRunCodecRoundTrip(t *testing.T) {
+// sortValues are values of every kind, nulls among them.
+func sortValues(t *testing.T) []schema.Value {
 	bigDec, _ := new(big.Int).SetString("-123456789012345678901234567890", 10)
 	dec, err := schema.DecimalValue(bigDec, 38, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	small, _ := schema.DecimalValueInt64(-1234, 10, 2)
-	vals := []schema.Value{
+	return []schema.Value{
 		{}, schema.BooleanValue(true), schema.BooleanValue(false), schema.ByteValue(-8), schema.ShortValue(300),
 		schema.IntegerValue(math.MinInt32), schema.LongValue(math.MaxInt64), schema.FloatValue(1.5),
-		schema.DoubleValue(math.NaN()), schema.DoubleValue(math.Inf(-1)), schema.StringValue("héllo"),
-		schema.StringValue(""), schema.BinaryValue([]byte{0, 1, 255}), schema.DateValue(-3), schema.TimestampValue(1700000000123456),
-		schema.TimestampNTZValue(-1), dec, small,
+		schema.DoubleValue(math.NaN()), schema.DoubleValue(math.Inf(-1)), schema.DoubleValue(math.Copysign(0, -1)),
+		schema.StringValue("héllo"), schema.StringValue(""), schema.BinaryValue([]byte{0, 1, 255}), schema.DateValue(-3),
+		schema.TimestampValue(1700000000123456), schema.TimestampNTZValue(-1), dec, small,
 		schema.StructValue([]schema.Value{schema.LongValue(1), {}, schema.StringValue("x")}),
 		schema.ArrayValue([]schema.Value{schema.IntegerValue(1), schema.IntegerValue(2)}),
 		schema.MapValue([]schema.Value{schema.StringValue("k"), schema.ArrayValue(nil)}),
 	}
-	r := &sortedRow{key: []byte{1, 2, 3}, seq: 77, row: vals}
-	enc := encodeRow(nil, r)
-	got, err := decodeRow(bufio.NewReader(bytes.NewReader(enc)))
-	if err != nil {
-		t.Fatal(err)
+}
+
+func sameStaged(a, b schema.Value) bool {
+	if a.Kind() != b.Kind() || a.String() != b.String() {
+		return false
 	}
-	if !bytes.Equal(got.key, r.key) || got.seq != r.seq || len(got.row) != len(vals) {
-		t.Fatalf("decoded %+v", got)
+	switch a.Kind() {
+	case schema.KindFloat, schema.KindDouble:
+		return math.Float64bits(a.Float64()) == math.Float64bits(b.Float64()) || (math.IsNaN(a.Float64()) && math.IsNaN(b.Float64()))
+	case schema.KindDecimal:
+		u1, p1, s1 := a.Decimal()
+		u2, p2, s2 := b.Decimal()
+		return u1.Cmp(u2) == 0 && p1 == p2 && s1 == s2
 	}
-	for i, v := range vals {
-		g := got.row[i]
-		if g.Kind() != v.Kind() || g.String() != v.String() {
-			t.Errorf("value %d: %v (%s), want %v (%s)", i, g, g.Kind(), v, v.Kind())
+	return true
+}
+
+// TestSortChunkRoundTrip: a chunk keeps every value as given, nulls and
+// every kind, and reads back the same from its encoding; a truncated
+// encoding is an error, never a panic.
+func TestSortChunkRoundTrip(t *testing.T) {
+	vals := sortValues(t)
+	var rows [][]schema.Value
+	for i := range 3 * len(vals) {
+		r := []schema.Value{vals[i%len(vals)], schema.LongValue(int64(i * 7)), schema.StringValue(fmt.Sprint("s", i)), {}, schema.DoubleValue(float64(i) / 3)}
+		if i%4 == 0 {
+			r[1], r[2] = schema.Value{}, schema.Value{}
 		}
-		if v.Kind() == schema.KindDecimal {
-			u1, p1, s1 := v.Decimal()
-			u2, p2, s2 := g.Decimal()
-			if u1.Cmp(u2) != 0 || p1 != p2 || s1 != s2 {
-				t.Errorf("decimal %v: got %v(%d,%d)", v, u2, p2, s2)
+		rows = append(rows, r)
+	}
+	c := &recChunk{}
+	for _, r := range rows {
+		c.add(r)
+	}
+	check := func(c *recChunk, what string) {
+		t.Helper()
+		got := make([]schema.Value, 5)
+		for i, r := range rows {
+			if err := c.row(i, got); err != nil {
+				t.Fatalf("%s: row %d: %v", what, i, err)
+			}
+			for j, v := range r {
+				if g := got[j]; !sameStaged(g, v) {
+					t.Fatalf("%s: row %d column %d: %v (%s), want %v (%s)", what, i, j, g, g.Kind(), v, v.Kind())
+				}
 			}
 		}
 	}
-	// A truncated run is an error, never a panic.
+	check(c, "staged")
+	enc := c.encode(nil)
+	got, err := decodeChunk(bufio.NewReader(bytes.NewReader(enc)), len(rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(got, "decoded")
 	for n := 1; n < len(enc); n++ {
-		if _, err := decodeRow(bufio.NewReader(bytes.NewReader(enc[:n]))); err == nil {
-			t.Fatalf("a run cut at %d bytes decoded", n)
+		if _, err := decodeChunk(bufio.NewReader(bytes.NewReader(enc[:n])), len(rows)); err == nil {
+			t.Fatalf("a chunk cut at %d bytes decoded", n)
+		}
+	}
+	// Every value cut short is an error.
+	for _, v := range vals {
+		b := encodeValue(nil, v)
+		for n := range len(b) {
+			if _, _, err := decodeValue(b[:n]); err == nil {
+				t.Fatalf("%v cut at %d bytes decoded", v, n)
+			}
 		}
 	}
 }
 
-// TestRowSorterSpillsSameOrder: rows come out by (key, arrival) whatever
-// the budget; a tiny budget spills runs.
-func TestRowSorterSpillsSameOrder(t *testing.T) {
+// testKey is a SortKey over the first column, a long: words words, the
+// value's low bits in the first, the rest zero; it counts the rows it
+// observes.
+type testKey struct {
+	words, shift int
+	seen         int
+}
+
+func (k *testKey) Observe([]schema.Value) error { k.seen++; return nil }
+func (k *testKey) Prepare() (RowKey, error) {
+	return RowKey{Words: k.words, Columns: []int{0}, Key: func(dst []uint64, row []schema.Value) error {
+		clear(dst)
+		dst[0] = uint64(row[0].Int64()) << uint(k.shift)
+		if len(row) != 2 {
+			return fmt.Errorf("the key sees %d values, not the table row's 2", len(row))
+		}
+		return nil
+	}}, nil
+}
+
+// TestColSorterSpillsSameOrder: rows come out by (key, arrival) whatever
+// the budget and the key's form (packed with the row index, or not); a
+// tiny budget spills runs, and every temporary file is removed.
+func TestColSorterSpillsSameOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	type in struct {
-		key []byte
-		row []schema.Value
-	}
-	var rows []in
-	for i := range 3000 {
-		k := []byte{byte(rng.IntN(16)), byte(rng.IntN(4))} // many ties
-		rows = append(rows, in{k, []schema.Value{schema.LongValue(int64(i)), schema.StringValue(fmt.Sprint("r", i))}})
-	}
-	run := func(budget int64) ([]string, int) {
-		dir := t.TempDir()
-		s := newRowSorter(budget, dir)
-		for _, r := range rows {
-			if err := s.add(r.key, r.row); err != nil {
-				t.Fatal(err)
-			}
+	var rows [][]schema.Value
+	for i := range 30000 {
+		var s schema.Value
+		if i%5 != 0 {
+			s = schema.StringValue(fmt.Sprint("r", i))
 		}
-		spills := s.spills
-		var out []string
-		if err := s.drain(func(row []schema.Value) error {
-			out = append(out, row[1].String())
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if left, _ := os.ReadDir(dir); len(left) != 0 {
-			t.Errorf("runs left behind: %d", len(left))
-		}
-		return out, spills
+		rows = append(rows, []schema.Value{schema.LongValue(int64(rng.IntN(64))), s, schema.LongValue(int64(i))}) // many ties
 	}
 	// The expected order, computed independently: a stable sort by key.
-	idx := make([]int, len(rows))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return bytes.Compare(rows[a].key, rows[b].key) })
-	var want []string
-	for _, i := range idx {
-		want = append(want, fmt.Sprint("r", i))
-	}
-	mem, spills := run(0)
-	if spills != 0 || !slices.Equal(mem, want) {
-		t.Fatalf("in memory: %d spills, order differs: %v", spills, !slices.Equal(mem, want))
-	}
-	ext, spills := run(4 << 10)
-	if spills < 10 || !slices.Equal(ext, want) {
-		t.Fatalf("external: %d spills, order differs: %v", spills, !slices.Equal(ext, want))
+	want := slices.Clone(rows)
+	slices.SortStableFunc(want, func(a, b []schema.Value) int { return cmp.Compare(a[0].Int64(), b[0].Int64()) })
+	for _, k := range []testKey{{words: 1, shift: 58}, {words: 1, shift: 0}, {words: 2, shift: 3}} {
+		for _, budget := range []int64{0, 64 << 10} {
+			t.Run(fmt.Sprintf("words%d-shift%d-budget%d", k.words, k.shift, budget), func(t *testing.T) {
+				dir := t.TempDir()
+				key := k
+				s := newColSorter(budget, dir, &key, 2)
+				for _, r := range rows {
+					if err := s.add(r); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var got [][]schema.Value
+				if err := s.drain(func(row []schema.Value) error {
+					got = append(got, slices.Clone(row))
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if key.seen != len(rows) {
+					t.Errorf("observed %d rows of %d", key.seen, len(rows))
+				}
+				if budget == 0 && s.spills != 0 || budget > 0 && s.spills < 3 {
+					t.Errorf("budget %d: %d runs", budget, s.spills)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("%d rows, want %d", len(got), len(want))
+				}
+				for i := range want {
+					for j := range want[i] {
+						if !sameStaged(got[i][j], want[i][j]) {
+							t.Fatalf("row %d: %v, want %v", i, got[i], want[i])
+						}
+					}
+				}
+				if left, _ := os.ReadDir(dir); len(left) != 0 {
+					t.Errorf("runs left behind: %d", len(left))
+				}
+			})
+		}
 	}
 }

@@ -40,6 +40,7 @@ package zorder
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -83,10 +84,14 @@ func (c Curve) String() string {
 
 // Sampler keeps a uniform random sample (reservoir) of the non-null values
 // of a column. Its randomness is seeded, so that a sample of the same
-// values in the same order is the same.
+// values in the same order is the same. Once the reservoir is full it
+// draws how many values to pass over before the next one it keeps (Li's
+// algorithm L, 1994), so that a value passed over costs a counter.
 type Sampler struct {
 	size int
 	seen int64
+	next int64   // the number (from 1) of the next value kept
+	w    float64 // algorithm L's running weight
 	vals []schema.Value
 	rng  *rand.Rand
 }
@@ -108,10 +113,34 @@ func (s *Sampler) Add(v schema.Value) {
 	s.seen++
 	if len(s.vals) < s.size {
 		s.vals = append(s.vals, v)
+		if len(s.vals) == s.size {
+			s.w = math.Exp(math.Log(s.uniform()) / float64(s.size))
+			s.skip()
+		}
 		return
 	}
-	if j := s.rng.Int64N(s.seen); j < int64(s.size) {
-		s.vals[j] = v
+	if s.seen == s.next {
+		s.vals[s.rng.IntN(s.size)] = v
+		s.w *= math.Exp(math.Log(s.uniform()) / float64(s.size))
+		s.skip()
+	}
+}
+
+// skip draws the number of the next value kept.
+func (s *Sampler) skip() {
+	g := math.Floor(math.Log(s.uniform()) / math.Log1p(-s.w))
+	if !(g < math.MaxInt64/2) { // +Inf or NaN when w rounds to 0 or 1
+		g = math.MaxInt64 / 2
+	}
+	s.next = s.seen + int64(g) + 1
+}
+
+// uniform is a random number in (0, 1).
+func (s *Sampler) uniform() float64 {
+	for {
+		if u := s.rng.Float64(); u > 0 {
+			return u
+		}
 	}
 }
 
@@ -121,6 +150,14 @@ func (s *Sampler) Values() []schema.Value { return s.vals }
 // Ranges maps a column's values to range ids: see the package doc.
 type Ranges struct {
 	bounds []schema.Value // ascending, distinct
+	// The boundaries in a form that compares without expr.Order, when
+	// they allow one (see fastBounds): nb, order-preserving integers of
+	// values of kind kind (and scale, for decimals); sb, the text of
+	// strings or binaries.
+	kind  schema.Kind
+	scale int
+	nb    []uint64
+	sb    []string
 }
 
 // NewRanges returns the ranges of a column from a sample of its non-null
@@ -158,6 +195,7 @@ func NewRanges(sample []schema.Value, n int) (*Ranges, error) {
 	if len(vals) <= n {
 		// One range per distinct value: the first value starts range 1.
 		r.bounds = vals
+		r.fastBounds()
 		return r, nil
 	}
 	// n ranges: n boundaries at the quantiles i/n, i = 0..n-1, the first
@@ -168,7 +206,91 @@ func NewRanges(sample []schema.Value, n int) (*Ranges, error) {
 			r.bounds = append(r.bounds, b)
 		}
 	}
+	r.fastBounds()
 	return r, nil
+}
+
+// fastBounds sets nb or sb when every boundary has the same kind (and
+// scale) and that kind has an order-preserving fixed-width form (norm) or
+// is a string or binary: ID then finds a value's range by a binary search
+// over integers or strings instead of expr.Order over values.
+func (r *Ranges) fastBounds() {
+	if len(r.bounds) == 0 {
+		return
+	}
+	k := r.bounds[0].Kind()
+	scale := 0
+	if t, ok := r.bounds[0].Type().(schema.DecimalType); ok {
+		scale = t.Scale
+	}
+	for _, b := range r.bounds {
+		if b.Kind() != k {
+			return
+		}
+	}
+	r.kind, r.scale = k, scale
+	if k == schema.KindString || k == schema.KindBinary {
+		r.sb = make([]string, len(r.bounds))
+		for i, b := range r.bounds {
+			r.sb[i] = b.Raw()
+		}
+		return
+	}
+	nb := make([]uint64, len(r.bounds))
+	for i, b := range r.bounds {
+		x, ok := norm(b, k, scale)
+		if !ok {
+			return
+		}
+		nb[i] = x
+	}
+	r.nb = nb
+}
+
+// norm maps a value of kind k (and scale, for a decimal) to an unsigned
+// integer in the order expr.Order gives values of that kind: integers,
+// dates and timestamps with the sign bit flipped; floats and doubles by
+// their IEEE bits, negatives inverted, -0 as 0 and every NaN above
+// +Infinity (as Spark sorts NaN); booleans as 0 and 1; decimals of 64 bits
+// by their unscaled value. ok is false for another kind or a decimal of
+// another scale or too large for 64 bits.
+func norm(v schema.Value, k schema.Kind, scale int) (uint64, bool) {
+	if v.Kind() != k {
+		return 0, false
+	}
+	switch k {
+	case schema.KindByte, schema.KindShort, schema.KindInteger, schema.KindLong,
+		schema.KindDate, schema.KindTimestamp, schema.KindTimestampNTZ:
+		return uint64(v.Int64()) ^ 1<<63, true
+	case schema.KindFloat, schema.KindDouble:
+		f := v.Float64()
+		switch {
+		case f != f:
+			return math.MaxUint64, true
+		case f == 0:
+			f = 0 // -0 compares equal to 0
+		}
+		b := math.Float64bits(f)
+		if b>>63 != 0 {
+			return ^b, true
+		}
+		return b | 1<<63, true
+	case schema.KindBoolean:
+		if v.Bool() {
+			return 1, true
+		}
+		return 0, true
+	case schema.KindDecimal:
+		u, ok := v.DecimalInt64()
+		if !ok {
+			return 0, false
+		}
+		if t, _ := v.Type().(schema.DecimalType); t.Scale != scale {
+			return 0, false
+		}
+		return uint64(u) ^ 1<<63, true
+	}
+	return 0, false
 }
 
 // Len is the number of ids, null's included: ids are 0 to Len()-1.
@@ -183,6 +305,36 @@ func (r *Ranges) ID(v schema.Value) (uint32, error) {
 	}
 	if len(r.bounds) == 0 {
 		return 1, nil
+	}
+	if r.nb != nil {
+		if x, ok := norm(v, r.kind, r.scale); ok {
+			// The last boundary at or below x (or the first), by a
+			// search whose steps the compiler makes branch-free.
+			nb := r.nb
+			base, n := 0, len(nb)
+			for n > 1 {
+				half := n >> 1
+				if nb[base+half] <= x {
+					base += half
+				}
+				n -= half
+			}
+			// Values below the first boundary share its id 1.
+			return uint32(base + 1), nil
+		}
+	}
+	if r.sb != nil && (v.Kind() == schema.KindString || v.Kind() == schema.KindBinary) {
+		x := v.Raw()
+		lo, hi := 0, len(r.sb)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if r.sb[m] <= x {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		return uint32(max(lo, 1)), nil
 	}
 	if _, ok := expr.Order(v, r.bounds[0]); !ok {
 		return 0, fmt.Errorf("%w: %s", ErrNotOrderable, v.Kind())
@@ -245,6 +397,58 @@ func (k *Keyer) Key(dst []byte, vals []schema.Value) ([]byte, error) {
 		return HilbertKey(dst, ids, k.bits), nil
 	default:
 		return MortonKey(dst, ids, k.bits), nil
+	}
+}
+
+// Words is the number of 64-bit words of a key as KeyWords writes it.
+func (k *Keyer) Words() int { return (k.bits*len(k.ranges) + 63) / 64 }
+
+// KeyWords writes into dst, Words() long, the key Key gives for vals, as
+// 64-bit words: the key's bits from the first, most significant first, the
+// last word padded with zero bits. Keys compare as their words do, in
+// order, as unsigned integers, as Key's bytes compare with bytes.Compare.
+// It allocates nothing for up to 8 columns.
+func (k *Keyer) KeyWords(dst []uint64, vals []schema.Value) error {
+	if len(vals) != len(k.ranges) {
+		return fmt.Errorf("zorder: %d values for %d columns", len(vals), len(k.ranges))
+	}
+	if len(dst) != k.Words() {
+		return fmt.Errorf("zorder: %d words for a key of %d", len(dst), k.Words())
+	}
+	var buf [8]uint32
+	ids := buf[:0]
+	for i, v := range vals {
+		id, err := k.ranges[i].ID(v)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, id)
+	}
+	if k.curve == Hilbert {
+		axesToTranspose(ids, k.bits)
+	}
+	interleaveWords(dst, ids, k.bits)
+	return nil
+}
+
+// interleaveWords writes the interleave MortonKey makes of the low width
+// bits of ids into the words of dst, most significant first.
+func interleaveWords(dst []uint64, ids []uint32, width int) {
+	clear(dst)
+	w, n := 0, 0
+	var acc uint64
+	for b := width - 1; b >= 0; b-- {
+		for _, id := range ids {
+			acc = acc<<1 | uint64(id>>uint(b)&1)
+			if n++; n == 64 {
+				dst[w] = acc
+				w++
+				acc, n = 0, 0
+			}
+		}
+	}
+	if n > 0 {
+		dst[w] = acc << uint(64-n)
 	}
 }
 
