@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -361,4 +362,114 @@ func TestConformanceMissingRoot(t *testing.T) {
 	storetest.RunMissingRoot(t, func(t *testing.T) (logstore.Store, error) {
 		return gcs.New(t.Context(), "no-such-bucket", "p", gcs.Options{Endpoint: server(t).URL()})
 	})
+}
+
+// TestAwkwardKeys round-trips keys that need percent-encoding through
+// every operation on the server: names reach it as they are, and list in
+// byte order.
+func TestAwkwardKeys(t *testing.T) {
+	st := newStore(t, gcs.Options{PageSize: 2})
+	ctx := t.Context()
+	keys := []string{
+		"d/a b", "d/100%", "d/%2F", "d/1+1", "d/x:y", "d/ünï©ødé", "d/日本",
+		"d/q?x=1&y=2", "d/hash#frag", "d/semi;colon", "d/at@sign", "d/tilde~", "d/star*", "d/'quote'",
+		"d/dir with space/obj",
+	}
+	for i, k := range keys {
+		data := []byte(fmt.Sprintf("value %d of %q", i, k))
+		if err := st.PutIfAbsent(ctx, k, data); err != nil {
+			t.Fatalf("PutIfAbsent(%q): %v", k, err)
+		}
+		if err := st.PutIfAbsent(ctx, k, data); !errors.Is(err, logstore.ErrAlreadyExists) {
+			t.Errorf("second PutIfAbsent(%q) = %v, want ErrAlreadyExists", k, err)
+		}
+		if got, err := st.Get(ctx, k); err != nil || !bytes.Equal(got, data) {
+			t.Errorf("Get(%q) = %q, %v", k, got, err)
+		}
+		if got, err := st.GetRange(ctx, k, 1, 4); err != nil || !bytes.Equal(got, data[1:5]) {
+			t.Errorf("GetRange(%q) = %q, %v", k, got, err)
+		}
+		if info, err := st.Stat(ctx, k); err != nil || info.Size != int64(len(data)) {
+			t.Errorf("Stat(%q) = %+v, %v", k, info, err)
+		}
+	}
+	var want []string
+	for _, k := range keys {
+		if !strings.Contains(k[2:], "/") {
+			want = append(want, k)
+		}
+	}
+	slices.Sort(want)
+	for i := -1; i < len(want); i++ {
+		after := "d/"
+		if i >= 0 {
+			after = want[i]
+		}
+		var got []string
+		for info, err := range st.List(ctx, "d/", after) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, info.Key)
+		}
+		if !slices.Equal(got, want[i+1:]) {
+			t.Errorf("List(d/, %q) = %q, want %q", after, got, want[i+1:])
+		}
+	}
+	var dirs []string
+	for d, err := range logstore.ListDirs(ctx, st, "d/") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	if !slices.Equal(dirs, []string{"d/dir with space/"}) {
+		t.Errorf("ListDirs(d/) = %q", dirs)
+	}
+	// A streamed object under an awkward name.
+	w, err := st.NewWriter(ctx, "d/w r+%:ité")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("streamed")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.Get(ctx, "d/w r+%:ité"); err != nil || string(got) != "streamed" {
+		t.Errorf("Get of the streamed object = %q, %v", got, err)
+	}
+	for _, k := range append(keys, "d/w r+%:ité") {
+		if err := st.Delete(ctx, k); err != nil {
+			t.Errorf("Delete(%q): %v", k, err)
+		}
+		if _, err := st.Stat(ctx, k); !errors.Is(err, logstore.ErrNotFound) {
+			t.Errorf("Stat(%q) after Delete = %v", k, err)
+		}
+	}
+}
+
+// TestEmulatorHostURL takes STORAGE_EMULATOR_HOST as a URL too, as the
+// SDKs do, and an explicit Endpoint over it.
+func TestEmulatorHostURL(t *testing.T) {
+	s := server(t)
+	t.Setenv("STORAGE_EMULATOR_HOST", s.URL())
+	st, err := gcs.Open(t.Context(), "gs://"+testserver.GCSBucket+"/emu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Put(t.Context(), "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("STORAGE_EMULATOR_HOST", "127.0.0.1:1")
+	st2, err := gcs.New(t.Context(), testserver.GCSBucket, "emu", gcs.Options{Endpoint: s.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	if b, err := st2.Get(t.Context(), "k"); err != nil || string(b) != "v" {
+		t.Errorf("Get through the Endpoint = %q, %v", b, err)
+	}
 }
