@@ -495,11 +495,11 @@ func reportedCRC32C(resp *http.Response) (uint32, bool) {
 	return 0, false
 }
 
-// readAll reads r to the end, with room for want bytes at the start.
+// readAll reads r to the end, with room for want bytes at the start, up
+// to 64 MiB: a larger Content-Length must be backed by bytes that arrive
+// before the buffer grows to hold them.
 func readAll(r io.Reader, want int64) ([]byte, error) {
-	if want < 0 || want > 1<<30 {
-		want = 0
-	}
+	want = max(0, min(want, 64<<20))
 	buf := bytes.NewBuffer(make([]byte, 0, want+bytes.MinRead))
 	if _, err := buf.ReadFrom(r); err != nil {
 		return nil, err
