@@ -34,9 +34,9 @@
 // "gcloud auth application-default login", then the metadata server of
 // GCE, GKE, Cloud Run and the like. Tokens are cached and refreshed before
 // they expire. The credentials' quota project (quota_project_id, or
-// GOOGLE_CLOUD_QUOTA_PROJECT) is sent as X-Goog-User-Project. Options.
-// Credentials replaces the detection with credentials of the caller's own
-// (from the credentials package, say). Not supported: mTLS and
+// GOOGLE_CLOUD_QUOTA_PROJECT) is sent as X-Goog-User-Project.
+// Options.Credentials replaces the detection with credentials of the
+// caller's own (from the credentials package, say). Not supported: mTLS and
 // certificate-bound tokens (the S2A and enterprise certificate paths of
 // the SDK), and universes other than googleapis.com without an Endpoint.
 //
@@ -117,12 +117,19 @@
 // ErrAlreadyExists from a 412, ErrRootNotFound for a missing bucket,
 // ErrPermission from a 401 or 403 or refused credentials,
 // ErrOutcomeUnknown for a write whose outcome is unknown), with the
-// service's answer reachable by errors.As as the *googleapi.Error the SDK
-// returned (its Body holds at most 16 KiB of the response); Store.ErrorKind
+// service's answer reachable by errors.As as a *googleapi.Error, as from
+// the SDK (its Body holds at most 16 KiB of the response); Store.ErrorKind
 // is the classifier. Messages name the bucket and key, never a credential
 // nor an upload session's URL. No response is read unbounded but an
 // object's content: error bodies, metadata and listings are cut at fixed
 // sizes.
+//
+// Emulators: fake-gcs-server serves everything the store uses, with one
+// difference that matters only after a failure: it finishes a resumable
+// upload when asked for its status ("Content-Range: bytes */*"), where GCS
+// answers with the bytes it holds. The retry paths of sessions are tested
+// against an in-process server instead. The emulator checks no credentials
+// and no permissions.
 //
 // A Store is safe for concurrent use by multiple goroutines. Close releases
 // idle connections. The examples show Open's URI check and New against an
