@@ -1,6 +1,7 @@
 package gcs_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,14 +9,13 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/http"
+	"net/url"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"cloud.google.com/go/storage"
-	"google.golang.org/api/option"
 
 	"github.com/godelta/delta"
 	"github.com/godelta/delta/logstore"
@@ -184,10 +184,7 @@ func TestAmbiguousCommits(t *testing.T) {
 	proxy := newFlakyProxy(t, s.Addr)
 	direct := newStore(t, gcs.Options{})
 	tbl := createTable(t, direct)
-	// Media reads through the XML API are routed by Host, which names the
-	// proxy here: the emulator would answer 404. JSON reads are not.
-	flaky, err := gcs.New(ctx, driver(direct).Bucket(), driver(direct).Prefix(), gcs.Options{Endpoint: proxy.URL(), MaxAttempts: 10, RetryBackoff: 5 * time.Millisecond,
-		ClientOptions: []option.ClientOption{storage.WithJSONReads()}})
+	flaky, err := gcs.New(ctx, driver(direct).Bucket(), driver(direct).Prefix(), gcs.Options{Endpoint: proxy.URL(), MaxAttempts: 10, RetryBackoff: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,14 +278,25 @@ func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
 // Run it with -benchtime=500x for 500 commits.
 func BenchmarkCommitLatency(b *testing.B) {
 	st := benchStore(b)
+	d := driver(st)
 	backendtest.CommitLatency(b, st, func(ctx context.Context, key string, data []byte) error {
-		w := driver(st).Client().Bucket(driver(st).Bucket()).Object(driver(st).Prefix() + key).If(storage.Conditions{DoesNotExist: true}).NewWriter(ctx)
-		w.ChunkSize = 0 // one request, as the store sends a commit
-		if _, err := w.Write(data); err != nil {
-			_ = w.Close()
+		// A bare media upload (uploadType=media), one request.
+		u := server(b).URL() + "/upload/storage/v1/b/" + d.Bucket() + "/o?uploadType=media&ifGenerationMatch=0&name=" + url.QueryEscape(d.Prefix()+key)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(data))
+		if err != nil {
 			return err
 		}
-		return w.Close()
+		req.Header.Set("Content-Type", "application/octet-stream")
+		resp, err := d.HTTPClient().Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("upload: %s", resp.Status)
+		}
+		return nil
 	})
 }
 

@@ -2,13 +2,9 @@ package gcs
 
 import (
 	"context"
-	"errors"
 	"iter"
 	"slices"
 	"strings"
-
-	"cloud.google.com/go/storage"
-	"google.golang.org/api/iterator"
 
 	"github.com/godelta/delta/logstore"
 )
@@ -19,31 +15,17 @@ var _ logstore.DirLister = (*Store)(nil)
 // delimited by '/'.
 func (s *Store) ListDirs(ctx context.Context, dir string) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
-		q := &storage.Query{Prefix: s.prefix + dir, Delimiter: "/"}
-		if err := q.SetAttrSelection([]string{"Name"}); err != nil {
-			yield("", err)
-			return
-		}
-		it := s.bucket.Objects(ctx, q)
-		if s.pageSize > 0 {
-			it.PageInfo().MaxSize = s.pageSize
-		}
 		var dirs []string
-		for {
-			attrs, err := it.Next()
-			if errors.Is(err, iterator.Done) {
-				break
-			}
+		for page, err := range s.pages(ctx, s.prefix+dir, "", "prefixes,nextPageToken") {
 			if err != nil {
 				yield("", s.wrap(ctx, "list dirs", dir, err))
 				return
 			}
-			if attrs.Prefix == "" {
-				continue // an object
-			}
-			d, ok := strings.CutPrefix(attrs.Prefix, s.prefix)
-			if ok && strings.HasPrefix(d, dir) && len(d) > len(dir)+1 && logstore.CheckDir(d) == nil {
-				dirs = append(dirs, d)
+			for _, p := range page.Prefixes {
+				d, ok := strings.CutPrefix(p, s.prefix)
+				if ok && strings.HasPrefix(d, dir) && len(d) > len(dir)+1 && logstore.CheckDir(d) == nil {
+					dirs = append(dirs, d)
+				}
 			}
 		}
 		slices.Sort(dirs)
