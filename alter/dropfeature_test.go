@@ -51,7 +51,7 @@ func TestDropFeature(t *testing.T) {
 			if p.MinReaderVersion != tc.wantR || p.MinWriterVersion != tc.wantW {
 				t.Fatalf("protocol %+v, want %d/%d", p, tc.wantR, tc.wantW)
 			}
-			if tc.wantW == 7 && !equalStrings(p.WriterFeatures, tc.wantW7) {
+			if tc.wantW == 7 && !slices.Equal(p.WriterFeatures, tc.wantW7) {
 				t.Errorf("writer features %v, want %v", p.WriterFeatures, tc.wantW7)
 			}
 			if tableconfig.HasWriterFeature(&p, tc.drop) {
@@ -87,5 +87,3 @@ func TestDropFeatureInUse(t *testing.T) {
 		t.Fatalf("protocol %+v", p)
 	}
 }
-
-func equalStrings(a, b []string) bool { return slices.Equal(a, b) }

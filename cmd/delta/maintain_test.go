@@ -49,9 +49,11 @@ func maintainTable(t *testing.T, dir string) {
 	})
 }
 
-func scanIDs(t *testing.T, table string) []string {
+// scanIDs returns the sorted ids of table, scanned with the extra scan
+// arguments (--version V, say).
+func scanIDs(t *testing.T, table string, extra ...string) []string {
 	t.Helper()
-	r := mustRun(t, "scan", table, "--columns", "id", "--format", "csv")
+	r := mustRun(t, append([]string{"scan", table, "--columns", "id", "--format", "csv"}, extra...)...)
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")[1:]
 	slices.Sort(lines)
 	return lines

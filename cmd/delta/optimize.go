@@ -37,19 +37,8 @@ func newOptimizeCmd() *cobra.Command {
 				return usageErrorf(cmd, "--zorder-by and --hilbert-by cannot be combined")
 			}
 			opts.ZOrderBy, opts.HilbertBy = splitList(zorderBy), splitList(hilbertBy)
-			if targetSize != "" {
-				n, err := parseSize(targetSize)
-				if err != nil {
-					return usageErrorf(cmd, "invalid --target-size: %v", err)
-				}
-				opts.TargetSize = n
-			}
-			if where != "" {
-				e, err := delta.ParsePredicate(where)
-				if err != nil {
-					return usageErrorf(cmd, "invalid --where: %v", err)
-				}
-				opts.Where = e
+			if err := scopeFlags(cmd, where, targetSize, &opts); err != nil {
+				return err
 			}
 			return runOptimize(cmd, args[0], opts, asJSON)
 		},
@@ -116,6 +105,26 @@ func formatSize(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// scopeFlags sets opts from --where and --target-size, the flags optimize
+// and reorg share; a bad value is a usage error.
+func scopeFlags(cmd *cobra.Command, where, targetSize string, opts *delta.OptimizeOptions) error {
+	if targetSize != "" {
+		n, err := parseSize(targetSize)
+		if err != nil {
+			return usageErrorf(cmd, "invalid --target-size: %v", err)
+		}
+		opts.TargetSize = n
+	}
+	if where != "" {
+		e, err := delta.ParsePredicate(where)
+		if err != nil {
+			return usageErrorf(cmd, "invalid --where: %v", err)
+		}
+		opts.Where = e
+	}
+	return nil
 }
 
 // runOptimize runs optimize (or reorg) with opts on table and prints the
@@ -198,19 +207,8 @@ func newReorgCmd() *cobra.Command {
 				return usageErrorf(cmd, "reorg needs --purge (the one reorganisation there is)")
 			}
 			opts := delta.OptimizeOptions{Purge: true}
-			if targetSize != "" {
-				n, err := parseSize(targetSize)
-				if err != nil {
-					return usageErrorf(cmd, "invalid --target-size: %v", err)
-				}
-				opts.TargetSize = n
-			}
-			if where != "" {
-				e, err := delta.ParsePredicate(where)
-				if err != nil {
-					return usageErrorf(cmd, "invalid --where: %v", err)
-				}
-				opts.Where = e
+			if err := scopeFlags(cmd, where, targetSize, &opts); err != nil {
+				return err
 			}
 			return runOptimize(cmd, args[0], opts, asJSON)
 		},
