@@ -72,7 +72,8 @@ func tempName() string {
 // directory is not empty and stays. The caller closes d.
 func (s *Store) tempIn(key string) (d *dir, name string, f *os.File, err error) {
 	rel, name := splitKey(key)
-	for range mkdirTries {
+	for i := range mkdirTries {
+		walkPause(i)
 		if d, err = s.openDir(rel); err == nil {
 			if f, err = d.createTemp(); err == nil {
 				return d, name, f, nil

@@ -111,12 +111,14 @@ import (
 	"io"
 	"io/fs"
 	"iter"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/godelta/delta/logstore"
 )
@@ -543,7 +545,8 @@ func (s *Store) putExclusive(key string, data []byte) error {
 		f   *os.File
 		err error
 	)
-	for range mkdirTries {
+	for i := range mkdirTries {
+		walkPause(i)
 		if d, err = s.openDir(rel); err == nil {
 			if f, err = d.create(name, os.O_WRONLY); err == nil {
 				break
@@ -648,9 +651,22 @@ func (s *Store) writeTemp(key string, data []byte) (d *dir, name, tmp string, er
 	return d, name, tmp, nil
 }
 
-// mkdirTries is how many times a write makes its directory again when it
-// is removed under it.
-const mkdirTries = 10
+// mkdirTries is how many times a write walks to its directory again when
+// an empty directory on the way is removed under it (RemoveEmptyDir, as a
+// VACUUM does). Between walks it waits (walkPause), so that a remover in a
+// tight loop cannot win every race and starve the writer.
+const mkdirTries = 24
+
+// walkPause waits before walk i (from 1) of a write to its directory:
+// nothing before the second, then a random pause whose bound doubles with
+// each walk up to about a millisecond, about 15 ms over all the tries.
+func walkPause(i int) {
+	if i < 2 {
+		return
+	}
+	bound := time.Microsecond << min(i, 10)
+	time.Sleep(rand.N(bound))
+}
 
 // writeSyncClose writes data to f, syncs it unless syncing is off, and
 // closes it.
