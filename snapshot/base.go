@@ -263,41 +263,64 @@ func rebuildListed(ctx context.Context, store logstore.Store, version int64) (*r
 }
 
 // readBaseFiles reads the adds and removes of a checkpoint (none when keys
-// is empty) and flattens onto them a tail of later file actions: the
-// checkpoint's actions whose key is in tail are dropped, and tail's are
-// appended in order.
+// is empty) into a file table and flattens onto them a tail of later file
+// actions: the checkpoint's actions whose key is in tail are dropped, and
+// tail's are appended in order.
 func readBaseFiles(ctx context.Context, store logstore.Store, version int64, keys []string, tail map[fileKey]fileEntry, order []fileEntry) (*baseFiles, error) {
 	t := newFileTable()
 	var tombstones []actions.Remove
 	if len(keys) > 0 {
-		err := readAhead(func(fn func([]actions.Action) error) error {
-			return readCheckpoint(ctx, store, version, keys, checkpoint.Add|checkpoint.Remove, fn)
-		}, func(batch []actions.Action) {
-			for i := range batch {
-				a := &batch[i]
-				switch {
-				case a.Add != nil:
-					if len(tail) > 0 {
-						if _, ok := tail[keyOf(a.Add.Path, a.Add.DeletionVector)]; ok {
-							continue
-						}
-					}
-					t.add(a.Add)
-				case a.Remove != nil:
-					if len(tail) > 0 {
-						if _, ok := tail[keyOf(a.Remove.Path, a.Remove.DeletionVector)]; ok {
-							continue
-						}
-					}
-					tombstones = append(tombstones, *a.Remove)
-				}
-			}
+		err := eachCheckpointFile(ctx, store, version, keys, tail, func(a *actions.Add) bool {
+			t.add(a)
+			return true
+		}, func(r *actions.Remove) {
+			tombstones = append(tombstones, *r)
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
 	return newBaseFiles(t, tombstones, order), nil
+}
+
+// eachCheckpointFile reads the file actions of a checkpoint and hands them,
+// in the checkpoint's order, to add and remove (the remove column is not
+// read when remove is nil), less those whose key is in tail: the commits
+// after the checkpoint supersede them. add returning false stops the read.
+//
+// It is the one place a checkpoint's files enter a snapshot: kept in a
+// file table (readBaseFiles, where tail is empty but for a rebuild, the
+// snapshot's own tail being applied later by newFileView with the same
+// rule) or streamed to a caller who keeps what it wants (StreamFiles).
+func eachCheckpointFile(ctx context.Context, store logstore.Store, version int64, keys []string, tail map[fileKey]fileEntry, add func(*actions.Add) bool, remove func(*actions.Remove)) error {
+	want := checkpoint.Add
+	if remove != nil {
+		want |= checkpoint.Remove
+	}
+	superseded := func(path string, dv *actions.DeletionVector) bool {
+		if len(tail) == 0 {
+			return false
+		}
+		_, ok := tail[keyOf(path, dv)]
+		return ok
+	}
+	return readAhead(func(fn func([]actions.Action) error) error {
+		return readCheckpoint(ctx, store, version, keys, want, fn)
+	}, func(batch []actions.Action) bool {
+		for i := range batch {
+			switch a := &batch[i]; {
+			case a.Add != nil:
+				if !superseded(a.Add.Path, a.Add.DeletionVector) && !add(a.Add) {
+					return false
+				}
+			case a.Remove != nil && remove != nil:
+				if !superseded(a.Remove.Path, a.Remove.DeletionVector) {
+					remove(a.Remove)
+				}
+			}
+		}
+		return true
+	})
 }
 
 // newBaseFiles finishes a checkpoint's file table (nil for an empty one),

@@ -64,6 +64,17 @@
 // it); a file of the checkpoint is live unless the tail holds its key.
 // Memory is thus proportional to the live files.
 //
+// StreamFiles applies the same rule without the table: it streams the
+// checkpoint's add column batch by batch, drops the files whose key the
+// tail holds, and hands the rest to its caller, keeping none, as
+// delta-kernel-rs's log replay does over its batches. A scan with a
+// predicate (package scan) plans this way on a snapshot that has not read
+// its files, so that its memory follows the files it keeps rather than
+// the table: a selective plan of a table of ten million files needs no
+// more memory than one of a thousand. One function reads a checkpoint's
+// files for both (eachCheckpointFile); the two give the same files in
+// the same order.
+//
 // Protocol and metaData are checked before any file of the checkpoint is
 // decoded: a table this library cannot read is refused with a
 // *deltaerr.FeatureError without reading its file actions. They are parsed
@@ -133,6 +144,7 @@ package snapshot
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"time"
 
@@ -351,14 +363,68 @@ func (s *Snapshot) FilesMatching(ctx context.Context, keep func(partitionValues 
 				return
 			}
 		}
-		for _, e := range s.tailOrder {
-			if e.add == nil || keep != nil && !keep(e.add.PartitionValues) {
-				continue
-			}
-			if !yield(e.add, nil) {
-				return
-			}
+		s.yieldTail(keep, yield)
+	}
+}
+
+// yieldTail yields the files the commits after the checkpoint added, in
+// the order they were committed, and reports whether yield asked for more.
+func (s *Snapshot) yieldTail(keep func(map[string]string) bool, yield func(*actions.Add, error) bool) bool {
+	for _, e := range s.tailOrder {
+		if e.add == nil || keep != nil && !keep(e.add.PartitionValues) {
+			continue
 		}
+		if !yield(e.add, nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// StreamFiles yields what FilesMatching yields, in the same order, without
+// keeping the checkpoint's files. On a snapshot that has not read them
+// (nor shares a checkpoint whose files another snapshot read), each call
+// reads the checkpoint's add column again, batch by batch, drops the files
+// the commits after it supersede, hands those keep accepts to yield and
+// keeps none of them: memory then follows what the caller keeps, not the
+// size of the table, which is what a selective scan of a table of millions
+// of files needs (package scan plans a scan with a predicate this way).
+// Once the snapshot has read its files, StreamFiles is FilesMatching. It
+// never makes the snapshot read its files.
+//
+// A checkpoint found damaged before the first file is yielded has its
+// state rebuilt, as Files would do (see the package doc); one found
+// damaged after that ends the sequence with the error, since the files
+// already yielded cannot be taken back. Other errors are yielded as by
+// Files.
+func (s *Snapshot) StreamFiles(ctx context.Context, keep func(partitionValues map[string]string) bool) iter.Seq2[*actions.Add, error] {
+	return func(yield func(*actions.Add, error) bool) {
+		_, read := s.files.peek()
+		if _, ok := s.base.files.peek(); ok || read || s.base.version < 0 {
+			s.FilesMatching(ctx, keep)(yield)
+			return
+		}
+		yielded, stopped := false, false
+		err := eachCheckpointFile(ctx, s.store, s.base.version, s.base.keys, s.tail, func(a *actions.Add) bool {
+			if keep != nil && !keep(a.PartitionValues) {
+				return true
+			}
+			yielded = true
+			stopped = !yield(a, nil)
+			return !stopped
+		}, nil)
+		var cpErr *checkpointError
+		switch {
+		case stopped:
+			return
+		case err != nil && !yielded && errors.As(err, &cpErr):
+			s.FilesMatching(ctx, keep)(yield)
+			return
+		case err != nil:
+			yield(nil, err)
+			return
+		}
+		s.yieldTail(keep, yield)
 	}
 }
 
