@@ -337,11 +337,7 @@ func newBaseFiles(t *fileTable, tombstones []actions.Remove, order []fileEntry) 
 		}
 	}
 	t.finish()
-	b := &baseFiles{files: t, tombstones: tombstones}
-	for i := range t.len() {
-		b.size += t.size(i)
-	}
-	return b
+	return &baseFiles{files: t, tombstones: tombstones, size: t.totalSize}
 }
 
 // readBaseMeta reads the txns and domains of a checkpoint (none when keys

@@ -39,6 +39,7 @@ func main() {
 	op := flag.String("op", "open", "load, open, plan or count")
 	pred := flag.String("pred", selective, "the predicate of -op plan")
 	heap := flag.String("heap", "", "write a heap profile to this file at the end")
+	cpu := flag.String("cpu", "", "write a CPU profile of the operation to this file")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: boundedbench [-op OP] [-pred P] [-heap FILE] DIR")
@@ -47,6 +48,11 @@ func main() {
 	ctx := context.Background()
 	store, err := local.New(flag.Arg(0))
 	check(err)
+	if *cpu != "" {
+		f, err := os.Create(*cpu)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+	}
 	t := time.Now()
 	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
 	check(err)
@@ -89,6 +95,9 @@ func main() {
 		check(fmt.Errorf("unknown -op %q", *op))
 	}
 	elapsed := time.Since(t)
+	if *cpu != "" {
+		pprof.StopCPUProfile()
+	}
 	runtime.GC()
 	if *heap != "" {
 		f, err := os.Create(*heap)
