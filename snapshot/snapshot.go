@@ -32,8 +32,10 @@
 //     DomainMetadata (and not at all when the commits after the checkpoint
 //     answer the question: a TxnVersion of an application that committed
 //     since, say);
-//   - add and remove columns, by Files, FilesMatching, FilesWhere,
-//     Tombstones, NumFiles and SizeInBytes.
+//   - add columns, by Files, FilesMatching, FilesWhere, NumFiles and
+//     SizeInBytes (StreamFiles reads them again at each call instead,
+//     until one of these has);
+//   - remove columns, by Tombstones.
 //
 // These accessors therefore take a context and return an error. Time
 // travel (Load at a version, LoadAsOf at a time), transactions that only
@@ -436,17 +438,18 @@ func (s *Snapshot) StreamFiles(ctx context.Context, keep func(partitionValues ma
 }
 
 // Tombstones yields the remove actions still in the table state: removed
-// files a VACUUM may delete once their retention has passed. Errors are
-// yielded as by Files.
+// files a VACUUM may delete once their retention has passed. It reads the
+// checkpoint's removes on first use (not its adds: Files does that);
+// errors are yielded as by Files.
 func (s *Snapshot) Tombstones(ctx context.Context) iter.Seq2[*actions.Remove, error] {
 	return func(yield func(*actions.Remove, error) bool) {
-		v, err := s.fileState(ctx)
+		ts, err := s.base.loadTombstones(ctx)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		for i := range v.base.tombstones {
-			r := &v.base.tombstones[i]
+		for i := range ts {
+			r := &ts[i]
 			if len(s.tail) > 0 {
 				if _, ok := s.tail[keyOf(r.Path, r.DeletionVector)]; ok {
 					continue

@@ -399,3 +399,52 @@ func TestStreamedPlanCorpus(t *testing.T) {
 		t.Error("no corpus table loaded")
 	}
 }
+
+// TestStreamAndTombstonesReadTheirColumns checks what each file accessor
+// reads of the checkpoint: StreamFiles its add columns at every call,
+// without the snapshot keeping them; Tombstones its remove columns only.
+func TestStreamAndTombstonesReadTheirColumns(t *testing.T) {
+	ctx := context.Background()
+	store, data := synthTable(t, 40_000)
+	addBytes := total(columnChunks(t, data, "add"))
+	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(f func()) int64 {
+		store.Reset()
+		f()
+		return store.Counts().Bytes
+	}
+	stream := func() {
+		for _, err := range snap.StreamFiles(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range 2 {
+		if n := read(stream); n < addBytes/2 {
+			t.Errorf("StreamFiles %d read %d bytes of the checkpoint; its add columns are %d", i, n, addBytes)
+		}
+	}
+	if n := read(func() {
+		if _, err := snap.NumFiles(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}); n < addBytes/2 {
+		t.Errorf("NumFiles after StreamFiles read %d bytes: the stream kept the files", n)
+	}
+	if n := read(stream); n != 0 {
+		t.Errorf("StreamFiles of a snapshot that read its files read %d bytes", n)
+	}
+	if n := read(func() {
+		for _, err := range snap.Tombstones(ctx) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}); n*4 > addBytes {
+		t.Errorf("Tombstones read %d bytes; the add columns are %d", n, addBytes)
+	}
+}
