@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/location"
@@ -160,15 +161,18 @@ func (d *strDict) appendSegValue(vals []byte, v string, seg *shapeSeg) []byte {
 	case seg.noDict:
 	default:
 		seg.tries++
-		if _, found := d.ids[v]; found {
+		id, found := d.ids[v]
+		if found {
 			seg.hits++
+		} else if seg.tries > dictTrial && seg.hits*8 < seg.tries {
+			seg.noDict = true
+			break
+		} else {
+			id, found = d.intern(v)
 		}
-		if id, ok := d.intern(v); ok {
+		if found {
 			seg.last, seg.lastID, seg.hasLast = d.strs[id], id, true
 			return binary.AppendUvarint(vals, uint64(id)<<1|1)
-		}
-		if seg.tries >= dictTrial && seg.hits*8 < seg.tries {
-			seg.noDict = true
 		}
 	}
 	vals = binary.AppendUvarint(vals, uint64(len(v))<<1)
@@ -455,6 +459,12 @@ func (t *fileTable) record(rec uint64) (size, modTime int64, rest []byte) {
 // stats returns the stats string of a row; buf is scratch space, returned
 // for reuse.
 func (t *fileTable) stats(ref statsRef, buf []byte) (string, []byte) {
+	var a strArena
+	return t.statsIn(ref, buf, &a)
+}
+
+// statsIn is stats, the string carved from a.
+func (t *fileTable) statsIn(ref statsRef, buf []byte, a *strArena) (string, []byte) {
 	shape := ref.shape & shapeMask
 	if shape == shapeNone {
 		return "", buf
@@ -463,9 +473,33 @@ func (t *fileTable) stats(ref statsRef, buf []byte) (string, []byte) {
 	_, vals = t.names.skipName(vals)
 	if shape == shapeRaw {
 		n, w := binary.Uvarint(vals)
-		return string(vals[w : w+int(n)]), buf
+		return a.str(vals[w : w+int(n)]), buf
 	}
-	return decodeStats(t.shapes[shape], vals, buf, &t.dict)
+	buf = decodeStats(t.shapes[shape], vals, buf, &t.dict)
+	return a.str(buf), buf
+}
+
+// strArena hands out strings carved from shared chunks of memory, so that
+// building the actions of many files costs an allocation per chunk rather
+// than two per file. The bytes of a string handed out are never written
+// again; a string kept keeps its chunk (strChunk bytes) alive.
+type strArena struct{ chunk []byte }
+
+const strChunk = 16 << 10
+
+// str returns b as a string.
+func (a *strArena) str(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return ""
+	case len(b) > strChunk/8:
+		return string(b)
+	case len(b) > cap(a.chunk)-len(a.chunk):
+		a.chunk = make([]byte, 0, strChunk)
+	}
+	off := len(a.chunk)
+	a.chunk = append(a.chunk, b...)
+	return unsafe.String(&a.chunk[off], len(b))
 }
 
 // appendPath appends the path of row i, which is not a full row, to buf.
@@ -479,6 +513,12 @@ func (t *fileTable) appendPath(c *fileChunk, j int, buf []byte) []byte {
 // build fills dst with the add of row i; buf is scratch space, returned
 // for reuse.
 func (t *fileTable) build(i int, dst *actions.Add, buf []byte) []byte {
+	var a strArena
+	return t.buildIn(i, dst, buf, &a)
+}
+
+// buildIn is build, the add's strings carved from a.
+func (t *fileTable) buildIn(i int, dst *actions.Add, buf []byte, a *strArena) []byte {
 	c, j := t.at(i)
 	if c.shape[j] == shapeFull {
 		*dst = *t.full[i]
@@ -487,13 +527,13 @@ func (t *fileTable) build(i int, dst *actions.Add, buf []byte) []byte {
 	size, modTime, b := t.record(c.rec[j])
 	buf, _ = t.names.appendTo(append(buf[:0], t.dirs[c.dir[j]]...), b)
 	*dst = actions.Add{
-		Path:             string(buf),
+		Path:             a.str(buf),
 		PartitionValues:  c.pv[j],
 		Size:             size,
 		ModificationTime: modTime,
 		DataChange:       c.shape[j]&dataChange != 0,
 	}
-	dst.Stats, buf = t.stats(statsRef{shape: c.shape[j], rec: c.rec[j]}, buf)
+	dst.Stats, buf = t.statsIn(statsRef{shape: c.shape[j], rec: c.rec[j]}, buf, a)
 	return buf
 }
 
@@ -751,10 +791,9 @@ func canonicalNumber(digits string) (uint64, bool) {
 	return x, true
 }
 
-// decodeStats reverses encodeStats, appending to buf, and returns the
-// result as a new string and buf for reuse. vals may go on past the
-// values of shape.
-func decodeStats(shape string, vals []byte, buf []byte, d *strDict) (string, []byte) {
+// decodeStats reverses encodeStats into buf, and returns it. vals may go
+// on past the values of shape.
+func decodeStats(shape string, vals []byte, buf []byte, d *strDict) []byte {
 	out := buf[:0]
 	for i := 0; i < len(shape); i++ {
 		h := shape[i]
@@ -774,5 +813,5 @@ func decodeStats(shape string, vals []byte, buf []byte, d *strDict) (string, []b
 			vals = vals[n>>1:]
 		}
 	}
-	return string(out), out
+	return out
 }

@@ -192,3 +192,28 @@ func TestFileTableNames(t *testing.T) {
 		t.Errorf("%d templates for %d names: names are not shared", len(ft.names.tmpls), len(want))
 	}
 }
+
+// TestStatsDictionary checks that a constant bound is interned and a
+// unique one stops being looked up, and that both read back.
+func TestStatsDictionary(t *testing.T) {
+	ft := newFileTable()
+	var refs []statsRef
+	var want []string
+	for i := range 20_000 {
+		s := fmt.Sprintf(`{"numRecords":1,"minValues":{"c":"constant-value","u":"unique-%07d"}}`, i)
+		refs = append(refs, ft.putStats(s))
+		want = append(want, s)
+	}
+	if n := len(ft.dict.strs); n > 2*dictTrial {
+		t.Errorf("%d strings in the dictionary: unique values fill it", n)
+	}
+	for i, r := range refs {
+		if got, _ := ft.stats(r, nil); got != want[i] {
+			t.Fatalf("%d: got %q, want %q", i, got, want[i])
+		}
+	}
+	_, _, rec := ft.record(refs[len(refs)-1].rec)
+	if len(rec) > 1+1+1+1+1+len("unique-0000000")+1 {
+		t.Errorf("record of %d bytes: the constant value is not interned", len(rec))
+	}
+}

@@ -349,6 +349,7 @@ func (s *Snapshot) FilesMatching(ctx context.Context, keep func(partitionValues 
 		files := v.base.files
 		var slab []actions.Add
 		var buf []byte
+		var strs strArena
 		for i := range files.len() {
 			if v.dead != nil && v.dead[i/64]&(1<<(i%64)) != 0 {
 				continue
@@ -367,7 +368,7 @@ func (s *Snapshot) FilesMatching(ctx context.Context, keep func(partitionValues 
 			}
 			a := &slab[0]
 			slab = slab[1:]
-			buf = files.build(i, a, buf)
+			buf = files.buildIn(i, a, buf, &strs)
 			if !yield(a, nil) {
 				return
 			}
