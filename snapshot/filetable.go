@@ -513,12 +513,17 @@ func (t *fileTable) appendPath(c *fileChunk, j int, buf []byte) []byte {
 // build fills dst with the add of row i; buf is scratch space, returned
 // for reuse.
 func (t *fileTable) build(i int, dst *actions.Add, buf []byte) []byte {
-	var a strArena
+	var a strArenas
 	return t.buildIn(i, dst, buf, &a)
 }
 
+// strArenas are the arenas of the paths and of the stats of the adds
+// built: apart, so that a caller who keeps the paths alone does not keep
+// the stats alive.
+type strArenas struct{ paths, stats strArena }
+
 // buildIn is build, the add's strings carved from a.
-func (t *fileTable) buildIn(i int, dst *actions.Add, buf []byte, a *strArena) []byte {
+func (t *fileTable) buildIn(i int, dst *actions.Add, buf []byte, a *strArenas) []byte {
 	c, j := t.at(i)
 	if c.shape[j] == shapeFull {
 		*dst = *t.full[i]
@@ -527,13 +532,13 @@ func (t *fileTable) buildIn(i int, dst *actions.Add, buf []byte, a *strArena) []
 	size, modTime, b := t.record(c.rec[j])
 	buf, _ = t.names.appendTo(append(buf[:0], t.dirs[c.dir[j]]...), b)
 	*dst = actions.Add{
-		Path:             a.str(buf),
+		Path:             a.paths.str(buf),
 		PartitionValues:  c.pv[j],
 		Size:             size,
 		ModificationTime: modTime,
 		DataChange:       c.shape[j]&dataChange != 0,
 	}
-	dst.Stats, buf = t.statsIn(statsRef{shape: c.shape[j], rec: c.rec[j]}, buf, a)
+	dst.Stats, buf = t.statsIn(statsRef{shape: c.shape[j], rec: c.rec[j]}, buf, &a.stats)
 	return buf
 }
 

@@ -349,7 +349,7 @@ func (s *Snapshot) FilesMatching(ctx context.Context, keep func(partitionValues 
 		files := v.base.files
 		var slab []actions.Add
 		var buf []byte
-		var strs strArena
+		var strs strArenas
 		for i := range files.len() {
 			if v.dead != nil && v.dead[i/64]&(1<<(i%64)) != 0 {
 				continue
