@@ -3,6 +3,8 @@ package snapshot
 import (
 	"encoding/binary"
 	"hash/maphash"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -13,29 +15,36 @@ import (
 
 // fileTable holds the add actions of a checkpoint in a compact, columnar
 // form, so that a snapshot of a million files costs a fraction of a
-// million actions.Add structs:
+// million actions.Add structs (about 95 bytes a file with stats on five
+// columns, against 240 before the columns and the records; see
+// bench/RESULTS.md, issue 26):
 //
 //   - the fixed-size fields of each file (where its record is, the
 //     directory of its path, the shape of its stats and two flags) in
 //     columns of fixed-size chunks (no slice doubling), with its partition
-//     map, which the checkpoint decoder already shares between files with
-//     equal values, by reference: 24 bytes a file;
+//     map by reference, one copy per map of the decoder (which shares a
+//     map between files with equal values): 24 bytes a file;
 //   - a record per file in an arena of byte blocks: its size and
 //     modification time as varints, its file name (the path after its
-//     directory, which is interned per table), then its stats JSON split into a shape, the text with every number and string
-//     value taken out, interned per table, and those values (see
-//     encodeStats; short strings that repeat, such as a constant column's
-//     bounds, are interned in a bounded dictionary and stored as its
-//     index);
-//   - an add with any field the row lacks (tags, a deletion vector, row
-//     tracking, clustering) kept whole, in full by row.
+//     directory, which is interned per table) stored against a template
+//     name (nameCoder), then its stats JSON split into a shape, the text
+//     with every number and string value taken out, interned per table,
+//     and those values (see encodeStats; short strings that repeat, such
+//     as a constant column's bounds, are interned in a bounded dictionary
+//     and stored as their index);
+//   - row tracking's baseRowId and defaultRowCommitVersion, and the
+//     clustering provider (interned), in the record when the add has them;
+//   - an add with tags or a deletion vector kept whole, in full by row,
+//     its strings copied.
 //
-// Statistics thus stay in their compact form until something asks for the
-// add: Files builds an actions.Add per row, path and stats JSON included,
-// as it yields it, and a predicate decodes the JSON it gets (package
-// expr). No copy of the checkpoint decoder's pages is kept. A hash index
-// from canonical path to row lets Update find the checkpoint files that
-// new commits supersede without a pass over every row.
+// The invariant: nothing of the checkpoint decoder's memory is kept (every
+// byte is copied into the table's own columns, arena and interned
+// strings), and statistics stay in their compact form until something
+// asks for the add: Files builds an actions.Add per row as it yields it,
+// its path and stats JSON carved from shared chunks (strArena), and only a
+// predicate parses that JSON (package expr, one file at a time). A hash
+// index from canonical path to row lets Update find the checkpoint files
+// that new commits supersede without a pass over every row.
 //
 // A fileTable is written only while its checkpoint is read and is then
 // shared, read-only, by every snapshot built on that checkpoint: its read
@@ -46,6 +55,12 @@ type fileTable struct {
 	full   map[int]*actions.Add // rows with shape shapeFull
 	// totalSize is the size of all files.
 	totalSize int64
+
+	// pvs maps a partition map of the decoder to the table's copy, while
+	// the table is built.
+	pvs map[unsafe.Pointer]map[string]string
+
+	clusterings []string // clustering providers, by rowExtras.clustering
 
 	dirs   []string          // by directory id
 	dirIDs map[string]uint32 // directory -> id
@@ -87,6 +102,7 @@ const (
 	shapeFull  = 1<<29 - 3 // the whole add is in fileTable.full
 	dataChange = 1 << 31   // the add's dataChange
 	plainPath  = 1 << 30   // the path is its own canonical form
+	hasExtras  = 1 << 29   // the record holds rowExtras
 	shapeMask  = 1<<29 - 1
 
 	rowChunk  = 4096
@@ -201,19 +217,22 @@ func (t *fileTable) add(a *actions.Add) {
 	c, j := t.at(t.n)
 	t.n++
 	t.totalSize += a.Size
-	if len(a.Tags) > 0 || a.DeletionVector != nil || a.BaseRowID != nil || a.DefaultRowCommitVersion != nil || a.ClusteringProvider != "" {
-		cp := *a
+	if len(a.Tags) > 0 || a.DeletionVector != nil {
 		if t.full == nil {
 			t.full = map[int]*actions.Add{}
 		}
-		t.full[t.n-1] = &cp
+		t.full[t.n-1] = t.cloneAdd(a)
 		c.shape[j] = shapeFull
 		return
 	}
-	c.pv[j] = a.PartitionValues
+	c.pv[j] = t.partitions(a.PartitionValues)
 	dir, name := splitPath(a.Path)
 	c.dir[j] = t.dirID(dir)
-	ref := t.putRecord(a.Size, a.ModificationTime, name, a.Stats)
+	ex := t.extrasOf(a)
+	ref := t.putRecord(a.Size, a.ModificationTime, ex, name, a.Stats)
+	if ex.has != 0 {
+		ref.shape |= hasExtras
+	}
 	if a.DataChange {
 		ref.shape |= dataChange
 	}
@@ -358,6 +377,87 @@ func (c *nameCoder) skipName(b []byte) ([]byte, []byte) {
 	return nil, b[w+int(n):]
 }
 
+// cloneAdd returns a copy of a that shares no memory with it: the
+// decoder's strings may be parts of its pages, which the table must not
+// keep.
+func (t *fileTable) cloneAdd(a *actions.Add) *actions.Add {
+	c := *a
+	c.Path, c.Stats, c.ClusteringProvider = strings.Clone(a.Path), strings.Clone(a.Stats), strings.Clone(a.ClusteringProvider)
+	c.PartitionValues = t.partitions(a.PartitionValues)
+	if a.Tags != nil {
+		c.Tags = make(map[string]string, len(a.Tags))
+		for k, v := range a.Tags {
+			c.Tags[strings.Clone(k)] = strings.Clone(v)
+		}
+	}
+	if a.DeletionVector != nil {
+		dv := *a.DeletionVector
+		dv.StorageType, dv.PathOrInlineDv = strings.Clone(dv.StorageType), strings.Clone(dv.PathOrInlineDv)
+		c.DeletionVector = &dv
+	}
+	return &c
+}
+
+// rowExtras are the fields of an add a file of a table with row tracking
+// or clustering has, kept in its record when present.
+type rowExtras struct {
+	has                     uint8 // extraBaseRowID | extraRowCommitVersion | extraClustering
+	baseRowID, rowCommitVer int64
+	clustering              uint32 // index into fileTable.clusterings
+}
+
+const (
+	extraBaseRowID = 1 << iota
+	extraRowCommitVersion
+	extraClustering
+)
+
+// extrasOf returns the row-tracking and clustering fields of a.
+func (t *fileTable) extrasOf(a *actions.Add) rowExtras {
+	var ex rowExtras
+	if a.BaseRowID != nil {
+		ex.has |= extraBaseRowID
+		ex.baseRowID = *a.BaseRowID
+	}
+	if a.DefaultRowCommitVersion != nil {
+		ex.has |= extraRowCommitVersion
+		ex.rowCommitVer = *a.DefaultRowCommitVersion
+	}
+	if a.ClusteringProvider != "" {
+		ex.has |= extraClustering
+		i := slices.Index(t.clusterings, a.ClusteringProvider)
+		if i < 0 {
+			i = len(t.clusterings)
+			t.clusterings = append(t.clusterings, strings.Clone(a.ClusteringProvider))
+		}
+		ex.clustering = uint32(i)
+	}
+	return ex
+}
+
+// partitions returns the table's copy of partition values m: one per map
+// of the decoder, which shares a map between files with equal values; the
+// decoder's strings may be parts of its pages, which the table must not
+// keep.
+func (t *fileTable) partitions(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	p := reflect.ValueOf(m).UnsafePointer()
+	if c, ok := t.pvs[p]; ok {
+		return c
+	}
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[strings.Clone(k)] = strings.Clone(v)
+	}
+	if t.pvs == nil {
+		t.pvs = map[unsafe.Pointer]map[string]string{}
+	}
+	t.pvs[p] = c
+	return c
+}
+
 // splitPath splits a path after its last slash.
 func splitPath(p string) (dir, name string) {
 	i := strings.LastIndexByte(p, '/') + 1
@@ -381,13 +481,25 @@ func (t *fileTable) dirID(dir string) uint32 {
 }
 
 // putStats stores s in the arena, in a record of its own with no name.
-func (t *fileTable) putStats(s string) statsRef { return t.putRecord(0, 0, "", s) }
+func (t *fileTable) putStats(s string) statsRef { return t.putRecord(0, 0, rowExtras{}, "", s) }
 
-// putRecord stores a record in the arena: size, modification time, name,
-// then stats s.
-func (t *fileTable) putRecord(size, modTime int64, name, s string) statsRef {
+// putRecord stores a record in the arena: size, modification time, the
+// extras when ex has any, name, then stats s.
+func (t *fileTable) putRecord(size, modTime int64, ex rowExtras, name, s string) statsRef {
 	rec := binary.AppendVarint(t.scratch[:0], size)
 	rec = binary.AppendVarint(rec, modTime)
+	if ex.has != 0 {
+		rec = append(rec, ex.has)
+		if ex.has&extraBaseRowID != 0 {
+			rec = binary.AppendVarint(rec, ex.baseRowID)
+		}
+		if ex.has&extraRowCommitVersion != 0 {
+			rec = binary.AppendVarint(rec, ex.rowCommitVer)
+		}
+		if ex.has&extraClustering != 0 {
+			rec = binary.AppendUvarint(rec, uint64(ex.clustering))
+		}
+	}
 	rec = t.names.appendName(rec, name)
 	var id uint32
 	id, rec = t.encodeStats(s, rec)
@@ -446,14 +558,33 @@ func (t *fileTable) store(rec []byte) uint64 {
 	return uint64(k)<<32 | uint64(off)
 }
 
-// record returns a row's record: its size and modification time, and the
-// rest, where its name starts.
-func (t *fileTable) record(rec uint64) (size, modTime int64, rest []byte) {
+// record returns a row's record, of a row whose shape (with its flags) is
+// shape: its size, modification time and extras, and the rest, where its
+// name starts.
+func (t *fileTable) record(shape uint32, rec uint64) (size, modTime int64, ex rowExtras, rest []byte) {
 	b := t.blocks[rec>>32][uint32(rec):]
 	size, w := binary.Varint(b)
 	b = b[w:]
 	modTime, w = binary.Varint(b)
-	return size, modTime, b[w:]
+	b = b[w:]
+	if shape&hasExtras != 0 {
+		ex.has, b = b[0], b[1:]
+		if ex.has&extraBaseRowID != 0 {
+			ex.baseRowID, w = binary.Varint(b)
+			b = b[w:]
+		}
+		if ex.has&extraRowCommitVersion != 0 {
+			ex.rowCommitVer, w = binary.Varint(b)
+			b = b[w:]
+		}
+		if ex.has&extraClustering != 0 {
+			var id uint64
+			id, w = binary.Uvarint(b)
+			ex.clustering = uint32(id)
+			b = b[w:]
+		}
+	}
+	return size, modTime, ex, b
 }
 
 // stats returns the stats string of a row; buf is scratch space, returned
@@ -469,7 +600,7 @@ func (t *fileTable) statsIn(ref statsRef, buf []byte, a *strArena) (string, []by
 	if shape == shapeNone {
 		return "", buf
 	}
-	_, _, vals := t.record(ref.rec)
+	_, _, _, vals := t.record(ref.shape, ref.rec)
 	_, vals = t.names.skipName(vals)
 	if shape == shapeRaw {
 		n, w := binary.Uvarint(vals)
@@ -504,7 +635,7 @@ func (a *strArena) str(b []byte) string {
 
 // appendPath appends the path of row i, which is not a full row, to buf.
 func (t *fileTable) appendPath(c *fileChunk, j int, buf []byte) []byte {
-	_, _, b := t.record(c.rec[j])
+	_, _, _, b := t.record(c.shape[j], c.rec[j])
 	buf = append(buf, t.dirs[c.dir[j]]...)
 	buf, _ = t.names.appendTo(buf, b)
 	return buf
@@ -519,8 +650,22 @@ func (t *fileTable) build(i int, dst *actions.Add, buf []byte) []byte {
 
 // strArenas are the arenas of the paths and of the stats of the adds
 // built: apart, so that a caller who keeps the paths alone does not keep
-// the stats alive.
-type strArenas struct{ paths, stats strArena }
+// the stats alive; and a slab of the row-tracking fields.
+type strArenas struct {
+	paths, stats strArena
+	ints         []int64
+}
+
+// int64p returns a pointer to a copy of v.
+func (a *strArenas) int64p(v int64) *int64 {
+	if len(a.ints) == 0 {
+		a.ints = make([]int64, 256)
+	}
+	p := &a.ints[0]
+	a.ints = a.ints[1:]
+	*p = v
+	return p
+}
 
 // buildIn is build, the add's strings carved from a.
 func (t *fileTable) buildIn(i int, dst *actions.Add, buf []byte, a *strArenas) []byte {
@@ -529,7 +674,7 @@ func (t *fileTable) buildIn(i int, dst *actions.Add, buf []byte, a *strArenas) [
 		*dst = *t.full[i]
 		return buf
 	}
-	size, modTime, b := t.record(c.rec[j])
+	size, modTime, ex, b := t.record(c.shape[j], c.rec[j])
 	buf, _ = t.names.appendTo(append(buf[:0], t.dirs[c.dir[j]]...), b)
 	*dst = actions.Add{
 		Path:             a.paths.str(buf),
@@ -537,6 +682,15 @@ func (t *fileTable) buildIn(i int, dst *actions.Add, buf []byte, a *strArenas) [
 		Size:             size,
 		ModificationTime: modTime,
 		DataChange:       c.shape[j]&dataChange != 0,
+	}
+	if ex.has&extraBaseRowID != 0 {
+		dst.BaseRowID = a.int64p(ex.baseRowID)
+	}
+	if ex.has&extraRowCommitVersion != 0 {
+		dst.DefaultRowCommitVersion = a.int64p(ex.rowCommitVer)
+	}
+	if ex.has&extraClustering != 0 {
+		dst.ClusteringProvider = t.clusterings[ex.clustering]
 	}
 	dst.Stats, buf = t.statsIn(statsRef{shape: c.shape[j], rec: c.rec[j]}, buf, &a.stats)
 	return buf
@@ -596,6 +750,7 @@ func (t *fileTable) finish() {
 	t.dirIDs = nil
 	t.dict.ids = nil // the strings stay, by index
 	t.names.byKey = nil
+	t.pvs = nil
 	if t.n == 0 {
 		return
 	}
@@ -640,7 +795,7 @@ func (t *fileTable) size(i int) int64 {
 	if c.shape[j] == shapeFull {
 		return t.full[i].Size
 	}
-	size, _, _ := t.record(c.rec[j])
+	size, _, _, _ := t.record(c.shape[j], c.rec[j])
 	return size
 }
 

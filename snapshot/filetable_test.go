@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -112,6 +113,19 @@ func TestFileTable(t *testing.T) {
 		if i%1000 == 1 {
 			a.DeletionVector = &actions.DeletionVector{StorageType: "u", PathOrInlineDv: "abc", Offset: &off}
 		}
+		if i%3 == 0 { // row tracking
+			base, ver := int64(i*10), int64(i%5)
+			a.BaseRowID = &base
+			if i%2 == 0 {
+				a.DefaultRowCommitVersion = &ver
+			}
+		}
+		if i%5 == 0 {
+			a.ClusteringProvider = []string{"liquid", "other"}[i%2]
+		}
+		if i%11 == 0 {
+			a.Tags = map[string]string{"k": "v"}
+		}
 		want = append(want, a)
 		ft.add(&a)
 	}
@@ -119,7 +133,9 @@ func TestFileTable(t *testing.T) {
 	for i := range want {
 		var got actions.Add
 		ft.build(i, &got, nil)
-		if fmt.Sprint(got) != fmt.Sprint(want[i]) {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want[i])
+		if string(g) != string(w) {
 			t.Fatalf("row %d: got %+v, want %+v", i, got, want[i])
 		}
 		n := 0
@@ -212,7 +228,8 @@ func TestStatsDictionary(t *testing.T) {
 			t.Fatalf("%d: got %q, want %q", i, got, want[i])
 		}
 	}
-	_, _, rec := ft.record(refs[len(refs)-1].rec)
+	last := refs[len(refs)-1]
+	_, _, _, rec := ft.record(last.shape, last.rec)
 	if len(rec) > 1+1+1+1+1+len("unique-0000000")+1 {
 		t.Errorf("record of %d bytes: the constant value is not interned", len(rec))
 	}
