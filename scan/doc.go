@@ -13,7 +13,13 @@
 //     on its statistics (min, max, null count, from the add action's JSON
 //     stats or a checkpoint's stats_parsed). A file is skipped only when it
 //     certainly holds no matching row (see expr.Stats.MightMatch). Metrics
-//     count the files skipped by each test.
+//     count the files skipped by each test. A scan with a predicate on a
+//     snapshot that has not read its files streams them instead
+//     (snapshot.Snapshot.StreamFiles): the checkpoint is read batch by
+//     batch and only the files that survive are kept, so a selective plan
+//     of a table of millions of files costs the memory of its result, not
+//     of the table (each such run reads the checkpoint again). Statistics
+//     are decoded here, one file at a time, from their JSON text.
 //  2. Reading: each surviving file is opened with package datafile, which
 //     reads only the columns the output and the predicate need, by physical
 //     name or by field id under column mapping, widening types as the table

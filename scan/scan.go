@@ -271,8 +271,12 @@ func (s *Scan) Metrics() Metrics {
 // Files yields the files the scan reads, after partition pruning and
 // statistics-based skipping, in the snapshot's order. A partition value
 // that cannot be parsed as its column's type is an error wrapping
-// deltaerr.ErrCorrupt. The snapshot reads its checkpoint's files on first
-// use, under ctx; an error doing so is yielded too.
+// deltaerr.ErrCorrupt. A scan without a predicate has the snapshot read
+// its checkpoint's files on first use, under ctx; a scan with one, on a
+// snapshot that has not read them, streams them instead
+// (snapshot.Snapshot.StreamFiles: the same files in the same order, memory
+// following the files yielded, the checkpoint read again by each call).
+// An error reading them is yielded too.
 func (s *Scan) Files(ctx context.Context) iter.Seq2[File, error] {
 	return func(yield func(File, error) bool) {
 		var perr error
@@ -296,7 +300,13 @@ func (s *Scan) Files(ctx context.Context) iter.Seq2[File, error] {
 				return true
 			}
 		}
-		for add, err := range s.snap.FilesMatching(ctx, keep) {
+		files := s.snap.FilesMatching
+		if s.pred != nil {
+			// A selective plan of a snapshot that has not read its files
+			// streams the checkpoint and keeps only what it yields.
+			files = s.snap.StreamFiles
+		}
+		for add, err := range files(ctx, keep) {
 			if err != nil {
 				yield(File{}, err)
 				return

@@ -18,8 +18,10 @@ import (
 // first use and shared by every snapshot built on that checkpoint (Load,
 // then each Update). With no checkpoint it is empty and costs no I/O.
 //
-// Its two stages, files (add and remove columns) and meta (txn and
-// domainMetadata columns), are read independently, each once. A stage that
+// Its three stages, files (add column), tombstones (remove column) and
+// meta (txn and domainMetadata columns), are read independently, each
+// once: the removes are not kept by a snapshot that only lists or plans
+// its files. A stage that
 // finds the checkpoint missing or undecodable rebuilds the state at the
 // checkpoint's version from an older checkpoint or from the commits alone
 // (fallback), once for both stages.
@@ -30,6 +32,7 @@ type baseState struct {
 
 	pm       lazy[*basePM]
 	files    lazy[*baseFiles]
+	tombs    lazy[[]actions.Remove]
 	meta     lazy[*baseMeta]
 	fallback lazy[*rebuilt]
 }
@@ -43,9 +46,8 @@ type basePM struct {
 
 // baseFiles is the file state of a checkpoint.
 type baseFiles struct {
-	files      *fileTable
-	size       int64 // of all files
-	tombstones []actions.Remove
+	files *fileTable
+	size  int64 // of all files
 }
 
 // baseMeta is the txn and domain state of a checkpoint.
@@ -56,8 +58,9 @@ type baseMeta struct {
 
 // rebuilt is the state at a checkpoint's version rebuilt without it.
 type rebuilt struct {
-	files *baseFiles
-	meta  *baseMeta
+	files      *baseFiles
+	tombstones []actions.Remove
+	meta       *baseMeta
 }
 
 func newBaseState(store logstore.Store, seg deltalog.Segment) *baseState {
@@ -163,7 +166,7 @@ func checkpointName(version int64, keys []string) string {
 func (b *baseState) loadFiles(ctx context.Context) (*baseFiles, error) {
 	return b.files.get(ctx, func(ctx context.Context) (*baseFiles, error) {
 		if b.version < 0 {
-			return newBaseFiles(nil, nil, nil), nil
+			return newBaseFiles(nil, nil), nil
 		}
 		f, err := readBaseFiles(ctx, b.store, b.version, b.keys, nil, nil)
 		if err == nil {
@@ -174,6 +177,25 @@ func (b *baseState) loadFiles(ctx context.Context) (*baseFiles, error) {
 			return nil, rerr
 		}
 		return r.files, nil
+	})
+}
+
+// loadTombstones returns the checkpoint's removes, reading them on first
+// use.
+func (b *baseState) loadTombstones(ctx context.Context) ([]actions.Remove, error) {
+	return b.tombs.get(ctx, func(ctx context.Context) ([]actions.Remove, error) {
+		if b.version < 0 {
+			return nil, nil
+		}
+		ts, err := readBaseTombstones(ctx, b.store, b.version, b.keys, nil, nil)
+		if err == nil {
+			return ts, nil
+		}
+		r, rerr := b.rebuild(ctx, err)
+		if rerr != nil {
+			return nil, rerr
+		}
+		return r.tombstones, nil
 	})
 }
 
@@ -245,6 +267,10 @@ func rebuildListed(ctx context.Context, store logstore.Store, version int64) (*r
 			keys = base.keys
 		}
 		fs, err := readBaseFiles(ctx, store, base.version, keys, r.tail, r.order)
+		var ts []actions.Remove
+		if err == nil {
+			ts, err = readBaseTombstones(ctx, store, base.version, keys, r.tail, r.order)
+		}
 		var ms *baseMeta
 		if err == nil {
 			ms, err = readBaseMeta(ctx, store, base.version, keys, r.txns, r.domains)
@@ -252,7 +278,7 @@ func rebuildListed(ctx context.Context, store logstore.Store, version int64) (*r
 		cpErr, err := skippable(err)
 		switch {
 		case err == nil:
-			return &rebuilt{files: fs, meta: ms}, nil
+			return &rebuilt{files: fs, tombstones: ts, meta: ms}, nil
 		case cpErr != nil:
 			slog.WarnContext(ctx, "skipping unreadable checkpoint", "version", cpErr.version, "err", cpErr.err)
 			skip[cpErr.version] = true
@@ -262,63 +288,101 @@ func rebuildListed(ctx context.Context, store logstore.Store, version int64) (*r
 	}
 }
 
-// readBaseFiles reads the adds and removes of a checkpoint (none when keys
-// is empty) and flattens onto them a tail of later file actions: the
-// checkpoint's actions whose key is in tail are dropped, and tail's are
-// appended in order.
+// readBaseFiles reads the adds of a checkpoint (none when keys is empty)
+// into a file table and flattens onto them a tail of later file actions:
+// the checkpoint's adds whose key is in tail are dropped, and tail's adds
+// are appended in order.
 func readBaseFiles(ctx context.Context, store logstore.Store, version int64, keys []string, tail map[fileKey]fileEntry, order []fileEntry) (*baseFiles, error) {
 	t := newFileTable()
-	var tombstones []actions.Remove
 	if len(keys) > 0 {
-		err := readAhead(func(fn func([]actions.Action) error) error {
-			return readCheckpoint(ctx, store, version, keys, checkpoint.Add|checkpoint.Remove, fn)
-		}, func(batch []actions.Action) {
-			for i := range batch {
-				a := &batch[i]
-				switch {
-				case a.Add != nil:
-					if len(tail) > 0 {
-						if _, ok := tail[keyOf(a.Add.Path, a.Add.DeletionVector)]; ok {
-							continue
-						}
-					}
-					t.add(a.Add)
-				case a.Remove != nil:
-					if len(tail) > 0 {
-						if _, ok := tail[keyOf(a.Remove.Path, a.Remove.DeletionVector)]; ok {
-							continue
-						}
-					}
-					tombstones = append(tombstones, *a.Remove)
-				}
-			}
+		err := eachCheckpointFile(ctx, store, version, keys, tail, func(a *actions.Add) bool {
+			t.add(a)
+			return true
+		}, nil)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return newBaseFiles(t, order), nil
+}
+
+// readBaseTombstones reads the removes of a checkpoint (none when keys is
+// empty), less those whose key is in tail, and appends tail's removes in
+// order.
+func readBaseTombstones(ctx context.Context, store logstore.Store, version int64, keys []string, tail map[fileKey]fileEntry, order []fileEntry) ([]actions.Remove, error) {
+	var ts []actions.Remove
+	if len(keys) > 0 {
+		err := eachCheckpointFile(ctx, store, version, keys, tail, nil, func(r *actions.Remove) {
+			ts = append(ts, *r)
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	return newBaseFiles(t, tombstones, order), nil
+	for _, e := range order {
+		if e.remove != nil {
+			ts = append(ts, *e.remove)
+		}
+	}
+	return ts, nil
+}
+
+// eachCheckpointFile reads the file actions of a checkpoint and hands them,
+// in the checkpoint's order, to add and remove (a column is not read when
+// its function is nil), less those whose key is in tail: the commits
+// after the checkpoint supersede them. add returning false stops the read.
+//
+// It is the one place a checkpoint's files enter a snapshot: kept in a
+// file table (readBaseFiles, where tail is empty but for a rebuild, the
+// snapshot's own tail being applied later by newFileView with the same
+// rule) or streamed to a caller who keeps what it wants (StreamFiles).
+func eachCheckpointFile(ctx context.Context, store logstore.Store, version int64, keys []string, tail map[fileKey]fileEntry, add func(*actions.Add) bool, remove func(*actions.Remove)) error {
+	var want checkpoint.ActionSet
+	if add != nil {
+		want |= checkpoint.Add
+	}
+	if remove != nil {
+		want |= checkpoint.Remove
+	}
+	superseded := func(path string, dv *actions.DeletionVector) bool {
+		if len(tail) == 0 {
+			return false
+		}
+		_, ok := tail[keyOf(path, dv)]
+		return ok
+	}
+	return readAhead(func(fn func([]actions.Action) error) error {
+		return readCheckpoint(ctx, store, version, keys, want, fn)
+	}, func(batch []actions.Action) bool {
+		for i := range batch {
+			switch a := &batch[i]; {
+			case a.Add != nil && add != nil:
+				if !superseded(a.Add.Path, a.Add.DeletionVector) && !add(a.Add) {
+					return false
+				}
+			case a.Remove != nil && remove != nil:
+				if !superseded(a.Remove.Path, a.Remove.DeletionVector) {
+					remove(a.Remove)
+				}
+			}
+		}
+		return true
+	})
 }
 
 // newBaseFiles finishes a checkpoint's file table (nil for an empty one),
-// appending the file actions of order.
-func newBaseFiles(t *fileTable, tombstones []actions.Remove, order []fileEntry) *baseFiles {
+// appending the adds of order.
+func newBaseFiles(t *fileTable, order []fileEntry) *baseFiles {
 	if t == nil {
 		t = newFileTable()
 	}
 	for _, e := range order {
 		if e.add != nil {
 			t.add(e.add)
-		} else {
-			tombstones = append(tombstones, *e.remove)
 		}
 	}
 	t.finish()
-	b := &baseFiles{files: t, tombstones: tombstones}
-	for i := range t.len() {
-		b.size += t.size(i)
-	}
-	return b
+	return &baseFiles{files: t, size: t.totalSize}
 }
 
 // readBaseMeta reads the txns and domains of a checkpoint (none when keys

@@ -151,7 +151,7 @@ func (s *Snapshot) CachedFileTotals() (files, bytes int64, ok bool) {
 	}
 	var b *baseFiles
 	if s.base.version < 0 {
-		b = newBaseFiles(nil, nil, nil)
+		b = newBaseFiles(nil, nil)
 	} else if b, ok = s.base.files.peek(); !ok {
 		return 0, 0, false
 	}

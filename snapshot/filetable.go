@@ -3,42 +3,76 @@ package snapshot
 import (
 	"encoding/binary"
 	"hash/maphash"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/location"
 )
 
-// fileTable holds the add actions of a checkpoint in a compact form, so
-// that a snapshot of a million files costs a fraction of a million
-// actions.Add structs:
+// fileTable holds the add actions of a checkpoint in a compact, columnar
+// form, so that a snapshot of a million files costs a fraction of a
+// million actions.Add structs (about 95 bytes a file with stats on five
+// columns, against 240 before the columns and the records; see
+// bench/RESULTS.md, issue 26):
 //
-//   - a row per file of 56 bytes in fixed-size chunks (no slice doubling),
-//     with the path (a substring of the checkpoint decoder's page text),
-//     size, modification time and the partition map, which the decoder
-//     already shares between files with equal values;
-//   - the stats JSON split into a shape, the text with every number and
-//     string value taken out, interned per table, and those values, packed
-//     into an arena of byte blocks (see encodeStats);
-//   - an add with any field the row lacks (tags, a deletion vector, row
-//     tracking, clustering) kept whole, in full by row.
+//   - the fixed-size fields of each file (where its record is, the
+//     directory of its path, the shape of its stats and two flags) in
+//     columns of fixed-size chunks (no slice doubling), with its partition
+//     map by reference, one copy per map of the decoder (which shares a
+//     map between files with equal values): 24 bytes a file;
+//   - a record per file in an arena of byte blocks: its size and
+//     modification time as varints, its file name (the path after its
+//     directory, which is interned per table) stored against a template
+//     name (nameCoder), then its stats JSON split into a shape, the text
+//     with every number and string value taken out, interned per table,
+//     and those values (see encodeStats; short strings that repeat, such
+//     as a constant column's bounds, are interned in a bounded dictionary
+//     and stored as their index);
+//   - row tracking's baseRowId and defaultRowCommitVersion, and the
+//     clustering provider (interned), in the record when the add has them;
+//   - an add with tags or a deletion vector kept whole, in full by row,
+//     its strings copied.
 //
-// Files builds an actions.Add per row as it yields it. A hash index from
-// canonical path to row lets Update find the checkpoint files that new
-// commits supersede without a pass over every row.
+// The invariant: nothing of the checkpoint decoder's memory is kept (every
+// byte is copied into the table's own columns, arena and interned
+// strings), and statistics stay in their compact form until something
+// asks for the add: Files builds an actions.Add per row as it yields it,
+// its path and stats JSON carved from shared chunks (strArena), and only a
+// predicate parses that JSON (package expr, one file at a time). A hash
+// index from canonical path to row lets Update find the checkpoint files
+// that new commits supersede without a pass over every row.
 //
 // A fileTable is written only while its checkpoint is read and is then
-// shared, read-only, by every snapshot built on that checkpoint.
+// shared, read-only, by every snapshot built on that checkpoint: its read
+// methods use no scratch space of the table's.
 type fileTable struct {
-	chunks [][]fileRow
+	chunks []*fileChunk
 	n      int
 	full   map[int]*actions.Add // rows with shape shapeFull
+	// totalSize is the size of all files.
+	totalSize int64
+
+	// pvs maps a partition map of the decoder to the table's copy, while
+	// the table is built.
+	pvs map[unsafe.Pointer]map[string]string
+
+	clusterings []string // clustering providers, by rowExtras.clustering
+
+	dirs   []string          // by directory id
+	dirIDs map[string]uint32 // directory -> id
+	lastD  uint32            // id of the last directory stored
 
 	shapes    []string          // by shape id
 	shapeIDs  map[string]uint32 // shape -> id
 	lastShape uint32            // id of the last shape stored, shapeRaw before the first: tried first
 	lastSegs  []shapeSeg        // lastShape, split for matchStats
-	blocks    [][]byte          // arena of encoded stats
+	dict      strDict           // string values of stats
+	names     nameCoder         // file names, against templates
+	blocks    [][]byte          // arena of records
 	scratch   []byte
 	shapeBuf  []byte
 
@@ -46,179 +80,677 @@ type fileTable struct {
 	index []uint32 // open addressing, row+1 per slot, 0 empty
 }
 
-// fileRow is one add of the checkpoint.
-type fileRow struct {
-	path    string
-	pv      map[string]string
-	size    int64
-	modTime int64
-	stats   statsRef
+// fileChunk holds the fixed-size fields of rowChunk files.
+type fileChunk struct {
+	rec   [rowChunk]uint64 // where the row's record starts: block<<32 | offset
+	dir   [rowChunk]uint32 // directory id
+	shape [rowChunk]uint32 // statsRef.shape, with the flags dataChange and plainPath
+	pv    [rowChunk]map[string]string
 }
 
-// statsRef locates a row's encoded stats in the arena.
+// statsRef locates a row's encoded stats: its shape (shapeNone, shapeRaw,
+// shapeFull, or an index into shapes) under the flags dataChange and
+// plainPath, and its record.
 type statsRef struct {
-	shape    uint32 // shapeNone, shapeRaw, shapeFull, or an index into shapes; dataChange as the top bit
-	blk, off uint32
-	n        uint32
+	shape uint32
+	rec   uint64
 }
 
 const (
-	shapeNone  = 1<<31 - 1 // no stats
-	shapeRaw   = 1<<31 - 2 // the arena holds the stats as they are
-	shapeFull  = 1<<31 - 3 // the whole add is in fileTable.full
-	dataChange = 1 << 31
+	shapeNone  = 1<<29 - 1 // no stats
+	shapeRaw   = 1<<29 - 2 // the record holds the stats as they are, after their length
+	shapeFull  = 1<<29 - 3 // the whole add is in fileTable.full
+	dataChange = 1 << 31   // the add's dataChange
+	plainPath  = 1 << 30   // the path is its own canonical form
+	hasExtras  = 1 << 29   // the record holds rowExtras
+	shapeMask  = 1<<29 - 1
 
 	rowChunk  = 4096
 	blockSize = 1 << 20
 	// maxShapes bounds the interned shapes: past it, stats are kept raw.
 	maxShapes = 1 << 16
 	// hole marks a value taken out of a shape, kept in the values as its
-	// length and text; numHole a run of digits kept as its value. Valid
-	// JSON never holds these raw control bytes, so stats that do are kept
-	// raw.
+	// length and text (or its index in the string dictionary); numHole a
+	// run of digits kept as its value. Valid JSON never holds these raw
+	// control bytes, so stats that do are kept raw.
 	hole    = 0
 	numHole = 1
 	// maxNumDigits is the longest digit run that fits a uint64 surely.
 	maxNumDigits = 19
 )
 
+// strDict interns short string values of stats that repeat, up to a
+// bounded number: a value found in it is stored as its index.
+type strDict struct {
+	strs []string
+	ids  map[string]uint32
+}
+
+const (
+	maxDictStrings = 1 << 15 // entries
+	maxDictLen     = 64      // bytes of a value interned
+)
+
+// appendValue appends a hole's value v to vals: its index in the
+// dictionary, tagged with a set low bit, or its length, tagged with a
+// clear one, and its bytes. v may be a part of the decoder's pages: what
+// the dictionary keeps is a copy.
+func (d *strDict) appendValue(vals []byte, v string) []byte {
+	if id, ok := d.intern(v); ok {
+		return binary.AppendUvarint(vals, uint64(id)<<1|1)
+	}
+	vals = binary.AppendUvarint(vals, uint64(len(v))<<1)
+	return append(vals, v...)
+}
+
+// intern returns the index of v in the dictionary, adding it if there is
+// room; ok is false when v is not in it.
+func (d *strDict) intern(v string) (id uint32, ok bool) {
+	if len(v) > maxDictLen || len(v) < 2 {
+		return 0, false
+	}
+	if id, ok := d.ids[v]; ok {
+		return id, true
+	}
+	if len(d.strs) >= maxDictStrings {
+		return 0, false
+	}
+	if d.ids == nil {
+		d.ids = map[string]uint32{}
+	}
+	c := strings.Clone(v)
+	id = uint32(len(d.strs))
+	d.ids[c] = id
+	d.strs = append(d.strs, c)
+	return id, true
+}
+
+// appendSegValue is appendValue for the value v of the hole after seg,
+// which remembers the last value there (a column whose bound is the same
+// in file after file is then stored without a lookup) and stops using the
+// dictionary for a hole whose values seldom repeat (a unique name, say), so
+// that they neither fill it nor cost a lookup each.
+func (d *strDict) appendSegValue(vals []byte, v string, seg *shapeSeg) []byte {
+	switch {
+	case seg.hasLast && seg.last == v:
+		return binary.AppendUvarint(vals, uint64(seg.lastID)<<1|1)
+	case seg.noDict:
+	default:
+		seg.tries++
+		id, found := d.ids[v]
+		if found {
+			seg.hits++
+		} else if seg.tries > dictTrial && seg.hits*8 < seg.tries {
+			seg.noDict = true
+			break
+		} else {
+			id, found = d.intern(v)
+		}
+		if found {
+			seg.last, seg.lastID, seg.hasLast = d.strs[id], id, true
+			return binary.AppendUvarint(vals, uint64(id)<<1|1)
+		}
+	}
+	vals = binary.AppendUvarint(vals, uint64(len(v))<<1)
+	return append(vals, v...)
+}
+
+// dictTrial is how many values of a hole are looked up in the dictionary
+// before it is given up for that hole if fewer than one in eight was
+// found there.
+const dictTrial = 256
+
 func newFileTable() *fileTable {
-	return &fileTable{shapeIDs: map[string]uint32{}, lastShape: shapeRaw, seed: maphash.MakeSeed()}
+	return &fileTable{shapeIDs: map[string]uint32{}, dirIDs: map[string]uint32{}, lastShape: shapeRaw, lastD: ^uint32(0), seed: maphash.MakeSeed()}
 }
 
 func (t *fileTable) len() int { return t.n }
 
-func (t *fileTable) row(i int) *fileRow { return &t.chunks[i/rowChunk][i%rowChunk] }
+// at returns the chunk of row i and its index there.
+func (t *fileTable) at(i int) (*fileChunk, int) { return t.chunks[i/rowChunk], i % rowChunk }
 
 // add appends a copy of a.
 func (t *fileTable) add(a *actions.Add) {
 	if t.n%rowChunk == 0 {
-		t.chunks = append(t.chunks, make([]fileRow, rowChunk))
+		t.chunks = append(t.chunks, new(fileChunk))
 	}
-	r := t.row(t.n)
+	c, j := t.at(t.n)
 	t.n++
-	r.path, r.size = a.Path, a.Size
-	if len(a.Tags) > 0 || a.DeletionVector != nil || a.BaseRowID != nil || a.DefaultRowCommitVersion != nil || a.ClusteringProvider != "" {
-		c := *a
+	t.totalSize += a.Size
+	if len(a.Tags) > 0 || a.DeletionVector != nil {
 		if t.full == nil {
 			t.full = map[int]*actions.Add{}
 		}
-		t.full[t.n-1] = &c
-		r.stats.shape = shapeFull
+		t.full[t.n-1] = t.cloneAdd(a)
+		c.shape[j] = shapeFull
 		return
 	}
-	r.pv, r.modTime = a.PartitionValues, a.ModificationTime
-	r.stats = t.putStats(a.Stats)
-	if a.DataChange {
-		r.stats.shape |= dataChange
+	c.pv[j] = t.partitions(a.PartitionValues)
+	dir, name := splitPath(a.Path)
+	c.dir[j] = t.dirID(dir)
+	ex := t.extrasOf(a)
+	ref := t.putRecord(a.Size, a.ModificationTime, ex, name, a.Stats)
+	if ex.has != 0 {
+		ref.shape |= hasExtras
 	}
+	if a.DataChange {
+		ref.shape |= dataChange
+	}
+	if location.Canonical(a.Path) == a.Path {
+		ref.shape |= plainPath
+	}
+	c.shape[j], c.rec[j] = ref.shape, ref.rec
 }
 
-// putStats stores s in the arena.
-func (t *fileTable) putStats(s string) statsRef {
+// nameCoder stores file names against templates: names seen before,
+// kept whole. Files written by one job share all of their names but a
+// part number (Spark's and delta-rs's part-<n>-<job id>-c000.<codec>.parquet,
+// say), so a name is stored as a template's id, the lengths of the prefix
+// and the suffix it shares with it, and the bytes between. A template is
+// found by the name with its first run of digits left out; a name with
+// none found becomes one, up to maxTemplates, past which names that share
+// little with one are stored whole.
+type nameCoder struct {
+	tmpls []string
+	byKey map[[2]string]uint32 // the template's text around its first digit run -> id
+	last  uint32               // id of the last template used, when tmpls is not empty
+}
+
+const (
+	maxTemplates = 1 << 16
+	// minShared is the fewest bytes a name must share with a template to
+	// be stored against it.
+	minShared = 8
+)
+
+// nameKey is name without its first run of digits.
+func nameKey(name string) [2]string {
+	i := strings.IndexAny(name, "0123456789")
+	if i < 0 {
+		return [2]string{name, ""}
+	}
+	return [2]string{name[:i], name[digitsEnd(name, i):]}
+}
+
+// appendName appends the encoding of name to rec: 0 and the name's length
+// and bytes, or a template's id plus one, the prefix and suffix lengths it
+// shares with the template, and the length and bytes of the rest.
+func (c *nameCoder) appendName(rec []byte, name string) []byte {
+	id, ok := c.template(name)
+	if !ok {
+		rec = binary.AppendUvarint(rec, 0)
+		rec = binary.AppendUvarint(rec, uint64(len(name)))
+		return append(rec, name...)
+	}
+	tmpl := c.tmpls[id]
+	p := 0
+	for p < len(name) && p < len(tmpl) && name[p] == tmpl[p] {
+		p++
+	}
+	q := 0
+	for q < len(name)-p && q < len(tmpl)-p && name[len(name)-1-q] == tmpl[len(tmpl)-1-q] {
+		q++
+	}
+	rec = binary.AppendUvarint(rec, uint64(id)+1)
+	rec = binary.AppendUvarint(rec, uint64(p))
+	rec = binary.AppendUvarint(rec, uint64(q))
+	mid := name[p : len(name)-q]
+	rec = binary.AppendUvarint(rec, uint64(len(mid)))
+	return append(rec, mid...)
+}
+
+// template returns the template to store name against, making name one
+// when none fits and there is room.
+func (c *nameCoder) template(name string) (uint32, bool) {
+	if len(name) < 2*minShared {
+		return 0, false
+	}
+	if len(c.tmpls) > 0 && shared(name, c.tmpls[c.last]) >= minShared {
+		return c.last, true
+	}
+	k := nameKey(name)
+	if id, ok := c.byKey[k]; ok && shared(name, c.tmpls[id]) >= minShared {
+		c.last = id
+		return id, true
+	}
+	if len(c.tmpls) >= maxTemplates {
+		return 0, false
+	}
+	if c.byKey == nil {
+		c.byKey = map[[2]string]uint32{}
+	}
+	t := strings.Clone(name)
+	id := uint32(len(c.tmpls))
+	c.tmpls = append(c.tmpls, t)
+	c.byKey[nameKey(t)] = id
+	c.last = id
+	return id, true
+}
+
+// shared returns how many bytes a and b share at their start and end,
+// without overlap.
+func shared(a, b string) int {
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	q := 0
+	for q < len(a)-p && q < len(b)-p && a[len(a)-1-q] == b[len(b)-1-q] {
+		q++
+	}
+	return p + q
+}
+
+// appendTo appends the name encoded at the start of b to buf, and returns
+// the rest of b.
+func (c *nameCoder) appendTo(buf, b []byte) ([]byte, []byte) {
+	ref, w := binary.Uvarint(b)
+	b = b[w:]
+	if ref == 0 {
+		n, w := binary.Uvarint(b)
+		b = b[w:]
+		return append(buf, b[:n]...), b[n:]
+	}
+	tmpl := c.tmpls[ref-1]
+	p, w := binary.Uvarint(b)
+	b = b[w:]
+	q, w := binary.Uvarint(b)
+	b = b[w:]
+	n, w := binary.Uvarint(b)
+	b = b[w:]
+	buf = append(buf, tmpl[:p]...)
+	buf = append(buf, b[:n]...)
+	return append(buf, tmpl[len(tmpl)-int(q):]...), b[n:]
+}
+
+// skipName returns b past the name encoded at its start.
+func (c *nameCoder) skipName(b []byte) ([]byte, []byte) {
+	ref, w := binary.Uvarint(b)
+	b = b[w:]
+	if ref != 0 {
+		for range 2 {
+			_, w = binary.Uvarint(b)
+			b = b[w:]
+		}
+	}
+	n, w := binary.Uvarint(b)
+	return nil, b[w+int(n):]
+}
+
+// cloneAdd returns a copy of a that shares no memory with it: the
+// decoder's strings may be parts of its pages, which the table must not
+// keep.
+func (t *fileTable) cloneAdd(a *actions.Add) *actions.Add {
+	c := *a
+	c.Path, c.Stats, c.ClusteringProvider = strings.Clone(a.Path), strings.Clone(a.Stats), strings.Clone(a.ClusteringProvider)
+	c.PartitionValues = t.partitions(a.PartitionValues)
+	if a.Tags != nil {
+		c.Tags = make(map[string]string, len(a.Tags))
+		for k, v := range a.Tags {
+			c.Tags[strings.Clone(k)] = strings.Clone(v)
+		}
+	}
+	if a.DeletionVector != nil {
+		dv := *a.DeletionVector
+		dv.StorageType, dv.PathOrInlineDv = strings.Clone(dv.StorageType), strings.Clone(dv.PathOrInlineDv)
+		c.DeletionVector = &dv
+	}
+	return &c
+}
+
+// rowExtras are the fields of an add a file of a table with row tracking
+// or clustering has, kept in its record when present.
+type rowExtras struct {
+	has                     uint8 // extraBaseRowID | extraRowCommitVersion | extraClustering
+	baseRowID, rowCommitVer int64
+	clustering              uint32 // index into fileTable.clusterings
+}
+
+const (
+	extraBaseRowID = 1 << iota
+	extraRowCommitVersion
+	extraClustering
+)
+
+// extrasOf returns the row-tracking and clustering fields of a.
+func (t *fileTable) extrasOf(a *actions.Add) rowExtras {
+	var ex rowExtras
+	if a.BaseRowID != nil {
+		ex.has |= extraBaseRowID
+		ex.baseRowID = *a.BaseRowID
+	}
+	if a.DefaultRowCommitVersion != nil {
+		ex.has |= extraRowCommitVersion
+		ex.rowCommitVer = *a.DefaultRowCommitVersion
+	}
+	if a.ClusteringProvider != "" {
+		ex.has |= extraClustering
+		i := slices.Index(t.clusterings, a.ClusteringProvider)
+		if i < 0 {
+			i = len(t.clusterings)
+			t.clusterings = append(t.clusterings, strings.Clone(a.ClusteringProvider))
+		}
+		ex.clustering = uint32(i)
+	}
+	return ex
+}
+
+// partitions returns the table's copy of partition values m: one per map
+// of the decoder, which shares a map between files with equal values; the
+// decoder's strings may be parts of its pages, which the table must not
+// keep.
+func (t *fileTable) partitions(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	p := reflect.ValueOf(m).UnsafePointer()
+	if c, ok := t.pvs[p]; ok {
+		return c
+	}
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[strings.Clone(k)] = strings.Clone(v)
+	}
+	if t.pvs == nil {
+		t.pvs = map[unsafe.Pointer]map[string]string{}
+	}
+	t.pvs[p] = c
+	return c
+}
+
+// splitPath splits a path after its last slash.
+func splitPath(p string) (dir, name string) {
+	i := strings.LastIndexByte(p, '/') + 1
+	return p[:i], p[i:]
+}
+
+// dirID returns the id of directory dir, interning it.
+func (t *fileTable) dirID(dir string) uint32 {
+	if t.lastD != ^uint32(0) && t.dirs[t.lastD] == dir {
+		return t.lastD
+	}
+	id, ok := t.dirIDs[dir]
+	if !ok {
+		id = uint32(len(t.dirs))
+		c := strings.Clone(dir)
+		t.dirs = append(t.dirs, c)
+		t.dirIDs[c] = id
+	}
+	t.lastD = id
+	return id
+}
+
+// putStats stores s in the arena, in a record of its own with no name.
+func (t *fileTable) putStats(s string) statsRef { return t.putRecord(0, 0, rowExtras{}, "", s) }
+
+// putRecord stores a record in the arena: size, modification time, the
+// extras when ex has any, name, then stats s.
+func (t *fileTable) putRecord(size, modTime int64, ex rowExtras, name, s string) statsRef {
+	rec := binary.AppendVarint(t.scratch[:0], size)
+	rec = binary.AppendVarint(rec, modTime)
+	if ex.has != 0 {
+		rec = append(rec, ex.has)
+		if ex.has&extraBaseRowID != 0 {
+			rec = binary.AppendVarint(rec, ex.baseRowID)
+		}
+		if ex.has&extraRowCommitVersion != 0 {
+			rec = binary.AppendVarint(rec, ex.rowCommitVer)
+		}
+		if ex.has&extraClustering != 0 {
+			rec = binary.AppendUvarint(rec, uint64(ex.clustering))
+		}
+	}
+	rec = t.names.appendName(rec, name)
+	var id uint32
+	id, rec = t.encodeStats(s, rec)
+	t.scratch = rec[:0]
+	return statsRef{shape: id, rec: t.store(rec)}
+}
+
+// encodeStats appends the values of s to vals, and returns its shape id.
+func (t *fileTable) encodeStats(s string, vals []byte) (uint32, []byte) {
 	if s == "" {
-		return statsRef{shape: shapeNone}
+		return shapeNone, vals
 	}
 	// Files of one table nearly always share a shape: try the last one
 	// first, and split and look up a shape only when s does not fit it.
-	id := uint32(shapeRaw)
-	vals, ok := t.scratch[:0], false
+	start := len(vals)
 	if t.lastShape != shapeRaw {
-		if vals, ok = matchStats(t.lastSegs, s, vals); ok {
-			id = t.lastShape
+		if out, ok := matchStats(t.lastSegs, s, vals, &t.dict); ok {
+			return t.lastShape, out
 		}
 	}
-	if !ok {
-		var shape []byte
-		shape, vals, ok = encodeStats(s, vals[:0], t.shapeBuf[:0])
-		t.shapeBuf = shape[:0]
-		if ok {
-			if x, found := t.shapeIDs[string(shape)]; found {
-				id = x
-			} else if len(t.shapes) < maxShapes {
-				id = uint32(len(t.shapes))
-				str := string(shape)
-				t.shapes = append(t.shapes, str)
-				t.shapeIDs[str] = id
-			}
+	shape, out, ok := encodeStats(s, vals[:start], t.shapeBuf[:0], &t.dict)
+	t.shapeBuf = shape[:0]
+	id := uint32(shapeRaw)
+	if ok {
+		if x, found := t.shapeIDs[string(shape)]; found {
+			id = x
+		} else if len(t.shapes) < maxShapes {
+			id = uint32(len(t.shapes))
+			str := string(shape)
+			t.shapes = append(t.shapes, str)
+			t.shapeIDs[str] = id
 		}
-	}
-	t.scratch = vals[:0]
-	if id != shapeRaw && id != t.lastShape {
-		t.lastShape, t.lastSegs = id, splitShape(t.shapes[id], t.lastSegs[:0])
 	}
 	if id == shapeRaw {
-		vals = append(vals[:0], s...)
-		t.scratch = vals[:0]
+		out = binary.AppendUvarint(out[:start], uint64(len(s)))
+		return shapeRaw, append(out, s...)
 	}
-	if len(vals) > blockSize {
-		b := append([]byte(nil), vals...)
-		t.blocks = append(t.blocks, b)
-		return statsRef{shape: id, blk: uint32(len(t.blocks) - 1), n: uint32(len(b))}
+	if id != t.lastShape {
+		t.lastShape, t.lastSegs = id, splitShape(t.shapes[id], t.lastSegs[:0])
 	}
-	if len(t.blocks) == 0 || len(t.blocks[len(t.blocks)-1])+len(vals) > blockSize {
+	return id, out
+}
+
+// store copies rec into the arena and returns its position.
+func (t *fileTable) store(rec []byte) uint64 {
+	if len(rec) > blockSize {
+		t.blocks = append(t.blocks, append([]byte(nil), rec...))
+		return uint64(len(t.blocks)-1) << 32
+	}
+	if len(t.blocks) == 0 || len(t.blocks[len(t.blocks)-1])+len(rec) > blockSize {
 		t.blocks = append(t.blocks, make([]byte, 0, blockSize))
 	}
 	k := len(t.blocks) - 1
 	off := len(t.blocks[k])
-	t.blocks[k] = append(t.blocks[k], vals...)
-	return statsRef{shape: id, blk: uint32(k), off: uint32(off), n: uint32(len(vals))}
+	t.blocks[k] = append(t.blocks[k], rec...)
+	return uint64(k)<<32 | uint64(off)
+}
+
+// record returns a row's record, of a row whose shape (with its flags) is
+// shape: its size, modification time and extras, and the rest, where its
+// name starts.
+func (t *fileTable) record(shape uint32, rec uint64) (size, modTime int64, ex rowExtras, rest []byte) {
+	b := t.blocks[rec>>32][uint32(rec):]
+	size, w := binary.Varint(b)
+	b = b[w:]
+	modTime, w = binary.Varint(b)
+	b = b[w:]
+	if shape&hasExtras != 0 {
+		ex.has, b = b[0], b[1:]
+		if ex.has&extraBaseRowID != 0 {
+			ex.baseRowID, w = binary.Varint(b)
+			b = b[w:]
+		}
+		if ex.has&extraRowCommitVersion != 0 {
+			ex.rowCommitVer, w = binary.Varint(b)
+			b = b[w:]
+		}
+		if ex.has&extraClustering != 0 {
+			var id uint64
+			id, w = binary.Uvarint(b)
+			ex.clustering = uint32(id)
+			b = b[w:]
+		}
+	}
+	return size, modTime, ex, b
 }
 
 // stats returns the stats string of a row; buf is scratch space, returned
 // for reuse.
 func (t *fileTable) stats(ref statsRef, buf []byte) (string, []byte) {
-	ref.shape &^= dataChange
-	if ref.shape == shapeNone {
+	var a strArena
+	return t.statsIn(ref, buf, &a)
+}
+
+// statsIn is stats, the string carved from a.
+func (t *fileTable) statsIn(ref statsRef, buf []byte, a *strArena) (string, []byte) {
+	shape := ref.shape & shapeMask
+	if shape == shapeNone {
 		return "", buf
 	}
-	vals := t.blocks[ref.blk][ref.off : ref.off+ref.n]
-	if ref.shape == shapeRaw {
-		return string(vals), buf
+	_, _, _, vals := t.record(ref.shape, ref.rec)
+	_, vals = t.names.skipName(vals)
+	if shape == shapeRaw {
+		n, w := binary.Uvarint(vals)
+		return a.str(vals[w : w+int(n)]), buf
 	}
-	return decodeStats(t.shapes[ref.shape], vals, buf)
+	buf = decodeStats(t.shapes[shape], vals, buf, &t.dict)
+	return a.str(buf), buf
+}
+
+// strArena hands out strings carved from shared chunks of memory, so that
+// building the actions of many files costs an allocation per chunk rather
+// than two per file. The bytes of a string handed out are never written
+// again; a string kept keeps its chunk (strChunk bytes) alive.
+type strArena struct{ chunk []byte }
+
+const strChunk = 16 << 10
+
+// str returns b as a string.
+func (a *strArena) str(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return ""
+	case len(b) > strChunk/8:
+		return string(b)
+	case len(b) > cap(a.chunk)-len(a.chunk):
+		a.chunk = make([]byte, 0, strChunk)
+	}
+	off := len(a.chunk)
+	a.chunk = append(a.chunk, b...)
+	return unsafe.String(&a.chunk[off], len(b))
+}
+
+// appendPath appends the path of row i, which is not a full row, to buf.
+func (t *fileTable) appendPath(c *fileChunk, j int, buf []byte) []byte {
+	_, _, _, b := t.record(c.shape[j], c.rec[j])
+	buf = append(buf, t.dirs[c.dir[j]]...)
+	buf, _ = t.names.appendTo(buf, b)
+	return buf
 }
 
 // build fills dst with the add of row i; buf is scratch space, returned
 // for reuse.
 func (t *fileTable) build(i int, dst *actions.Add, buf []byte) []byte {
-	r := t.row(i)
-	if r.stats.shape == shapeFull {
+	var a strArenas
+	return t.buildIn(i, dst, buf, &a)
+}
+
+// strArenas are the arenas of the paths and of the stats of the adds
+// built: apart, so that a caller who keeps the paths alone does not keep
+// the stats alive; and a slab of the row-tracking fields.
+type strArenas struct {
+	paths, stats strArena
+	ints         []int64
+}
+
+// int64p returns a pointer to a copy of v.
+func (a *strArenas) int64p(v int64) *int64 {
+	if len(a.ints) == 0 {
+		a.ints = make([]int64, 256)
+	}
+	p := &a.ints[0]
+	a.ints = a.ints[1:]
+	*p = v
+	return p
+}
+
+// buildIn is build, the add's strings carved from a.
+func (t *fileTable) buildIn(i int, dst *actions.Add, buf []byte, a *strArenas) []byte {
+	c, j := t.at(i)
+	if c.shape[j] == shapeFull {
 		*dst = *t.full[i]
 		return buf
 	}
+	size, modTime, ex, b := t.record(c.shape[j], c.rec[j])
+	buf, _ = t.names.appendTo(append(buf[:0], t.dirs[c.dir[j]]...), b)
 	*dst = actions.Add{
-		Path:             r.path,
-		PartitionValues:  r.pv,
-		Size:             r.size,
-		ModificationTime: r.modTime,
-		DataChange:       r.stats.shape&dataChange != 0,
+		Path:             a.paths.str(buf),
+		PartitionValues:  c.pv[j],
+		Size:             size,
+		ModificationTime: modTime,
+		DataChange:       c.shape[j]&dataChange != 0,
 	}
-	dst.Stats, buf = t.stats(r.stats, buf)
+	if ex.has&extraBaseRowID != 0 {
+		dst.BaseRowID = a.int64p(ex.baseRowID)
+	}
+	if ex.has&extraRowCommitVersion != 0 {
+		dst.DefaultRowCommitVersion = a.int64p(ex.rowCommitVer)
+	}
+	if ex.has&extraClustering != 0 {
+		dst.ClusteringProvider = t.clusterings[ex.clustering]
+	}
+	dst.Stats, buf = t.statsIn(statsRef{shape: c.shape[j], rec: c.rec[j]}, buf, &a.stats)
 	return buf
 }
 
 // partitionValues returns the partition values of row i.
 func (t *fileTable) partitionValues(i int) map[string]string {
-	r := t.row(i)
-	if r.stats.shape == shapeFull {
+	c, j := t.at(i)
+	if c.shape[j] == shapeFull {
 		return t.full[i].PartitionValues
 	}
-	return r.pv
+	return c.pv[j]
 }
 
 // key returns the file key of row i.
 func (t *fileTable) key(i int) fileKey {
-	r := t.row(i)
-	if r.stats.shape == shapeFull {
+	c, j := t.at(i)
+	if c.shape[j] == shapeFull {
 		a := t.full[i]
 		return keyOf(a.Path, a.DeletionVector)
 	}
-	return fileKey{path: CanonicalPath(r.path)}
+	return fileKey{path: CanonicalPath(string(t.appendPath(c, j, nil)))}
+}
+
+// hasKey reports whether row i has key k; buf is scratch space, returned
+// for reuse.
+func (t *fileTable) hasKey(i int, k fileKey, buf []byte) (bool, []byte) {
+	c, j := t.at(i)
+	if c.shape[j] == shapeFull {
+		a := t.full[i]
+		return keyOf(a.Path, a.DeletionVector) == k, buf
+	}
+	if k.dv != "" {
+		return false, buf
+	}
+	buf = t.appendPath(c, j, buf[:0])
+	if c.shape[j]&plainPath != 0 {
+		return string(buf) == k.path, buf
+	}
+	return CanonicalPath(string(buf)) == k.path, buf
+}
+
+// hash returns the hash of the canonical path of row i; buf is scratch
+// space, returned for reuse.
+func (t *fileTable) hash(i int, buf []byte) (uint64, []byte) {
+	c, j := t.at(i)
+	if c.shape[j] == shapeFull || c.shape[j]&plainPath == 0 {
+		return maphash.String(t.seed, t.key(i).path), buf
+	}
+	buf = t.appendPath(c, j, buf[:0])
+	return maphash.Bytes(t.seed, buf), buf
 }
 
 // finish builds the path index once every row is in.
 func (t *fileTable) finish() {
+	t.scratch, t.shapeBuf, t.lastSegs = nil, nil, nil
+	t.dirIDs = nil
+	t.dict.ids = nil // the strings stay, by index
+	t.names.byKey = nil
+	t.pvs = nil
 	if t.n == 0 {
 		return
 	}
@@ -228,8 +760,11 @@ func (t *fileTable) finish() {
 	}
 	t.index = make([]uint32, size)
 	mask := uint64(size - 1)
+	var buf []byte
 	for i := 0; i < t.n; i++ {
-		h := maphash.String(t.seed, t.key(i).path) & mask
+		var h uint64
+		h, buf = t.hash(i, buf)
+		h &= mask
 		for t.index[h] != 0 {
 			h = (h + 1) & mask
 		}
@@ -243,9 +778,12 @@ func (t *fileTable) lookupAll(k fileKey, fn func(row int)) {
 		return
 	}
 	mask := uint64(len(t.index) - 1)
+	var arr [256]byte
+	buf := arr[:0]
 	for h := maphash.String(t.seed, k.path) & mask; t.index[h] != 0; h = (h + 1) & mask {
 		i := int(t.index[h] - 1)
-		if t.key(i) == k {
+		var ok bool
+		if ok, buf = t.hasKey(i, k, buf); ok {
 			fn(i)
 		}
 	}
@@ -253,17 +791,22 @@ func (t *fileTable) lookupAll(k fileKey, fn func(row int)) {
 
 // size returns the size of the file of row i.
 func (t *fileTable) size(i int) int64 {
-	return t.row(i).size
+	c, j := t.at(i)
+	if c.shape[j] == shapeFull {
+		return t.full[i].Size
+	}
+	size, _, _, _ := t.record(c.shape[j], c.rec[j])
+	return size
 }
 
 // encodeStats splits stats JSON into its shape and values: every run of
 // digits, and every string that follows a colon (a value, not a key),
 // is replaced in the shape by one hole byte and appended to vals: a digit
 // run without a leading zero as its value (a uvarint), anything else as
-// its length (a uvarint) and its bytes. The shape is appended to shape.
-// decodeStats(shape, vals) gives s back exactly. ok is false when s holds
-// a hole byte already.
-func encodeStats(s string, vals, shape []byte) (shapeOut, valsOut []byte, ok bool) {
+// d.appendValue stores it. The shape is appended to shape.
+// decodeStats(shape, vals, d) gives s back exactly. ok is false when s
+// holds a hole byte already.
+func encodeStats(s string, vals, shape []byte, d *strDict) (shapeOut, valsOut []byte, ok bool) {
 	if strings.IndexByte(s, hole) >= 0 || strings.IndexByte(s, numHole) >= 0 {
 		return shape, vals, false
 	}
@@ -279,8 +822,7 @@ func encodeStats(s string, vals, shape []byte) (shapeOut, valsOut []byte, ok boo
 				vals = binary.AppendUvarint(vals, x)
 			} else {
 				shape = append(shape, hole)
-				vals = binary.AppendUvarint(vals, uint64(j-i))
-				vals = append(vals, s[i:j]...)
+				vals = d.appendValue(vals, s[i:j])
 			}
 			i, lit = j, j
 		case c == '"' && i > 0 && s[i-1] == ':':
@@ -291,8 +833,7 @@ func encodeStats(s string, vals, shape []byte) (shapeOut, valsOut []byte, ok boo
 			}
 			shape = append(shape, s[lit:i+1]...)
 			shape = append(shape, hole)
-			vals = binary.AppendUvarint(vals, uint64(j-i-1))
-			vals = append(vals, s[i+1:j]...)
+			vals = d.appendValue(vals, s[i+1:j])
 			i, lit = j, j
 		default:
 			i++
@@ -308,6 +849,13 @@ type shapeSeg struct {
 	lit    string
 	hole   byte // hole, numHole, or noHole
 	quoted bool // the next piece's text starts with a quote: the hole was a string's content
+
+	// What appendSegValue learnt of the hole's values.
+	last        string // the last value, from the dictionary
+	lastID      uint32
+	hasLast     bool
+	noDict      bool // the values seldom repeat: not looked up
+	tries, hits uint32
 }
 
 const noHole = 0xff
@@ -334,9 +882,10 @@ func splitShape(shape string, segs []shapeSeg) []shapeSeg {
 // gives s back exactly, since decoding only concatenates; the split need
 // not be the one encodeStats would make. When ok is false, vals holds
 // garbage.
-func matchStats(segs []shapeSeg, s string, vals []byte) (out []byte, ok bool) {
+func matchStats(segs []shapeSeg, s string, vals []byte, d *strDict) (out []byte, ok bool) {
 	i := 0
-	for _, seg := range segs {
+	for k := range segs {
+		seg := &segs[k]
 		if len(s)-i < len(seg.lit) || s[i:i+len(seg.lit)] != seg.lit {
 			return vals, false
 		}
@@ -363,8 +912,7 @@ func matchStats(segs []shapeSeg, s string, vals []byte) (out []byte, ok bool) {
 				return vals, false
 			}
 		}
-		vals = binary.AppendUvarint(vals, uint64(j-i))
-		vals = append(vals, s[i:j]...)
+		vals = d.appendSegValue(vals, s[i:j], seg)
 		i = j
 	}
 	return vals, i == len(s)
@@ -403,9 +951,9 @@ func canonicalNumber(digits string) (uint64, bool) {
 	return x, true
 }
 
-// decodeStats reverses encodeStats, appending to buf, and returns the
-// result as a new string and buf for reuse.
-func decodeStats(shape string, vals []byte, buf []byte) (string, []byte) {
+// decodeStats reverses encodeStats into buf, and returns it. vals may go
+// on past the values of shape.
+func decodeStats(shape string, vals []byte, buf []byte, d *strDict) []byte {
 	out := buf[:0]
 	for i := 0; i < len(shape); i++ {
 		h := shape[i]
@@ -415,12 +963,15 @@ func decodeStats(shape string, vals []byte, buf []byte) (string, []byte) {
 		}
 		n, w := binary.Uvarint(vals)
 		vals = vals[w:]
-		if h == numHole {
+		switch {
+		case h == numHole:
 			out = strconv.AppendUint(out, n, 10)
-			continue
+		case n&1 != 0:
+			out = append(out, d.strs[n>>1]...)
+		default:
+			out = append(out, vals[:n>>1]...)
+			vals = vals[n>>1:]
 		}
-		out = append(out, vals[:n]...)
-		vals = vals[n:]
 	}
-	return string(out), out
+	return out
 }

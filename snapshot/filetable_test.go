@@ -1,7 +1,9 @@
 package snapshot
 
 import (
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/godelta/delta/actions"
@@ -40,7 +42,7 @@ func TestStatsEncodingRoundTrip(t *testing.T) {
 		{`{"numRecords":1`, `{"numRecords":1,"x":2}`},
 	} {
 		ra, rb := ft.putStats(pair[0]), ft.putStats(pair[1])
-		if ra.shape&^dataChange == rb.shape&^dataChange {
+		if ra.shape&shapeMask == rb.shape&shapeMask {
 			t.Errorf("%q and %q share a shape", pair[0], pair[1])
 		}
 		for k, r := range []statsRef{ra, rb} {
@@ -111,6 +113,19 @@ func TestFileTable(t *testing.T) {
 		if i%1000 == 1 {
 			a.DeletionVector = &actions.DeletionVector{StorageType: "u", PathOrInlineDv: "abc", Offset: &off}
 		}
+		if i%3 == 0 { // row tracking
+			base, ver := int64(i*10), int64(i%5)
+			a.BaseRowID = &base
+			if i%2 == 0 {
+				a.DefaultRowCommitVersion = &ver
+			}
+		}
+		if i%5 == 0 {
+			a.ClusteringProvider = []string{"liquid", "other"}[i%2]
+		}
+		if i%11 == 0 {
+			a.Tags = map[string]string{"k": "v"}
+		}
 		want = append(want, a)
 		ft.add(&a)
 	}
@@ -118,7 +133,9 @@ func TestFileTable(t *testing.T) {
 	for i := range want {
 		var got actions.Add
 		ft.build(i, &got, nil)
-		if fmt.Sprint(got) != fmt.Sprint(want[i]) {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want[i])
+		if string(g) != string(w) {
 			t.Fatalf("row %d: got %+v, want %+v", i, got, want[i])
 		}
 		n := 0
@@ -134,4 +151,86 @@ func TestFileTable(t *testing.T) {
 	}
 	ft.lookupAll(fileKey{path: "p=1/f00001.parquet"}, func(int) { t.Fatal("found a file by its path alone, without its deletion vector") })
 	ft.lookupAll(fileKey{path: "nope"}, func(int) { t.Fatal("found a missing file") })
+}
+
+// TestFileTableNames stores names of many forms, against templates and
+// not, and reads each path back, with its key.
+func TestFileTableNames(t *testing.T) {
+	ft := newFileTable()
+	rng := rand.New(rand.NewPCG(1, 26))
+	job := func(j int) string { return fmt.Sprintf("%08x-5b6a-4bd4-8d6f-0a0d7b5c3b%02d", j*7919, j%100) }
+	var want []string
+	for i := range 20_000 {
+		var name string
+		switch rng.IntN(8) {
+		case 0: // Spark, jobs interleaved
+			name = fmt.Sprintf("part-%05d-%s-c000.snappy.parquet", rng.IntN(300), job(rng.IntN(50)))
+		case 1: // Spark, one job in a row
+			name = fmt.Sprintf("part-%05d-%s-c000.snappy.parquet", i, job(i/1000))
+		case 2: // short
+			name = fmt.Sprintf("f%d.parquet", i)
+		case 3: // unique throughout
+			name = fmt.Sprintf("%016x%016x.parquet", rng.Uint64(), rng.Uint64())
+		case 4: // a name that is a prefix of another's
+			name = "part-00001-" + job(3)
+			if rng.IntN(2) == 0 {
+				name += "-c000.snappy.parquet"
+			}
+		case 5: // digits only, and percent-encoded
+			name = fmt.Sprintf("%040d", rng.Uint64())
+			if rng.IntN(2) == 0 {
+				name = "a%20b-" + name
+			}
+		case 6: // multi-byte text
+			name = fmt.Sprintf("é€-%d-ü-long-enough-name.parquet", rng.IntN(1000))
+		default: // empty name, a directory alone
+			name = ""
+		}
+		dir := []string{"", "p=1/", "a/b/c=%3A/", "s3://bucket/t/x=2/"}[rng.IntN(4)]
+		a := actions.Add{Path: dir + name, Size: int64(i), ModificationTime: -int64(i), Stats: `{"numRecords":1}`}
+		want = append(want, a.Path)
+		ft.add(&a)
+	}
+	ft.finish()
+	for i, p := range want {
+		var got actions.Add
+		ft.build(i, &got, nil)
+		if got.Path != p || got.Size != int64(i) || got.ModificationTime != -int64(i) || got.Stats != `{"numRecords":1}` {
+			t.Fatalf("row %d: got %q %d %d %q, want %q", i, got.Path, got.Size, got.ModificationTime, got.Stats, p)
+		}
+		found := false
+		ft.lookupAll(keyOf(p, nil), func(row int) { found = found || row == i })
+		if !found {
+			t.Fatalf("row %d (%q) not found by its key", i, p)
+		}
+	}
+	if len(ft.names.tmpls) > 15_000 {
+		t.Errorf("%d templates for %d names: names are not shared", len(ft.names.tmpls), len(want))
+	}
+}
+
+// TestStatsDictionary checks that a constant bound is interned and a
+// unique one stops being looked up, and that both read back.
+func TestStatsDictionary(t *testing.T) {
+	ft := newFileTable()
+	var refs []statsRef
+	var want []string
+	for i := range 20_000 {
+		s := fmt.Sprintf(`{"numRecords":1,"minValues":{"c":"constant-value","u":"unique-%07d"}}`, i)
+		refs = append(refs, ft.putStats(s))
+		want = append(want, s)
+	}
+	if n := len(ft.dict.strs); n > 2*dictTrial {
+		t.Errorf("%d strings in the dictionary: unique values fill it", n)
+	}
+	for i, r := range refs {
+		if got, _ := ft.stats(r, nil); got != want[i] {
+			t.Fatalf("%d: got %q, want %q", i, got, want[i])
+		}
+	}
+	last := refs[len(refs)-1]
+	_, _, _, rec := ft.record(last.shape, last.rec)
+	if len(rec) > 1+1+1+1+1+len("unique-0000000")+1 {
+		t.Errorf("record of %d bytes: the constant value is not interned", len(rec))
+	}
 }

@@ -522,15 +522,22 @@ func commitTimestamp(s *Snapshot, seg deltalog.Segment, ci *actions.CommitInfo) 
 // readAheadDepth is how many batches readAhead lets the reader run ahead.
 const readAheadDepth = 4
 
+// errStopped ends a read whose batches are no longer wanted.
+var errStopped = errors.New("snapshot: read stopped")
+
 // readAhead runs read in a goroutine of its own and hands its batches to
 // apply here, in order: decoding a checkpoint and building the file table
-// from it then overlap, on two cores. read's callback copies each batch,
-// which checkpoint.Read reuses once the callback returns (the actions'
-// pointers may be kept), into one of a few recycled buffers. apply sees
-// every batch read; read's error is returned once it has.
-func readAhead(read func(fn func([]actions.Action) error) error, apply func([]actions.Action)) error {
+// from it (or a caller's loop over the files streamed) then overlap, on
+// two cores. read's callback copies each batch, which checkpoint.Read
+// reuses once the callback returns (the actions' pointers may be kept),
+// into one of a few recycled buffers. apply sees every batch read until it
+// returns false, which stops the read (nil is then returned); read's error
+// is returned once apply has seen every batch. The reader goroutine has
+// ended when readAhead returns, however apply ends (a panic included).
+func readAhead(read func(fn func([]actions.Action) error) error, apply func([]actions.Action) bool) error {
 	full := make(chan []actions.Action, readAheadDepth)
 	free := make(chan []actions.Action, readAheadDepth+1)
+	stop := make(chan struct{})
 	var err error
 	go func() {
 		defer close(full)
@@ -540,12 +547,23 @@ func readAhead(read func(fn func([]actions.Action) error) error, apply func([]ac
 			case buf = <-free:
 			default:
 			}
-			full <- append(buf[:0], batch...)
-			return nil
+			select {
+			case full <- append(buf[:0], batch...):
+				return nil
+			case <-stop:
+				return errStopped
+			}
 		})
 	}()
+	defer func() {
+		close(stop)
+		for range full { // wait for the reader to end
+		}
+	}()
 	for batch := range full {
-		apply(batch)
+		if !apply(batch) {
+			return nil
+		}
 		clear(batch) // drop the pointers while the buffer waits
 		select {
 		case free <- batch:

@@ -32,8 +32,10 @@
 //     DomainMetadata (and not at all when the commits after the checkpoint
 //     answer the question: a TxnVersion of an application that committed
 //     since, say);
-//   - add and remove columns, by Files, FilesMatching, FilesWhere,
-//     Tombstones, NumFiles and SizeInBytes.
+//   - add columns, by Files, FilesMatching, FilesWhere, NumFiles and
+//     SizeInBytes (StreamFiles reads them again at each call instead,
+//     until one of these has);
+//   - remove columns, by Tombstones.
 //
 // These accessors therefore take a context and return an error. Time
 // travel (Load at a version, LoadAsOf at a time), transactions that only
@@ -59,10 +61,28 @@
 // file key (path plus deletion-vector id) the newest add or remove, the
 // newest protocol and metaData, the newest txn per application and
 // domainMetadata per domain (removals kept, to hide the checkpoint's). The
-// checkpoint's adds are streamed once into a compact table (a small row per
-// file, stats packed into shared arenas, each Add built as Files yields
-// it); a file of the checkpoint is live unless the tail holds its key.
-// Memory is thus proportional to the live files.
+// checkpoint's adds are streamed once into a compact, columnar table: 24
+// bytes of fixed-size columns per file, and a record per file in a shared
+// arena with its size and modification time as varints, its name stored
+// against an interned directory and a template name, and its stats in
+// their compact form (an interned shape, and the values, repeated short
+// strings interned); no page of the checkpoint decoder is kept. Stats are
+// decoded only when something asks for the add: Files builds each Add,
+// stats JSON included, as it yields it, and a predicate parses that JSON
+// (package expr). A file of the checkpoint is live unless the tail holds
+// its key. Memory is thus proportional to the live files: about 100 MB for
+// a million files with stats on five columns (bench/RESULTS.md, issue 26).
+//
+// StreamFiles applies the same rule without the table: it streams the
+// checkpoint's add column batch by batch, drops the files whose key the
+// tail holds, and hands the rest to its caller, keeping none, as
+// delta-kernel-rs's log replay does over its batches. A scan with a
+// predicate (package scan) plans this way on a snapshot that has not read
+// its files, so that its memory follows the files it keeps rather than
+// the table: a selective plan of a table of ten million files needs no
+// more memory than one of a thousand. One function reads a checkpoint's
+// files for both (eachCheckpointFile); the two give the same files in
+// the same order.
 //
 // Protocol and metaData are checked before any file of the checkpoint is
 // decoded: a table this library cannot read is refused with a
@@ -133,6 +153,7 @@ package snapshot
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"time"
 
@@ -328,6 +349,7 @@ func (s *Snapshot) FilesMatching(ctx context.Context, keep func(partitionValues 
 		files := v.base.files
 		var slab []actions.Add
 		var buf []byte
+		var strs strArenas
 		for i := range files.len() {
 			if v.dead != nil && v.dead[i/64]&(1<<(i%64)) != 0 {
 				continue
@@ -346,34 +368,89 @@ func (s *Snapshot) FilesMatching(ctx context.Context, keep func(partitionValues 
 			}
 			a := &slab[0]
 			slab = slab[1:]
-			buf = files.build(i, a, buf)
+			buf = files.buildIn(i, a, buf, &strs)
 			if !yield(a, nil) {
 				return
 			}
 		}
-		for _, e := range s.tailOrder {
-			if e.add == nil || keep != nil && !keep(e.add.PartitionValues) {
-				continue
-			}
-			if !yield(e.add, nil) {
-				return
-			}
+		s.yieldTail(keep, yield)
+	}
+}
+
+// yieldTail yields the files the commits after the checkpoint added, in
+// the order they were committed, and reports whether yield asked for more.
+func (s *Snapshot) yieldTail(keep func(map[string]string) bool, yield func(*actions.Add, error) bool) bool {
+	for _, e := range s.tailOrder {
+		if e.add == nil || keep != nil && !keep(e.add.PartitionValues) {
+			continue
 		}
+		if !yield(e.add, nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// StreamFiles yields what FilesMatching yields, in the same order, without
+// keeping the checkpoint's files. On a snapshot that has not read them
+// (nor shares a checkpoint whose files another snapshot read), each call
+// reads the checkpoint's add column again, batch by batch, drops the files
+// the commits after it supersede, hands those keep accepts to yield and
+// keeps none of them: memory then follows what the caller keeps, not the
+// size of the table, which is what a selective scan of a table of millions
+// of files needs (package scan plans a scan with a predicate this way).
+// Once the snapshot has read its files, StreamFiles is FilesMatching. It
+// never makes the snapshot read its files.
+//
+// A checkpoint found damaged before the first file is yielded has its
+// state rebuilt, as Files would do (see the package doc); one found
+// damaged after that ends the sequence with the error, since the files
+// already yielded cannot be taken back. Other errors are yielded as by
+// Files.
+func (s *Snapshot) StreamFiles(ctx context.Context, keep func(partitionValues map[string]string) bool) iter.Seq2[*actions.Add, error] {
+	return func(yield func(*actions.Add, error) bool) {
+		_, read := s.files.peek()
+		if _, ok := s.base.files.peek(); ok || read || s.base.version < 0 {
+			s.FilesMatching(ctx, keep)(yield)
+			return
+		}
+		yielded, stopped := false, false
+		err := eachCheckpointFile(ctx, s.store, s.base.version, s.base.keys, s.tail, func(a *actions.Add) bool {
+			if keep != nil && !keep(a.PartitionValues) {
+				return true
+			}
+			yielded = true
+			stopped = !yield(a, nil)
+			return !stopped
+		}, nil)
+		var cpErr *checkpointError
+		switch {
+		case stopped:
+			return
+		case err != nil && !yielded && errors.As(err, &cpErr):
+			s.FilesMatching(ctx, keep)(yield)
+			return
+		case err != nil:
+			yield(nil, err)
+			return
+		}
+		s.yieldTail(keep, yield)
 	}
 }
 
 // Tombstones yields the remove actions still in the table state: removed
-// files a VACUUM may delete once their retention has passed. Errors are
-// yielded as by Files.
+// files a VACUUM may delete once their retention has passed. It reads the
+// checkpoint's removes on first use (not its adds: Files does that);
+// errors are yielded as by Files.
 func (s *Snapshot) Tombstones(ctx context.Context) iter.Seq2[*actions.Remove, error] {
 	return func(yield func(*actions.Remove, error) bool) {
-		v, err := s.fileState(ctx)
+		ts, err := s.base.loadTombstones(ctx)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		for i := range v.base.tombstones {
-			r := &v.base.tombstones[i]
+		for i := range ts {
+			r := &ts[i]
 			if len(s.tail) > 0 {
 				if _, ok := s.tail[keyOf(r.Path, r.DeletionVector)]; ok {
 					continue
