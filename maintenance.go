@@ -40,6 +40,9 @@ func (t *Table) CleanupLog(ctx context.Context, dryRun bool) (CleanupResult, err
 	if err != nil {
 		return CleanupResult{}, err
 	}
+	if err := snap.Config().CheckMaintenance("log cleanup"); err != nil {
+		return CleanupResult{}, err
+	}
 	p := snap.Protocol()
 	opts := txn.CleanupOptions(t.store, snap.Config(), &p, nil)
 	opts.DryRun = dryRun

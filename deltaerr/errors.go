@@ -87,6 +87,14 @@ var (
 	// and miss some of each. Spark's streaming source fails the same way
 	// (DIFFERENT_DELTA_TABLE_READ_BY_STREAMING_SOURCE).
 	ErrTableReplaced = errors.New("table replaced by a different table")
+
+	// ErrCatalogManaged is returned for what a table with the
+	// catalogManaged feature allows only through its managing catalog:
+	// reading or committing through the directory alone (the catalog, not
+	// the listing, says which commits exist), and the maintenance the
+	// protocol forbids unless the catalog permits it (VACUUM, OPTIMIZE,
+	// REORG, log cleanup). PROTOCOL.md "Catalog-managed tables".
+	ErrCatalogManaged = errors.New("table is managed by a catalog")
 )
 
 // FeatureError says which feature or protocol version a table needs that
@@ -106,6 +114,28 @@ func (e *FeatureError) Error() string {
 
 // Is reports whether target is ErrUnsupportedFeature.
 func (e *FeatureError) Is(target error) bool { return target == ErrUnsupportedFeature }
+
+// CatalogManagedError says what a table with the catalogManaged feature
+// allows only through its catalog was asked of it otherwise: Op is "read",
+// "write" or a maintenance verb. errors.Is reports true for
+// ErrCatalogManaged and, since the table cannot be used this way here, for
+// ErrUnsupportedFeature.
+type CatalogManagedError struct {
+	Op string
+}
+
+func (e *CatalogManagedError) Error() string {
+	switch e.Op {
+	case "read", "write":
+		return "table is managed by a catalog (catalogManaged): " + e.Op + " it through its catalog; its directory alone does not say which commits exist"
+	}
+	return "table is managed by a catalog (catalogManaged): " + e.Op + " needs the catalog's permission, which this client does not have"
+}
+
+// Is reports whether target is ErrCatalogManaged or ErrUnsupportedFeature.
+func (e *CatalogManagedError) Is(target error) bool {
+	return target == ErrCatalogManaged || target == ErrUnsupportedFeature
+}
 
 // CorruptError says which file holds data that could not be decoded, and why.
 // errors.Is(err, ErrCorrupt) reports true for it; Unwrap gives the cause.

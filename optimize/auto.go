@@ -93,7 +93,9 @@ func autoCompact(ctx context.Context, res *txn.CommitResult, lim autoLimits) err
 	}
 	written := res.PartitionsWritten()
 	op := res.Operation()
-	if !on || len(written) == 0 || noAutoCompact[op] || strings.HasPrefix(op, "REORG") {
+	// A catalog-managed table's layout changes are the catalog's to
+	// permit: auto compaction stays off there (Run refuses too).
+	if !on || len(written) == 0 || noAutoCompact[op] || strings.HasPrefix(op, "REORG") || cfg.CatalogManaged() {
 		return nil
 	}
 	snap, err := res.Snapshot(ctx)

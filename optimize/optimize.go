@@ -220,6 +220,13 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result, er
 	start := time.Now()
 	var res Result
 	log := cmp.Or(opts.Logger, slog.Default())
+	op := "OPTIMIZE"
+	if opts.Purge {
+		op = "REORG"
+	}
+	if err := snap.Config().CheckMaintenance(op); err != nil {
+		return res, err
+	}
 	if err := checkWhere(snap, opts.Where); err != nil {
 		return res, err
 	}

@@ -472,6 +472,11 @@ func (r *replay) finishPM(s *Snapshot) error {
 	if err := tableconfig.ReadSupported(r.protocol); err != nil {
 		return err
 	}
+	// A catalog-managed table read from its directory alone would show
+	// the published commits, not the ones the catalog ratified.
+	if tableconfig.HasReaderFeature(r.protocol, actions.FeatureCatalogManaged) && !deltalog.ThroughCatalog(s.store) {
+		return &deltaerr.CatalogManagedError{Op: "read"}
+	}
 	// The checked configuration parses the schema (an empty schemaString,
 	// as old Spark tests wrote, is an empty schema) and every known table
 	// property; a value Spark refuses makes the table unreadable, as in

@@ -543,8 +543,28 @@ func (c *Config) SetTransactionRetention() (time.Duration, bool) {
 	return c.p.txnRetention, c.p.hasTxnRetention
 }
 
-// ExpiredLogCleanup reports delta.enableExpiredLogCleanup, default true.
-func (c *Config) ExpiredLogCleanup() bool { return c.p.expiredLogCleanup }
+// ExpiredLogCleanup reports delta.enableExpiredLogCleanup, default true;
+// false on a catalog-managed table, whose log cleanup is the catalog's to
+// permit (PROTOCOL.md "Maintenance Operations on Catalog-managed Tables").
+func (c *Config) ExpiredLogCleanup() bool { return c.p.expiredLogCleanup && !c.CatalogManaged() }
+
+// CatalogManaged reports whether the table has the catalogManaged
+// feature: its commits go through its managing catalog.
+func (c *Config) CatalogManaged() bool {
+	return HasWriterFeature(&c.protocol, actions.FeatureCatalogManaged)
+}
+
+// CheckMaintenance returns nil, or, on a catalog-managed table, a
+// *deltaerr.CatalogManagedError for op: the protocol forbids log cleanup,
+// VACUUM, OPTIMIZE and REORG there unless the catalog permits them, and no
+// catalog API to ask for that permission exists here. Checkpoints, log
+// compaction and version checksums stay allowed (of published versions).
+func (c *Config) CheckMaintenance(op string) error {
+	if c.CatalogManaged() {
+		return &deltaerr.CatalogManagedError{Op: op}
+	}
+	return nil
+}
 
 // NumIndexedCols returns delta.dataSkippingNumIndexedCols, default 32;
 // -1 means every column. StatsColumns, when set, replaces it.

@@ -73,32 +73,47 @@ type FeatureInfo struct {
 //
 //   - appendOnly: Commit refuses data-changing removes when delta.appendOnly
 //     is true (txn.ErrAppendOnly).
+//
 //   - changeDataFeed: the caller stages the cdc actions of its changes
 //     (AddCDC); a commit of adds only needs none.
+//
 //   - columnMapping: commits carry physical names the caller chose;
 //     conflict checks map logical to physical names.
+//
 //   - deletionVectors: file actions with deletion vectors are staged as any.
+//
 //   - rowTracking, domainMetadata, inCommitTimestamp: implemented by txn.
+//
 //   - timestampNtz, typeWidening, variantType, variantShredding (and their
 //     previews): types of the data files, nothing to do in the log.
+//
 //   - v2Checkpoint, vacuumProtocolCheck, checkpointProtection: rules for
 //     checkpoints, VACUUM and log cleanup, not for commits.
+//
 //   - invariants, checkConstraints, generatedColumns: writable when active
 //     only with rows checked by the writer (WriteCheckedRows).
+//
 //   - identityColumns, allowColumnDefaults: refused when active.
+//
 //   - clustering: the writer (package write) collects statistics on the
 //     clustering columns, which CLUSTER BY checks are indexed; files stay
 //     unclustered (no clusteringProvider) until OPTIMIZE clusters them, as
 //     the protocol allows. liquid, its Databricks preview (domain
 //     delta.liquid), has the same rules for writers.
+//
 //   - icebergCompatV2: Commit checks its rules on the committed
 //     configuration (Config.CheckIcebergCompat) and on the staged adds
 //     (numRecords in stats, no deletion vector); package write materializes
 //     partition values in the data files it writes.
 //
+//   - catalogManaged: commits go through the catalog's view of the log
+//     (deltalog.CatalogView, which stages, ratifies and publishes them);
+//     in-commit timestamps must be enabled, and txn refuses a commit
+//     through any other store.
+//
 // Refused for writing, because a commit built here would break them:
-// catalogManaged and catalogOwned-preview (commits go through the catalog),
-// coordinatedCommits-preview, icebergCompatV1, icebergCompatV3 and
+// catalogOwned-preview (commits go through a catalog; catalogManaged, its
+// successor, is supported), coordinatedCommits-preview, icebergCompatV1, icebergCompatV3 and
 // icebergWriterCompat* (rules on schema and files),
 // materializePartitionColumns, collations, timestampNanos, geospatial,
 // columnMappingUsageTracking, adaptiveMetadata-preview.
@@ -117,9 +132,11 @@ var featureList = []FeatureInfo{
 	{Name: actions.FeatureDomainMetadata, Read: true, Write: WriteHonoured},
 	{Name: actions.FeatureV2Checkpoint, ReaderWriter: true, Read: true, Write: WriteHonoured},
 	// Catalog-managed tables: the catalog, not the directory listing, says
-	// which commits exist, so a reader of the directory alone would see a
-	// wrong table. Refused until a catalog client exists.
-	{Name: actions.FeatureCatalogManaged, ReaderWriter: true},
+	// which commits exist, so they are read and committed only through a
+	// catalog's view of the log (deltalog.CatalogView, package
+	// catalogmanaged); snapshot and txn refuse them otherwise
+	// (deltaerr.CatalogManagedError).
+	{Name: actions.FeatureCatalogManaged, ReaderWriter: true, Read: true, Write: WriteHonoured},
 	{Name: actions.FeatureCatalogOwnedPreview, ReaderWriter: true},
 	{Name: actions.FeatureIcebergCompatV1, Read: true},
 	{Name: actions.FeatureIcebergCompatV2, Read: true, Write: WriteHonoured},
@@ -279,6 +296,13 @@ func WriteSupported(p *actions.Protocol, m *actions.Metadata, rowsChecked bool) 
 			}
 		}
 		return &deltaerr.FeatureError{Feature: "writer feature " + name, Op: "write"}
+	}
+	// A catalog publishes commits after ratifying them, so their files'
+	// times say nothing: the protocol makes in-commit timestamps a
+	// writer requirement of catalogManaged.
+	if HasWriterFeature(p, actions.FeatureCatalogManaged) &&
+		(!HasWriterFeature(p, actions.FeatureInCommitTimestamp) || !strings.EqualFold(m.Configuration[KeyEnableInCommitTimestamps], "true")) {
+		return fmt.Errorf("a catalog-managed table needs in-commit timestamps: the inCommitTimestamp feature and %s=true: %w", KeyEnableInCommitTimestamps, deltaerr.ErrInvalidArgument)
 	}
 	return nil
 }

@@ -18,7 +18,10 @@ func TestReadSupported(t *testing.T) {
 		{actions.Protocol{MinReaderVersion: 2, MinWriterVersion: 5}, nil},
 		{actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors", "columnMapping", "v2Checkpoint", "timestampNtz"}}, nil},
 		{actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"noSuchFeature"}}, deltaerr.ErrUnsupportedFeature},
-		{actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"catalogManaged"}}, deltaerr.ErrUnsupportedFeature},
+		// Supported as a feature; the snapshot refuses it without a
+		// catalog's view of the log (package catalogmanaged).
+		{actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"catalogManaged"}}, nil},
+		{actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"catalogOwned-preview"}}, deltaerr.ErrUnsupportedFeature},
 		{actions.Protocol{MinReaderVersion: 99, MinWriterVersion: 7}, deltaerr.ErrUnsupportedFeature},
 		{actions.Protocol{MinReaderVersion: 0, MinWriterVersion: 2}, deltaerr.ErrCorrupt},
 		{actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"noSuchWriterFeature"}}, nil},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/internal/rowcheck"
 	"github.com/godelta/delta/logstore"
@@ -334,6 +335,14 @@ func (t *Transaction) validate() error {
 		}
 		if err := tableconfig.WriteSupported(&np, &nm, t.rowsChecked); err != nil {
 			return err
+		}
+	}
+	// A commit to a catalog-managed table (or one that makes a table
+	// catalog-managed) goes through the catalog, which ratifies it; put
+	// into the directory alone, it would bypass the catalog.
+	for _, proto := range []*actions.Protocol{t.protocol, &p} {
+		if proto != nil && tableconfig.HasWriterFeature(proto, actions.FeatureCatalogManaged) && !deltalog.ThroughCatalog(t.store) {
+			return &deltaerr.CatalogManagedError{Op: "write"}
 		}
 	}
 	if _, ok := t.domains[rowTrackingDomain]; ok {

@@ -139,6 +139,9 @@ func Vacuum(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result,
 	if opts.Lite && opts.Inventory != nil {
 		return res, errInventoryLite
 	}
+	if err := snap.Config().CheckMaintenance("VACUUM"); err != nil {
+		return res, err
+	}
 	p, m := snap.Protocol(), snap.Metadata()
 	// VACUUM writes no row: the table's row rules (CHECK constraints,
 	// invariants, generated columns) do not stop it; every other writer
