@@ -73,6 +73,15 @@ func (b *MergeBuilder) As(target, source string) *MergeBuilder {
 	return b
 }
 
+// WithSchemaEvolution is Spark's MERGE WITH SCHEMA EVOLUTION: UPDATE SET *
+// and INSERT * add the source's columns the table lacks (nested struct
+// fields too) to its schema, in the merge's commit; see
+// dml.MergeSpec.SchemaEvolution.
+func (b *MergeBuilder) WithSchemaEvolution() *MergeBuilder {
+	b.spec.SchemaEvolution = true
+	return b
+}
+
 // Options sets the options of the merge: strategy, files, commit.
 func (b *MergeBuilder) Options(opts DMLOptions) *MergeBuilder {
 	b.opts = opts

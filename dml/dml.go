@@ -176,6 +176,11 @@ type Plan struct {
 	// ScanTime is the time taken to find the candidate files; the rest
 	// of the plan's time counts as rewriting.
 	ScanTime time.Duration
+	// Protocol and Metadata, when not nil, are staged with the files: the
+	// operation evolved the table's schema and wrote its rows under the
+	// new one (MERGE with schema evolution).
+	Protocol *actions.Protocol
+	Metadata *actions.Metadata
 }
 
 // Operation is a DML operation for Run.
@@ -234,6 +239,12 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, op Operation, opts Option
 			tx.ReadWholeTable()
 		} else {
 			tx.ReadPredicate(plan.ReadPredicate)
+		}
+		if plan.Protocol != nil {
+			tx.SetProtocol(*plan.Protocol)
+		}
+		if plan.Metadata != nil {
+			tx.SetMetadata(*plan.Metadata)
 		}
 		tx.ReadFiles(plan.Read...)
 		tx.Remove(plan.Removes...)

@@ -78,8 +78,9 @@ type Clause struct {
 // condition holds only where it is TRUE; a NULL join key never matches.
 // UPDATE SET * and INSERT * take every target column from the source
 // column of the same name (case-insensitive); a target column the source
-// lacks is ErrMergeColumn (there is no schema evolution), except a
-// generated column, which is computed. Updated rows get their generated
+// lacks is ErrMergeColumn, except a generated column, which is computed. A
+// source column the target lacks is ignored, or added to the table with
+// SchemaEvolution. Updated rows get their generated
 // columns computed again; every row written (updated or inserted) goes
 // through the row writer's checks: NOT NULL, invariants, CHECK constraints
 // and generated columns.
@@ -133,6 +134,14 @@ type MergeSpec struct {
 	// TargetAlias and SourceAlias qualify names in the expressions; empty
 	// means "t" and "s".
 	TargetAlias, SourceAlias string
+	// SchemaEvolution is Spark's MERGE WITH SCHEMA EVOLUTION: when a
+	// clause is UPDATE SET * or INSERT *, the source's columns the target
+	// lacks are added to the table's schema (at the end of their struct,
+	// nested struct fields too, nullable; widened where the table has type
+	// widening on), in the merge's own commit; rows the merge does not
+	// write read them as null. Without a * clause the schema is left as it
+	// is. See write.MergedMetadata.
+	SchemaEvolution bool
 }
 
 // Source is the data a merge reads: rows of Schema, in batches holding a

@@ -36,7 +36,29 @@ func Merge(ctx context.Context, snap *snapshot.Snapshot, src Source, spec MergeS
 	if src.Schema == nil || src.Batches == nil {
 		return res, fmt.Errorf("%w: no source", ErrMergeClause)
 	}
-	p, err := newPlan(spec, snap.Schema(), src.Schema, snap.Metadata().PartitionColumns)
+	// With schema evolution, the merge is planned, and its rows written,
+	// under the evolved schema, which its commit stages.
+	evolve := spec.SchemaEvolution && slices.ContainsFunc(slices.Concat(spec.Matched, spec.NotMatched), func(c Clause) bool { return c.All })
+	target := snap
+	var ep *actions.Protocol
+	var em *actions.Metadata
+	if evolve {
+		p, m, changed, err := write.MergedMetadata(snap, src.Schema)
+		if err != nil {
+			return res, fmt.Errorf("merge: schema evolution: %w", err)
+		}
+		if changed {
+			if target, err = snap.WithMetadata(p, m); err != nil {
+				return res, fmt.Errorf("merge: schema evolution: %w", err)
+			}
+			if !write.SameProtocol(p, snap.Protocol()) {
+				ep = &p
+			}
+			em = &m
+		}
+	}
+	tableSchema := snap.Schema()
+	p, err := newPlan(spec, target.Schema(), src.Schema, snap.Metadata().PartitionColumns)
 	if err != nil {
 		return res, err
 	}
@@ -52,8 +74,14 @@ func Merge(ctx context.Context, snap *snapshot.Snapshot, src Source, spec MergeS
 		Parameters: m.parameters(),
 		InsertOnly: len(p.matched)+len(p.bySrc) == 0,
 		Plan: func(ctx context.Context, snap *snapshot.Snapshot, s Strategy) (*Plan, error) {
-			if !sameSchema(p.tsch, snap.Schema()) {
+			if !sameSchema(tableSchema, snap.Schema()) {
 				return nil, fmt.Errorf("merge: the table's schema changed at version %d: %w", snap.Version(), txn.ErrConflict)
+			}
+			if em != nil {
+				var err error
+				if snap, err = snap.WithMetadata(target.Protocol(), *em); err != nil {
+					return nil, err
+				}
 			}
 			var err error
 			mm, err = m.plan1(ctx, snap, s, opts)
@@ -66,6 +94,7 @@ func Merge(ctx context.Context, snap *snapshot.Snapshot, src Source, spec MergeS
 			}
 			mm.NumSourceRows = int64(len(m.rows))
 			mm.MaterializeSourceTimeMs = sourceTime.Milliseconds()
+			m.staged.Protocol, m.staged.Metadata = ep, em
 			return m.staged, nil
 		},
 		Metrics: func(g *Metrics) map[string]any {

@@ -329,6 +329,25 @@ func (s *Snapshot) Committed(version, modTime int64, acts []actions.Action) (*Sn
 	return ns, nil
 }
 
+// WithMetadata returns the table of s as a writer sees it while it writes
+// rows under a protocol and metaData that its own commit will stage: the
+// same version, files, txns and domains as s, with protocol p and
+// metadata m (checked as a load checks them). It serves a writer that
+// changes the schema and writes rows under the new schema in one commit,
+// as MERGE with schema evolution does. The result is not a version of the
+// table: it is never committed against, only written with.
+func (s *Snapshot) WithMetadata(p actions.Protocol, m actions.Metadata) (*Snapshot, error) {
+	ns := &Snapshot{store: s.store, version: s.version, segment: s.segment,
+		base: s.base, tail: s.tail, tailOrder: s.tailOrder, tailTxns: s.tailTxns, tailDomains: s.tailDomains,
+		commitInfo: s.commitInfo, timestamp: s.timestamp}
+	r := &replay{protocol: &p, metadata: &m}
+	if err := r.finishPM(ns); err != nil {
+		return nil, err
+	}
+	ns.inheritMeta(s)
+	return ns, nil
+}
+
 // skipAhead is Update when the commits right after s are gone (err, a
 // deltaerr.ErrMissingLogFile error): log cleanup deleted them once a newer
 // checkpoint covered them, as it may for a snapshot held longer than the

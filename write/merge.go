@@ -159,24 +159,9 @@ type mergedAppend struct {
 // columns are added (nullable), and widened where the table has type
 // widening on.
 func planMergedAppend(snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts CommitOptions) (mergedAppend, error) {
-	cfg0 := snap.Config()
-	widen := cfg0.IsFeatureEnabled(actions.FeatureTypeWidening) || cfg0.IsFeatureEnabled(actions.FeatureTypeWideningPreview)
-	merged, added, err := MergeSchemas(snap.Schema(), opts.MergeSchema, widen)
+	p, m, added, err := MergedMetadata(snap, opts.MergeSchema)
 	if err != nil {
 		return mergedAppend{}, err
-	}
-	for _, c := range snap.Metadata().PartitionColumns {
-		was, _ := snap.Schema().Field(c)
-		now, _ := merged.Field(c)
-		if was != nil && now != nil && was.Type.String() != now.Type.String() && !PartitionWidening(was.Type, now.Type) {
-			return mergedAppend{}, fmt.Errorf("%w: partition column %s: %s cannot be widened to %s (its partition values would not parse)", ErrSchemaMismatch, c, was.Type, now.Type)
-		}
-	}
-	p, m := snap.Protocol(), snap.Metadata()
-	if added {
-		if p, m, err = Evolve(p, m, merged, maps.Clone(m.Configuration)); err != nil {
-			return mergedAppend{}, err
-		}
 	}
 	cfg, err := tableconfig.New(p, m)
 	if err != nil {
@@ -188,6 +173,38 @@ func planMergedAppend(snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], 
 		batches: reshapeBatches(batches, opts.MergeSchema, cfg.Schema()),
 		opts:    rowOpts, evolved: added, protocol: p, metadata: m,
 	}, nil
+}
+
+// MergedMetadata returns the protocol and metaData of snap's table with
+// src merged into its schema as Spark's mergeSchema merges it
+// (MergeSchemas: new columns added, nullable, at the end of their struct;
+// widened where the table has type widening on), and whether the schema
+// changed; unchanged, they are snap's. A partition column is widened only
+// where its partition values still parse (PartitionWidening). The protocol
+// and properties evolve with the schema (Evolve: column mapping ids,
+// features the new columns need). Errors match ErrSchemaMismatch,
+// ErrInvalidSpec or deltaerr.ErrUnsupportedFeature.
+func MergedMetadata(snap *snapshot.Snapshot, src *schema.StructType) (actions.Protocol, actions.Metadata, bool, error) {
+	cfg0 := snap.Config()
+	widen := cfg0.IsFeatureEnabled(actions.FeatureTypeWidening) || cfg0.IsFeatureEnabled(actions.FeatureTypeWideningPreview)
+	p, m := snap.Protocol(), snap.Metadata()
+	merged, added, err := MergeSchemas(snap.Schema(), src, widen)
+	if err != nil {
+		return p, m, false, err
+	}
+	for _, c := range m.PartitionColumns {
+		was, _ := snap.Schema().Field(c)
+		now, _ := merged.Field(c)
+		if was != nil && now != nil && was.Type.String() != now.Type.String() && !PartitionWidening(was.Type, now.Type) {
+			return p, m, false, fmt.Errorf("%w: partition column %s: %s cannot be widened to %s (its partition values would not parse)", ErrSchemaMismatch, c, was.Type, now.Type)
+		}
+	}
+	if added {
+		if p, m, err = Evolve(p, m, merged, maps.Clone(m.Configuration)); err != nil {
+			return snap.Protocol(), snap.Metadata(), false, err
+		}
+	}
+	return p, m, added, nil
 }
 
 // SameProtocol reports whether two protocol actions are the same: versions

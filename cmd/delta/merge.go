@@ -35,6 +35,7 @@ type mergeFlags struct {
 	strategy                   string
 	asJSON                     bool
 	targetSize                 int64
+	mergeSchema                bool
 }
 
 func newMergeCmd() *cobra.Command {
@@ -58,7 +59,9 @@ func newMergeCmd() *cobra.Command {
 			"                 --by-source-update-set 'c = expr, ...' under --by-source-update-if\n" +
 			"A COND of 'true' is an unconditional clause. A target row matched by two source\n" +
 			"rows is an error unless the only matched clause is --delete-if true. The table's\n" +
-			"strategy applies as for delete.",
+			"strategy applies as for delete. With --merge-schema, --update-all and --insert-all\n" +
+			"add the source's columns the table lacks to its schema (MERGE WITH SCHEMA\n" +
+			"EVOLUTION), in the same commit.",
 		Args: tableArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.source == "" || f.on == "" {
@@ -112,6 +115,9 @@ func newMergeCmd() *cobra.Command {
 				return c
 			}
 			b := t.Merge(src, f.on).Options(opts)
+			if f.mergeSchema {
+				b.WithSchemaEvolution()
+			}
 			if f.deleteIf != "" {
 				b.WhenMatchedDelete(cond(f.deleteIf))
 			}
@@ -154,6 +160,7 @@ func newMergeCmd() *cobra.Command {
 	fs.StringVar(&f.bySourceSet, "by-source-update-set", "", "WHEN NOT MATCHED BY SOURCE THEN UPDATE SET `'c = expr, ...'`")
 	fs.StringVar(&f.bySourceSetIf, "by-source-update-if", "", "the condition (`COND`) of the by-source update")
 	fs.StringVar(&f.strategy, "strategy", "auto", "auto (the table's), copy-on-write or deletion-vectors")
+	fs.BoolVar(&f.mergeSchema, "merge-schema", false, "schema evolution: --update-all and --insert-all add the source's new columns to the table")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON document, of a stable shape")
 	fs.Int64Var(&f.targetSize, "target-file-size", 0, "roll data files written at `BYTES` (default 128 MiB)")
 	return cmd

@@ -80,3 +80,23 @@ func TestMerge(t *testing.T) {
 		})
 	}
 }
+
+// --merge-schema: the source's new column joins the table's schema in the
+// merge's commit (MERGE WITH SCHEMA EVOLUTION).
+func TestMergeSchemaFlag(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "t")
+	mustRun(t, "create", root, "--schema", "id BIGINT NOT NULL, name STRING")
+	mustRun(t, "append", root, writeFile(t, filepath.Join(dir, "a.csv"), "id,name\n1,a\n2,b\n"))
+	src := writeFile(t, filepath.Join(dir, "s.csv"), "id,name,tag\n2,B,t2\n3,c,t3\n")
+	mustRun(t, "merge", root, "--source", src, "--on", "t.id = s.id", "--update-all", "--insert-all", "--merge-schema")
+	got := strings.Split(strings.TrimSpace(mustRun(t, "scan", root, "--format", "csv").stdout), "\n")
+	header, rows := got[0], got[1:]
+	slices.Sort(rows)
+	if header != "id,name,tag" || !slices.Equal(rows, []string{"1,a,", "2,B,t2", "3,c,t3"}) {
+		t.Fatalf("after merge --merge-schema:\n%s", strings.Join(got, "\n"))
+	}
+	if v := mustRun(t, "describe", root, "--json").stdout; !strings.Contains(v, `"version": 2`) && !strings.Contains(v, `"version":2`) {
+		t.Errorf("describe: want version 2 (one commit for the merge): %s", v)
+	}
+}
