@@ -99,6 +99,12 @@ func (c memoryClient) Commit(ctx context.Context, cm Commit) error {
 		return err
 	}
 	defer c.m.mu.Unlock()
+	// A commit sent again (its answer was lost) is ratified already.
+	for _, have := range t.commits {
+		if have.Version == cm.Version && have.Key != "" && have.Key == cm.Key {
+			return nil
+		}
+	}
 	if cm.Version != t.latest+1 {
 		return fmt.Errorf("catalogmanaged: table %q: version %d asked for, latest ratified is %d: %w", c.id, cm.Version, t.latest, ErrConflict)
 	}
