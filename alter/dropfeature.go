@@ -60,9 +60,14 @@ var droppable = map[string]func(s *snapshot.Snapshot, p *actions.Protocol) error
 // the features listed, as Spark normalises it. The commit is Spark's DROP
 // FEATURE, parameters featureName and truncateHistory (false).
 //
-// A feature the protocol does not support is ErrInvalidChange; a
-// reader-writer feature, whose drop needs the history truncated or
-// checkpointProtection, and any other writer feature are a
+// The reader-writer feature deletionVectors is dropped as Spark's fast
+// DROP FEATURE drops it, with checkpoint protection and no history
+// truncated (see dropProtected): its traces are removed first, then
+// barrier checkpoints, then the protocol without it and with
+// checkpointProtection.
+//
+// A feature the protocol does not support is ErrInvalidChange; another
+// reader-writer feature and any other writer feature are a
 // *deltaerr.FeatureError (errors.Is deltaerr.ErrUnsupportedFeature) naming
 // what is not supported.
 func DropFeature(ctx context.Context, snap *snapshot.Snapshot, name string, opts Options) (txn.CommitResult, error) {
@@ -80,11 +85,14 @@ func DropFeature(ctx context.Context, snap *snapshot.Snapshot, name string, opts
 	if !ok || !tableconfig.HasWriterFeature(&p, name) {
 		return txn.CommitResult{}, invalid("the table's protocol does not support feature %q: nothing to drop", name)
 	}
+	if d, ok := protectedDroppable[name]; ok {
+		return dropProtected(ctx, snap, name, d, opts)
+	}
 	check, can := droppable[name]
 	if info.ReaderWriter || !can {
 		why := "dropping it is not supported here"
 		if info.ReaderWriter {
-			why = "dropping a reader-writer feature needs the log's history truncated (Spark's DROP FEATURE ... TRUNCATE HISTORY or checkpointProtection), not supported here"
+			why = "dropping this reader-writer feature is not supported here (deletionVectors is)"
 		}
 		return txn.CommitResult{}, &deltaerr.FeatureError{Feature: "DROP FEATURE " + name + ": " + why, Op: "write"}
 	}

@@ -32,8 +32,8 @@ func TestDropFeature(t *testing.T) {
 		{"inCommitTimestamp, on: turned off, then dropped", map[string]string{"delta.enableInCommitTimestamps": "true"},
 			actions.FeatureInCommitTimestamp, 1, 2, nil, nil},
 		{"not supported by the protocol", nil, actions.FeatureDomainMetadata, 0, 0, nil, alter.ErrInvalidChange},
-		{"a reader-writer feature", map[string]string{"delta.enableDeletionVectors": "true"},
-			actions.FeatureDeletionVectors, 0, 0, nil, deltaerr.ErrUnsupportedFeature},
+		{"a reader-writer feature not droppable here", map[string]string{"delta.columnMapping.mode": "name"},
+			actions.FeatureColumnMapping, 0, 0, nil, deltaerr.ErrUnsupportedFeature},
 		{"a feature Spark does not drop", map[string]string{"delta.minWriterVersion": "2"},
 			actions.FeatureAppendOnly, 0, 0, nil, deltaerr.ErrUnsupportedFeature},
 	} {

@@ -28,8 +28,25 @@ func TestAlterDropFeature(t *testing.T) {
 	if got := scanIDs(t, dir); len(got) != 2 {
 		t.Errorf("rows %v", got)
 	}
-	r = runDelta("alter", dir, "drop-feature", "deletionVectors")
-	if r.code != exitFailure || !strings.Contains(r.stderr, "history truncated") {
-		t.Errorf("drop-feature deletionVectors: exit %d, %q", r.code, r.stderr)
+	// A reader-writer feature, with checkpoint protection: the rows stay,
+	// the table checks clean, the protocol has checkpointProtection.
+	mustRun(t, "delete", dir, "--where", "id = 1")
+	mustRun(t, "alter", dir, "drop-feature", "deletionVectors")
+	d = mustRun(t, "describe", dir).stdout
+	if strings.Contains(d, "deletionVectors") || !strings.Contains(d, "checkpointProtection") {
+		t.Errorf("describe after dropping deletionVectors:\n%s", d)
+	}
+	if r := runDelta("check", dir, "--deep"); r.code != 0 {
+		t.Errorf("check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := scanIDs(t, dir); len(got) != 1 || got[0] != "2" {
+		t.Errorf("rows %v", got)
+	}
+	// One the library does not drop is refused, saying so.
+	col := filepath.Join(t.TempDir(), "c")
+	mustRun(t, "create", col, "--schema", "id BIGINT", "--property", "delta.columnMapping.mode=name")
+	r = runDelta("alter", col, "drop-feature", "columnMapping")
+	if r.code != exitFailure || !strings.Contains(r.stderr, "not supported") {
+		t.Errorf("drop-feature columnMapping: exit %d, %q", r.code, r.stderr)
 	}
 }
