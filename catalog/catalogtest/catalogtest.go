@@ -56,7 +56,10 @@ func testNamespaces(t *testing.T, s catalog.Store) {
 		{"drop a (has a child)", func() error { return s.DropNamespace(ctx, catalog.Namespace{"a"}) }, catalog.ErrNamespaceNotEmpty},
 		{"drop missing", func() error { return s.DropNamespace(ctx, catalog.Namespace{"nope"}) }, catalog.ErrNoSuchNamespace},
 		{"load missing", func() error { _, err := s.Namespace(ctx, catalog.Namespace{"nope"}); return err }, catalog.ErrNoSuchNamespace},
-		{"list children of missing", func() error { _, _, err := s.ListNamespaces(ctx, catalog.Namespace{"nope"}, catalog.Page{}); return err }, catalog.ErrNoSuchNamespace},
+		{"list children of missing", func() error {
+			_, _, err := s.ListNamespaces(ctx, catalog.Namespace{"nope"}, catalog.Page{})
+			return err
+		}, catalog.ErrNoSuchNamespace},
 	}
 	for _, st := range steps {
 		if err := st.do(); !errors.Is(err, st.want) || (st.want == nil && err != nil) {
