@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/godelta/delta/catalog"
+	"github.com/godelta/delta/deltaerr"
 )
 
 // Client calls an Iceberg REST catalog (this package's Handler or any
@@ -26,16 +27,23 @@ type Client struct {
 // message carries the status, type and message the catalog sent.
 var ErrRemote = errors.New("catalog: the catalog failed")
 
+// ErrBadRequest is the error of a 400 answer: the catalog refused the
+// request as malformed or invalid. It matches deltaerr.ErrInvalidArgument.
+var ErrBadRequest = fmt.Errorf("catalog: the catalog refused the request: %w", deltaerr.ErrInvalidArgument)
+
 // NewClient returns a Client of the catalog at uri (http://host:port, the
 // root the /v1 routes are under), sending token as a bearer token when it
 // is not empty; hc nil is http.DefaultClient.
 func NewClient(uri, token string, hc *http.Client) (*Client, error) {
 	u, err := url.Parse(uri)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: catalog URI %q: want http://HOST:PORT or https://HOST", catalog.ErrInvalidName, uri)
+		return nil, fmt.Errorf("catalog: URI %q: want http://HOST:PORT or https://HOST: %w", uri, deltaerr.ErrInvalidArgument)
 	}
 	if hc == nil {
 		hc = http.DefaultClient
+	}
+	if u.Path == "" {
+		u.Path = "/"
 	}
 	return &Client{base: u.JoinPath("v1"), token: token, http: hc}, nil
 }
@@ -91,7 +99,7 @@ func (c *Client) do(ctx context.Context, method string, path []string, query url
 		case rsp.StatusCode == http.StatusConflict:
 			kind = catalog.ErrAlreadyExists
 		case rsp.StatusCode == http.StatusBadRequest:
-			kind = catalog.ErrInvalidName
+			kind = ErrBadRequest
 		}
 		return fmt.Errorf("%w: %s %s: %d %s: %s", kind, method, u.Path, rsp.StatusCode, e.Error.Type, msg)
 	}

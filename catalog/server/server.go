@@ -46,7 +46,7 @@ const DefaultDBName = "_delta_catalog.db"
 
 // ShutdownGrace is how long Serve lets requests in flight finish once its
 // context ends.
-const ShutdownGrace = 5 * time.Second
+const ShutdownGrace = 2 * time.Second
 
 // Config configures a Server.
 type Config struct {
