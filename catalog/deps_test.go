@@ -13,6 +13,10 @@ func TestFacadeLinksNoCatalog(t *testing.T) {
 	for pkg, forbidden := range map[string][]string{
 		"github.com/godelta/delta":         {"github.com/godelta/delta/catalog", "modernc.org/"},
 		"github.com/godelta/delta/catalog": {"modernc.org/", "net/http"},
+		// The CLI links SQLite for `delta catalog serve`, PostgreSQL's
+		// driver only with -tags catalog_postgres.
+		"github.com/godelta/delta/cmd/delta":      {"github.com/jackc/"},
+		"github.com/godelta/delta/catalog/server": {"github.com/jackc/"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {

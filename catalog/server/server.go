@@ -1,6 +1,7 @@
 // Package server is the catalog server `delta catalog serve` runs: it
 // opens the catalog's state (an embedded SQLite database, package
-// catalog/sqlite), registers the Delta tables of a warehouse
+// catalog/sqlite, or through Config.OpenDB a PostgreSQL database several
+// servers share, package catalog/postgres), registers the Delta tables of a warehouse
 // (catalog.RegisterWarehouse), and serves the Iceberg REST catalog API
 // (package catalog/icebergrest) at the root path, behind an optional
 // bearer token. The Delta-Tables API of catalog-managed commits will be
@@ -55,8 +56,15 @@ type Config struct {
 	Warehouse string
 	// DB is the path of the SQLite database file; "" puts it in the
 	// warehouse (DefaultDBName), which must then be a local directory.
-	// ":memory:" keeps the state in memory only.
+	// ":memory:" keeps the state in memory only. A postgres:// or
+	// postgresql:// URL names a PostgreSQL database, which several
+	// servers (replicas) may share; it needs OpenDB.
 	DB string
+	// OpenDB, when not nil, opens DB instead of package catalog/sqlite:
+	// postgres.Open for a PostgreSQL URL. This package links no
+	// PostgreSQL driver itself, so that a program serving SQLite does not
+	// carry one.
+	OpenDB func(ctx context.Context, db string) (*catalog.SQLStore, error)
 	// Token, when not empty, is the bearer token every request must
 	// carry.
 	Token string
@@ -73,7 +81,8 @@ type Server struct {
 	handler *icebergrest.Handler
 	// Registered is what the warehouse scan at Open found.
 	Registered catalog.WarehouseResult
-	// DBPath is the database file opened.
+	// DBPath is the database file opened (a PostgreSQL URL without its
+	// credentials).
 	DBPath string
 }
 
@@ -104,9 +113,20 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		db = filepath.Join(dir, DefaultDBName)
 	}
-	store, err := sqlite.Open(ctx, db)
+	var store *catalog.SQLStore
+	switch {
+	case cfg.OpenDB != nil:
+		store, err = cfg.OpenDB(ctx, db)
+	case IsPostgres(db):
+		err = fmt.Errorf("%w: %s: this program links no PostgreSQL driver (package catalog/postgres; delta is built with it by -tags catalog_postgres)", ErrConfig, logstore.RedactURI(db))
+	default:
+		store, err = sqlite.Open(ctx, db)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if IsPostgres(db) {
+		db = logstore.RedactURI(db)
 	}
 	res, err := catalog.RegisterWarehouse(ctx, store, wh, log)
 	if err != nil {
@@ -119,6 +139,12 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		cfg: cfg, log: log, store: store, Registered: res, DBPath: db,
 		handler: icebergrest.NewHandler(store, icebergrest.Options{Logger: log}),
 	}, nil
+}
+
+// IsPostgres tells a PostgreSQL URL (postgres:// or postgresql://) from
+// a file path.
+func IsPostgres(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
 }
 
 // localDir returns the directory of a file:// URI.

@@ -19,6 +19,8 @@ import (
 	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/catalog"
 	"github.com/godelta/delta/catalog/icebergrest"
+	"github.com/godelta/delta/catalog/postgres"
+	"github.com/godelta/delta/catalog/postgres/pgtest"
 	"github.com/godelta/delta/catalog/server"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/tableconfig"
@@ -409,4 +411,44 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Close()
+}
+
+// TestReplicasOnPostgres runs two servers over one PostgreSQL database
+// (started on loopback), as two replicas behind a balancer: what one
+// registers, the other serves, and both scanned the warehouse without
+// registering a table twice.
+func TestReplicasOnPostgres(t *testing.T) {
+	pg := pgtest.Start(t)
+	dsn := pg.NewDB(t)
+	wh, _ := warehouse(t)
+	if _, err := server.Open(context.Background(), server.Config{Warehouse: wh, DB: dsn, Logger: quiet}); !errors.Is(err, server.ErrConfig) {
+		t.Fatalf("a PostgreSQL URL without OpenDB: %v", err)
+	}
+	a, baseA := serve(t, server.Config{Warehouse: wh, DB: dsn, OpenDB: postgres.Open})
+	b, baseB := serve(t, server.Config{Warehouse: wh, DB: dsn, OpenDB: postgres.Open})
+	if a.Registered.Tables != 2 || b.Registered.Known != 2 || b.Registered.Tables != 0 {
+		t.Fatalf("warehouse scans: %+v then %+v", a.Registered, b.Registered)
+	}
+	if strings.Contains(b.DBPath, "postgres@") {
+		t.Fatalf("DBPath shows credentials: %s", b.DBPath)
+	}
+	other := t.TempDir()
+	makeTable(t, other, true)
+	ca, _ := icebergrest.NewClient(baseA, "", nil)
+	cb, _ := icebergrest.NewClient(baseB, "", nil)
+	ctx := context.Background()
+	if err := ca.CreateNamespace(ctx, catalog.Namespace{"ops"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	id := catalog.TableIdent{Namespace: catalog.Namespace{"ops"}, Name: "other"}
+	if _, err := cb.RegisterTable(ctx, id, "file://"+other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca.RegisterTable(ctx, id, "file://"+other); !errors.Is(err, catalog.ErrAlreadyExists) {
+		t.Fatalf("second registration through the other replica: %v", err)
+	}
+	res, err := ca.LoadTable(ctx, id)
+	if err != nil || !strings.HasSuffix(res.MetadataLocation, "/metadata/v2.metadata.json") {
+		t.Fatalf("load through the other replica: %+v %v", res.MetadataLocation, err)
+	}
 }

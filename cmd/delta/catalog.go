@@ -17,6 +17,10 @@ import (
 
 func init() { extraCommands = append(extraCommands, newCatalogCmd) }
 
+// openCatalogDB opens the database of `catalog serve`; nil is SQLite
+// only (catalog_postgres.go sets it in builds with PostgreSQL).
+var openCatalogDB func(ctx context.Context, db string) (*catalog.SQLStore, error)
+
 // Environment variables of the catalog commands.
 const (
 	catalogURIEnv   = "DELTA_CATALOG_URI"
@@ -62,8 +66,10 @@ func newCatalogServeCmd() *cobra.Command {
 			"skipped), then serves the Iceberg REST catalog API at http://ADDR/v1/... until\n" +
 			"interrupted. A table's load answers its newest UniForm Iceberg metadata, so\n" +
 			"readers see each new commit. The state is kept in the SQLite database --db\n" +
-			"(default <warehouse>/" + server.DefaultDBName + " for a local warehouse); a restart\n" +
-			"with the same database keeps the namespaces and tables registered before.\n" +
+			"(default <warehouse>/" + server.DefaultDBName + " for a local warehouse), or, built\n" +
+			"with -tags catalog_postgres, in the PostgreSQL database of a postgres:// URL,\n" +
+			"which several servers may share; a\n" +
+			"restart with the same database keeps the namespaces and tables registered before.\n" +
 			"With --token (default $" + catalogTokenEnv + ") every request must carry\n" +
 			"'Authorization: Bearer TOKEN'. It prints the URL it serves on, then a log line\n" +
 			"per start and failure on standard error.",
@@ -76,6 +82,7 @@ func newCatalogServeCmd() *cobra.Command {
 				cfg.Token = os.Getenv(catalogTokenEnv)
 			}
 			ctx := cmd.Context()
+			cfg.OpenDB = openCatalogDB
 			srv, err := server.Open(ctx, cfg)
 			if err != nil {
 				return failure(err)
@@ -93,7 +100,7 @@ func newCatalogServeCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&cfg.Warehouse, "warehouse", "", "the warehouse `URI`: <warehouse>/<namespace>/<table>/ are Delta tables")
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8181", "the `ADDR` (host:port) to listen on")
-	cmd.Flags().StringVar(&cfg.DB, "db", "", "the SQLite database file `PATH` (default <warehouse>/"+server.DefaultDBName+")")
+	cmd.Flags().StringVar(&cfg.DB, "db", "", "the SQLite database file `PATH` (default <warehouse>/"+server.DefaultDBName+"), or, in a build with -tags catalog_postgres, a postgres:// URL of a PostgreSQL database several servers share")
 	cmd.Flags().StringVar(&cfg.Token, "token", "", "the bearer `TOKEN` requests must carry (default $"+catalogTokenEnv+"; none: no authentication)")
 	return cmd
 }
