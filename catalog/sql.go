@@ -249,44 +249,42 @@ func keyAfter(parent Namespace, after string) string {
 
 // list runs query (parent key, after, limit) in ns, which must exist,
 // calling add for each name, and says whether a page follows ("+") or not
-// ("").
+// (""). It reads outside a transaction (a write transaction on SQLite,
+// whose transactions take the write lock): a namespace dropped between
+// the check and the query lists as empty.
 func (s *SQLStore) list(ctx context.Context, ns Namespace, size int, query, key, after string, add func(string)) (string, error) {
 	limit := int64(size) + 1
 	if size <= 0 {
 		limit = 1 << 62
 	}
-	var more string
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		ok, err := s.nsExists(ctx, tx, ns)
-		if err != nil {
-			return err
+	ok, err := s.nsExists(ctx, s.db, ns)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", fmt.Errorf("%w: %s", ErrNoSuchNamespace, ns)
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(query), key, after, limit)
+	if err != nil {
+		return "", fmt.Errorf("catalog: %w", err)
+	}
+	defer rows.Close()
+	more, n := "", 0
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return "", fmt.Errorf("catalog: %w", err)
 		}
-		if !ok {
-			return fmt.Errorf("%w: %s", ErrNoSuchNamespace, ns)
+		if n++; size > 0 && n > size {
+			more = "+"
+			break
 		}
-		rows, err := tx.QueryContext(ctx, s.q(query), key, after, limit)
-		if err != nil {
-			return fmt.Errorf("catalog: %w", err)
-		}
-		defer rows.Close()
-		n := 0
-		for rows.Next() {
-			var name string
-			if err := rows.Scan(&name); err != nil {
-				return fmt.Errorf("catalog: %w", err)
-			}
-			if n++; size > 0 && n > size {
-				more = "+"
-				break
-			}
-			add(name)
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("catalog: %w", err)
-		}
-		return nil
-	})
-	return more, err
+		add(name)
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("catalog: %w", err)
+	}
+	return more, nil
 }
 
 // Page tokens are the last name listed, base64url-encoded so that they
