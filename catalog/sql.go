@@ -73,33 +73,52 @@ func (s *SQLStore) DB() *sql.DB { return s.db }
 // Close closes the database.
 func (s *SQLStore) Close() error { return s.db.Close() }
 
-func (s *SQLStore) schema() []string {
+// migrations are the schema's steps: migrations[i] takes a database of
+// schema version i to version i+1 (version 0: no catalog tables). A
+// database is brought to SchemaVersion by the steps it has not had, in
+// one transaction with the version's update. Steps are never changed once
+// released: a new version appends one (catalog-managed commits will add
+// their tables so).
+func (s *SQLStore) migrations() [][]string {
 	t := s.d.Text
-	return []string{
-		`CREATE TABLE IF NOT EXISTS catalog_meta (key ` + t + ` PRIMARY KEY, value TEXT NOT NULL)`,
-		`CREATE TABLE IF NOT EXISTS namespaces (name ` + t + ` PRIMARY KEY, parent ` + t + ` NOT NULL, properties TEXT NOT NULL, created_ms BIGINT NOT NULL)`,
-		`CREATE INDEX IF NOT EXISTS namespaces_parent ON namespaces (parent, name)`,
-		`CREATE TABLE IF NOT EXISTS tables (namespace ` + t + ` NOT NULL REFERENCES namespaces (name), name ` + t + ` NOT NULL, id TEXT NOT NULL UNIQUE, location TEXT NOT NULL, created_ms BIGINT NOT NULL, PRIMARY KEY (namespace, name))`,
-	}
+	return [][]string{{
+		`CREATE TABLE namespaces (name ` + t + ` PRIMARY KEY, parent ` + t + ` NOT NULL, properties TEXT NOT NULL, created_ms BIGINT NOT NULL)`,
+		`CREATE INDEX namespaces_parent ON namespaces (parent, name)`,
+		`CREATE TABLE tables (namespace ` + t + ` NOT NULL REFERENCES namespaces (name), name ` + t + ` NOT NULL, id TEXT NOT NULL UNIQUE, location TEXT NOT NULL, created_ms BIGINT NOT NULL, PRIMARY KEY (namespace, name))`,
+	}}
 }
 
-// migrate creates the schema, or checks the version of the one there.
+// migrate brings the schema to SchemaVersion (see migrations), or refuses
+// a newer one.
 func (s *SQLStore) migrate(ctx context.Context) error {
+	steps := s.migrations()
+	if len(steps) != SchemaVersion {
+		panic("catalog: SchemaVersion and the migrations disagree")
+	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		for _, q := range s.schema() {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("catalog: creating the %s schema: %w", s.d.Name, err)
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS catalog_meta (key `+s.d.Text+` PRIMARY KEY, value TEXT NOT NULL)`); err != nil {
+			return fmt.Errorf("catalog: creating the %s schema: %w", s.d.Name, err)
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO catalog_meta (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING`), "schema_version", "0"); err != nil {
+			return fmt.Errorf("catalog: %w", err)
+		}
+		var raw string
+		if err := tx.QueryRowContext(ctx, s.q(`SELECT value FROM catalog_meta WHERE key = ?`), "schema_version").Scan(&raw); err != nil {
+			return fmt.Errorf("catalog: %w", err)
+		}
+		v, err := strconv.Atoi(raw)
+		if err != nil || v < 0 || v > SchemaVersion {
+			return fmt.Errorf("%w: %q (this program knows up to %d)", ErrSchemaVersion, raw, SchemaVersion)
+		}
+		for ; v < SchemaVersion; v++ {
+			for _, q := range steps[v] {
+				if _, err := tx.ExecContext(ctx, q); err != nil {
+					return fmt.Errorf("catalog: %s schema version %d: %w", s.d.Name, v+1, err)
+				}
 			}
 		}
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO catalog_meta (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING`), "schema_version", strconv.Itoa(SchemaVersion)); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE catalog_meta SET value = ? WHERE key = ?`), strconv.Itoa(SchemaVersion), "schema_version"); err != nil {
 			return fmt.Errorf("catalog: %w", err)
-		}
-		var v string
-		if err := tx.QueryRowContext(ctx, s.q(`SELECT value FROM catalog_meta WHERE key = ?`), "schema_version").Scan(&v); err != nil {
-			return fmt.Errorf("catalog: %w", err)
-		}
-		if v != strconv.Itoa(SchemaVersion) {
-			return fmt.Errorf("%w: %q (this program knows %d)", ErrSchemaVersion, v, SchemaVersion)
 		}
 		return nil
 	})
