@@ -28,14 +28,22 @@ type WarehouseResult struct {
 // stays as it is (a different location is logged and skipped). Directories
 // whose names begin with '.' or '_', or that are not valid names, are
 // skipped: they are no namespace or table. It is idempotent: a restart
-// over the same warehouse registers only what is new. Table locations are
-// wh's URI joined with the two names.
-func RegisterWarehouse(ctx context.Context, s Store, wh logstore.Store, log *slog.Logger) (WarehouseResult, error) {
+// over the same warehouse registers only what is new.
+//
+// uri is the warehouse's URI as given (wh is the store it opened): table
+// locations are uri joined with the two names (JoinLocation), so that they
+// keep its query (an endpoint=, region=, ... of an object store) and open
+// as the warehouse did. A plain path is made the absolute URI wh has.
+func RegisterWarehouse(ctx context.Context, s Store, uri string, wh logstore.Store, log *slog.Logger) (WarehouseResult, error) {
 	if log == nil {
 		log = slog.Default()
 	}
 	var res WarehouseResult
 	root := strings.TrimRight(wh.URI(), "/")
+	base := uri
+	if !strings.Contains(uri, "://") {
+		base = root
+	}
 	nsDirs, err := dirs(ctx, wh, "")
 	if err != nil {
 		return res, fmt.Errorf("catalog: listing warehouse %s: %w", logstore.RedactURI(root), err)
@@ -76,7 +84,7 @@ func RegisterWarehouse(ctx context.Context, s Store, wh logstore.Store, log *slo
 				nsCreated = true
 			}
 			id := TableIdent{Namespace: ns, Name: name}
-			loc := root + "/" + nsName + "/" + name
+			loc := JoinLocation(base, nsName, name)
 			_, err = s.RegisterTable(ctx, Table{Ident: id, Location: loc})
 			switch {
 			case err == nil:
@@ -98,6 +106,20 @@ func RegisterWarehouse(ctx context.Context, s Store, wh logstore.Store, log *slo
 		}
 	}
 	return res, nil
+}
+
+// JoinLocation joins path elements to a location URI, before its query:
+// ("s3://b/wh?region=x", "ns", "t") gives "s3://b/wh/ns/t?region=x".
+func JoinLocation(base string, elems ...string) string {
+	path, query, hasQuery := strings.Cut(base, "?")
+	path = strings.TrimRight(path, "/")
+	for _, e := range elems {
+		path += "/" + e
+	}
+	if hasQuery {
+		path += "?" + query
+	}
+	return path
 }
 
 // skipName tells directories that are never a namespace or table.

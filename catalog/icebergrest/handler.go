@@ -551,17 +551,26 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request) {
 // TableRoot returns the Delta table root a registration names: the
 // directory two levels above a .../metadata/vN.metadata.json (true), or
 // the location itself, without a trailing slash (false).
+//
+// A query (an object store's endpoint=, region=, ...) is kept on the root.
 func TableRoot(loc string) (string, bool, error) {
 	if loc == "" {
 		return "", false, errBadRequest("metadata-location is empty")
 	}
-	if dir, file, ok := cutLast(loc); ok && strings.HasSuffix(file, ".metadata.json") {
+	path, query, hasQuery := strings.Cut(loc, "?")
+	withQuery := func(p string) string {
+		if hasQuery {
+			return p + "?" + query
+		}
+		return p
+	}
+	if dir, file, ok := cutLast(path); ok && strings.HasSuffix(file, ".metadata.json") {
 		if root, mdir, ok := cutLast(dir); ok && mdir == strings.TrimSuffix(iceberg.MetadataDir, "/") && root != "" {
-			return root, true, nil
+			return withQuery(root), true, nil
 		}
 		return "", false, errBadRequest("metadata-location %s: not in the metadata/ directory of a table", logstore.RedactURI(loc))
 	}
-	return strings.TrimRight(loc, "/"), false, nil
+	return withQuery(strings.TrimRight(path, "/")), false, nil
 }
 
 func cutLast(p string) (string, string, bool) {

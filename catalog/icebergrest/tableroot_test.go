@@ -18,6 +18,8 @@ func TestTableRoot(t *testing.T) {
 		{"file:///w/ns/t", "file:///w/ns/t", false, false},
 		{"file:///w/ns/t/", "file:///w/ns/t", false, false},
 		{"/w/ns/t", "/w/ns/t", false, false},
+		{"s3://b/t?endpoint=http://127.0.0.1:9000&region=x", "s3://b/t?endpoint=http://127.0.0.1:9000&region=x", false, false},
+		{"s3://b/t/metadata/v2.metadata.json?endpoint=http://h:1/", "s3://b/t?endpoint=http://h:1/", true, false},
 		{"file:///w/ns/t/v3.metadata.json", "", false, true},
 		{"metadata/v1.metadata.json", "", false, true},
 		{"/metadata/v1.metadata.json", "", false, true},

@@ -7,6 +7,11 @@
 // bearer token. The Delta-Tables API of catalog-managed commits will be
 // mounted beside it, on the same port and behind the same token.
 //
+// The warehouse and the tables may be on any store whose backend the
+// program links (logstore.Open; cmd/delta links them all). A warehouse
+// URI's query (an S3 endpoint=, region=, ...) is kept on the locations of
+// the tables found in it, never shown to clients.
+//
 // # Authentication
 //
 // With a Token, every request must carry "Authorization: Bearer TOKEN";
@@ -128,7 +133,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	if IsPostgres(db) {
 		db = logstore.RedactURI(db)
 	}
-	res, err := catalog.RegisterWarehouse(ctx, store, wh, log)
+	res, err := catalog.RegisterWarehouse(ctx, store, cfg.Warehouse, wh, log)
 	if err != nil {
 		store.Close()
 		return nil, err

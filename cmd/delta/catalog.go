@@ -239,7 +239,8 @@ func newCatalogRegisterCmd() *cobra.Command {
 		Short: "Register a Delta table in a catalog",
 		Long: "register registers the Delta table at LOCATION (a path or URI of its root) as\n" +
 			"NAMESPACE.TABLE; the namespace must exist. A path is sent as an absolute file://\n" +
-			"URI: the server reads the table there. It prints the table's Iceberg metadata\n" +
+			"URI, a URI as given (with its query, such as an S3 endpoint=): the server reads\n" +
+			"the table there. It prints the table's Iceberg metadata\n" +
 			"location, or says that the table keeps none (UniForm Iceberg off).",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -251,7 +252,13 @@ func newCatalogRegisterCmd() *cobra.Command {
 			if err != nil {
 				return failure(err)
 			}
-			loc := st.URI()
+			// A URI is sent as given, with its query (an object store's
+			// endpoint=, region=, ...), so that the server opens it as
+			// this command did; a path as the absolute URI it names.
+			loc := args[1]
+			if !strings.Contains(loc, "://") {
+				loc = st.URI()
+			}
 			st.Close()
 			cl, err := cc.client(cmd)
 			if err != nil {
