@@ -41,7 +41,13 @@
 // table's id is the key that survives a rename and that catalog-managed
 // commits (staged commits, ratification, multi-table transactions: issue
 // 28, not built yet) will reference from tables of their own; they belong
-// in this package and schema as version 2.
+// in this package and schema as version 2, one more migration step
+// (SQLStore applies the steps a database has not had, in one transaction,
+// and refuses a database of a newer version: ErrSchemaVersion).
+//
+// Names are compared byte by byte (the dialect's Text type), so listings
+// are in Go's string order on every backend, and a page token (the last
+// name of a page, base64url) resumes where the page ended.
 //
 // # Errors
 //
