@@ -25,7 +25,8 @@ import (
 // tables, loads a UniForm table and scans exactly the rows the Delta
 // reader returns, at the latest snapshot and again after each new commit
 // (appends, a delete). It also registers a table through the client and
-// reads it, and checks that a client without the bearer token is refused.
+// reads it, checks that a client without the bearer token is refused, and
+// that a Delta table without UniForm is listed but loads as no such table.
 func TestRESTCatalog(t *testing.T) {
 	ctx := context.Background()
 	wh := t.TempDir()
@@ -45,6 +46,12 @@ func TestRESTCatalog(t *testing.T) {
 	if _, err := events.AppendRows(ctx, rows(0, 20), delta.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// A Delta table without UniForm: listed, but no Iceberg table to load.
+	plain, err := delta.Create(ctx, "file://"+filepath.Join(wh, "sales", "plain"), delta.TableSpec{Schema: allTypes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain.Close()
 	if err := os.MkdirAll(filepath.Join(wh, "ops"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +92,11 @@ func TestRESTCatalog(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
-	if len(ids) != 1 || !slices.Equal(ids[0], table.Identifier{"sales", "events"}) {
+	if len(ids) != 2 || !slices.Equal(ids[0], table.Identifier{"sales", "events"}) || !slices.Equal(ids[1], table.Identifier{"sales", "plain"}) {
 		t.Fatalf("tables: %v", ids)
+	}
+	if _, err := cat.LoadTable(ctx, table.Identifier{"sales", "plain"}); !errors.Is(err, catalog.ErrNoSuchTable) {
+		t.Fatalf("loading a Delta table without Iceberg metadata: %v", err)
 	}
 	if ok, err := cat.CheckTableExists(ctx, table.Identifier{"sales", "events"}); err != nil || !ok {
 		t.Fatalf("sales.events exists: %v %v", ok, err)
