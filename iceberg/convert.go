@@ -62,6 +62,10 @@ func convertAfterCommit(ctx context.Context, res *txn.CommitResult) error {
 // deltaerr.ErrInvalidArgument.
 var ErrNotEnabled = fmt.Errorf("iceberg: the table does not enable Iceberg (delta.universalFormat.enabledFormats): %w", deltaerr.ErrInvalidArgument)
 
+// ErrNoMetadata is ReadMetadata's error for a table that has no Iceberg
+// metadata (UniForm Iceberg never converted a version of it).
+var ErrNoMetadata = errors.New("iceberg: the table has no Iceberg metadata (metadata/vN.metadata.json)")
+
 // Options tune Convert. The zero value is usable.
 type Options struct {
 	// Logger receives a debug line per Iceberg snapshot written; nil means

@@ -210,34 +210,8 @@ func remember(root string, c current) {
 // vN.metadata.json is found by listing the directory instead. Files
 // larger than the package's limits are not read (ErrCorruptMetadata).
 func readCurrent(ctx context.Context, store logstore.Store) (current, error) {
-	n, err := readHint(ctx, store)
-	if err != nil {
-		return current{}, err
-	}
-	hinted := n > 0
-	if !hinted {
-		if n, err = listNewest(ctx, store); err != nil {
-			return current{}, err
-		}
-	}
-	if n, err = probeForward(ctx, store, n); err != nil {
-		return current{}, err
-	}
-	if n == 0 {
-		return current{}, nil
-	}
-	info, err := store.Stat(ctx, MetadataKey(n))
-	if errors.Is(err, logstore.ErrNotFound) && hinted {
-		// The hint points past the metadata there is.
-		if n, err = listNewest(ctx, store); err != nil {
-			return current{}, err
-		}
-		if n, err = probeForward(ctx, store, n); err != nil || n == 0 {
-			return current{}, err
-		}
-		info, err = store.Stat(ctx, MetadataKey(n))
-	}
-	if err != nil {
+	n, info, err := findCurrent(ctx, store)
+	if err != nil || n == 0 {
 		return current{}, err
 	}
 	if cur, ok := recall(store.URI(), n, info); ok {
@@ -247,14 +221,60 @@ func readCurrent(ctx context.Context, store logstore.Store) (current, error) {
 	if err != nil {
 		return current{}, err
 	}
+	m, err := decodeMetadata(MetadataKey(n), data)
+	if err != nil {
+		return current{}, err
+	}
+	return current{n: n, meta: m}, nil
+}
+
+// decodeMetadata decodes the metadata file name holds, which must be of
+// format version 2.
+func decodeMetadata(name string, data []byte) (*tableMetadata, error) {
 	var m tableMetadata
 	if err := json.Unmarshal(data, &m); err != nil {
-		return current{}, fmt.Errorf("%w: %s: %v", ErrCorruptMetadata, MetadataKey(n), err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorruptMetadata, name, err)
 	}
 	if m.FormatVersion != 2 {
-		return current{}, fmt.Errorf("%w: %s: format-version %d, want 2", ErrCorruptMetadata, MetadataKey(n), m.FormatVersion)
+		return nil, fmt.Errorf("%w: %s: format-version %d, want 2", ErrCorruptMetadata, name, m.FormatVersion)
 	}
-	return current{n: n, meta: &m}, nil
+	return &m, nil
+}
+
+// findCurrent returns N of the latest vN.metadata.json and its ObjectInfo,
+// as readCurrent describes; N is 0 when there is none.
+func findCurrent(ctx context.Context, store logstore.Store) (int, logstore.ObjectInfo, error) {
+	n, err := readHint(ctx, store)
+	if err != nil {
+		return 0, logstore.ObjectInfo{}, err
+	}
+	hinted := n > 0
+	if !hinted {
+		if n, err = listNewest(ctx, store); err != nil {
+			return 0, logstore.ObjectInfo{}, err
+		}
+	}
+	if n, err = probeForward(ctx, store, n); err != nil {
+		return 0, logstore.ObjectInfo{}, err
+	}
+	if n == 0 {
+		return 0, logstore.ObjectInfo{}, nil
+	}
+	info, err := store.Stat(ctx, MetadataKey(n))
+	if errors.Is(err, logstore.ErrNotFound) && hinted {
+		// The hint points past the metadata there is.
+		if n, err = listNewest(ctx, store); err != nil {
+			return 0, logstore.ObjectInfo{}, err
+		}
+		if n, err = probeForward(ctx, store, n); err != nil || n == 0 {
+			return 0, logstore.ObjectInfo{}, err
+		}
+		info, err = store.Stat(ctx, MetadataKey(n))
+	}
+	if err != nil {
+		return 0, logstore.ObjectInfo{}, err
+	}
+	return n, info, nil
 }
 
 // readHint returns N of the version hint, or 0 when there is no usable

@@ -60,3 +60,38 @@ func trimSlash(s string) string {
 	}
 	return s
 }
+
+// Metadata is the latest Iceberg table metadata of a table, as written:
+// what an Iceberg REST catalog serves when a client loads the table.
+type Metadata struct {
+	// Version is N of vN.metadata.json.
+	Version int
+	// Location is the file's URI (the catalog's metadata-location).
+	Location string
+	// JSON is the file's content, unchanged: a JSON object of format
+	// version 2.
+	JSON []byte
+}
+
+// ReadMetadata reads the latest vN.metadata.json of the table in store,
+// found as Status is. A table without Iceberg metadata gives ErrNoMetadata;
+// a file larger than the package's limit, or one that does not decode as
+// Iceberg metadata of format version 2, gives ErrCorruptMetadata.
+func ReadMetadata(ctx context.Context, store logstore.Store) (Metadata, error) {
+	n, info, err := findCurrent(ctx, store)
+	if err != nil {
+		return Metadata{}, err
+	}
+	if n == 0 {
+		return Metadata{}, ErrNoMetadata
+	}
+	key := MetadataKey(n)
+	data, err := readSized(ctx, store, key, key, info.Size, maxMetadataSize)
+	if err != nil {
+		return Metadata{}, err
+	}
+	if _, err := decodeMetadata(key, data); err != nil {
+		return Metadata{}, err
+	}
+	return Metadata{Version: n, Location: (&conv{root: trimSlash(store.URI())}).location(key), JSON: data}, nil
+}

@@ -391,7 +391,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 			"tail) and change data feed (changes); creates them and changes their rows (create,\n" +
 			"append, delete, update, merge); and maintains them (checkpoint, optimize, vacuum,\n" +
 			"restore, clone, convert, alter, iceberg, generate-manifest), and checks them\n" +
-			"(check). TABLE is a path or a URI.",
+			"(check); catalog serves a warehouse of tables to Iceberg engines. TABLE is a\n" +
+			"path or a URI.",
 		// Errors are printed once, as one line, by run.
 		SilenceErrors: true,
 		SilenceUsage:  true,

@@ -166,6 +166,13 @@ func icebergRows(t *testing.T, ctx context.Context, metadataLocation string, ver
 		t.Fatalf("iceberg-go scan of snapshot %d (Delta version %d): %v", snapID, version, err)
 	}
 	defer at.Release()
+	return renderTable(t, at, cols)
+}
+
+// renderTable renders each row of an Arrow table as deltaRows does
+// (columns in the order of cols), sorted.
+func renderTable(t *testing.T, at arrow.Table, cols []string) []string {
+	t.Helper()
 	rd := array.NewTableReader(at, 1024)
 	defer rd.Release()
 	var out []string

@@ -1,0 +1,210 @@
+// Package server is the catalog server `delta catalog serve` runs: it
+// opens the catalog's state (an embedded SQLite database, package
+// catalog/sqlite, or through Config.OpenDB a PostgreSQL database several
+// servers share, package catalog/postgres), registers the Delta tables of a warehouse
+// (catalog.RegisterWarehouse), and serves the Iceberg REST catalog API
+// (package catalog/icebergrest) at the root path, behind an optional
+// bearer token. The Delta-Tables API of catalog-managed commits will be
+// mounted beside it, on the same port and behind the same token.
+//
+// The warehouse and the tables may be on any store whose backend the
+// program links (logstore.Open; cmd/delta links them all). A warehouse
+// URI's query (an S3 endpoint=, region=, ...) is kept on the locations of
+// the tables found in it, never shown to clients.
+//
+// # Authentication
+//
+// With a Token, every request must carry "Authorization: Bearer TOKEN";
+// any other answers 401 NotAuthorizedException (with WWW-Authenticate:
+// Bearer), compared in constant time. Without one the server is open:
+// listen on loopback, or put it behind a proxy that authenticates.
+//
+// # Lifetime
+//
+// Open returns a Server that holds the database; Close releases it.
+// Serve answers on a listener until its context ends, then stops
+// accepting and lets requests in flight finish (ShutdownGrace at most).
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/godelta/delta/catalog"
+	"github.com/godelta/delta/catalog/icebergrest"
+	"github.com/godelta/delta/catalog/sqlite"
+	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/logstore"
+)
+
+// DefaultDBName is the database's file name in a local warehouse when
+// Config.DB is empty. Names beginning with '_' are never a namespace.
+const DefaultDBName = "_delta_catalog.db"
+
+// ShutdownGrace is how long Serve lets requests in flight finish once its
+// context ends.
+const ShutdownGrace = 2 * time.Second
+
+// Config configures a Server.
+type Config struct {
+	// Warehouse is the URI of the warehouse whose tables are registered
+	// at start: <Warehouse>/<namespace>/<table>/_delta_log/.
+	Warehouse string
+	// DB is the path of the SQLite database file; "" puts it in the
+	// warehouse (DefaultDBName), which must then be a local directory.
+	// ":memory:" keeps the state in memory only. A postgres:// or
+	// postgresql:// URL names a PostgreSQL database, which several
+	// servers (replicas) may share; it needs OpenDB.
+	DB string
+	// OpenDB, when not nil, opens DB instead of package catalog/sqlite:
+	// postgres.Open for a PostgreSQL URL. This package links no
+	// PostgreSQL driver itself, so that a program serving SQLite does not
+	// carry one.
+	OpenDB func(ctx context.Context, db string) (*catalog.SQLStore, error)
+	// Token, when not empty, is the bearer token every request must
+	// carry.
+	Token string
+	// Logger receives the server's log; nil is slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is an open catalog: its database and its HTTP handler. It is
+// safe for concurrent use.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	store   *catalog.SQLStore
+	handler *icebergrest.Handler
+	// Registered is what the warehouse scan at Open found.
+	Registered catalog.WarehouseResult
+	// DBPath is the database file opened (a PostgreSQL URL without its
+	// credentials).
+	DBPath string
+}
+
+// ErrConfig: a Config that cannot be served. It matches
+// deltaerr.ErrInvalidArgument.
+var ErrConfig = fmt.Errorf("catalog server: %w", deltaerr.ErrInvalidArgument)
+
+// Open opens the database and registers the warehouse's tables. The
+// caller must Close the Server.
+func Open(ctx context.Context, cfg Config) (*Server, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if cfg.Warehouse == "" {
+		return nil, fmt.Errorf("%w: no warehouse", ErrConfig)
+	}
+	wh, err := logstore.Open(ctx, cfg.Warehouse)
+	if err != nil {
+		return nil, err
+	}
+	defer wh.Close()
+	db := cfg.DB
+	if db == "" {
+		dir, ok := localDir(wh.URI())
+		if !ok {
+			return nil, fmt.Errorf("%w: the warehouse %s is not a local directory: say where the database goes (--db)", ErrConfig, logstore.RedactURI(cfg.Warehouse))
+		}
+		db = filepath.Join(dir, DefaultDBName)
+	}
+	var store *catalog.SQLStore
+	switch {
+	case cfg.OpenDB != nil:
+		store, err = cfg.OpenDB(ctx, db)
+	case IsPostgres(db):
+		err = fmt.Errorf("%w: %s: this program links no PostgreSQL driver (package catalog/postgres; delta is built with it by -tags catalog_postgres)", ErrConfig, logstore.RedactURI(db))
+	default:
+		store, err = sqlite.Open(ctx, db)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if IsPostgres(db) {
+		db = logstore.RedactURI(db)
+	}
+	res, err := catalog.RegisterWarehouse(ctx, store, cfg.Warehouse, wh, log)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	log.Info("catalog: warehouse registered", "warehouse", logstore.RedactURI(wh.URI()), "db", db,
+		"namespaces_created", res.Namespaces, "tables_registered", res.Tables, "tables_known", res.Known, "skipped", res.Skipped)
+	return &Server{
+		cfg: cfg, log: log, store: store, Registered: res, DBPath: db,
+		handler: icebergrest.NewHandler(store, icebergrest.Options{Logger: log}),
+	}, nil
+}
+
+// IsPostgres tells a PostgreSQL URL (postgres:// or postgresql://) from
+// a file path.
+func IsPostgres(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// localDir returns the directory of a file:// URI.
+func localDir(uri string) (string, bool) {
+	if logstore.SchemeOf(uri) != "file" {
+		return "", false
+	}
+	u, err := url.Parse(uri)
+	if err != nil || u.Path == "" {
+		return "", false
+	}
+	return filepath.FromSlash(u.Path), true
+}
+
+// Store returns the catalog's state.
+func (s *Server) Store() catalog.Store { return s.store }
+
+// ServeHTTP authenticates the request and serves it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Token != "" && !s.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="delta catalog"`)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"a bearer token is required (Authorization: Bearer TOKEN)","type":"NotAuthorizedException","code":401}}`+"\n")
+		return
+	}
+	s.handler.ServeHTTP(w, r)
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(s.cfg.Token)) == 1
+}
+
+// Serve answers on ln until ctx ends, then shuts down (see the package
+// doc). It closes ln. The error is nil after a shutdown.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if serr := <-done; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
+
+// Close closes the table stores and the database.
+func (s *Server) Close() error {
+	return errors.Join(s.handler.Close(), s.store.Close())
+}
