@@ -19,7 +19,7 @@ import (
 // SchemaVersion is the version of the database schema this package
 // writes and reads. A database of a newer version is refused
 // (ErrSchemaVersion), never changed.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrSchemaVersion: the database was made by a newer version of this
 // package, or is not a catalog database.
@@ -85,6 +85,11 @@ func (s *SQLStore) migrations() [][]string {
 		`CREATE TABLE namespaces (name ` + t + ` PRIMARY KEY, parent ` + t + ` NOT NULL, properties TEXT NOT NULL, created_ms BIGINT NOT NULL)`,
 		`CREATE INDEX namespaces_parent ON namespaces (parent, name)`,
 		`CREATE TABLE tables (namespace ` + t + ` NOT NULL REFERENCES namespaces (name), name ` + t + ` NOT NULL, id TEXT NOT NULL UNIQUE, location TEXT NOT NULL, created_ms BIGINT NOT NULL, PRIMARY KEY (namespace, name))`,
+	}, {
+		// Version 2: the ratified commits of catalog-managed tables (see
+		// managed.go), by the table's id.
+		`CREATE TABLE managed_tables (table_id TEXT PRIMARY KEY, latest BIGINT NOT NULL)`,
+		`CREATE TABLE managed_commits (table_id TEXT NOT NULL, version BIGINT NOT NULL, file_name TEXT NOT NULL, file_size BIGINT NOT NULL, modified_ms BIGINT NOT NULL, PRIMARY KEY (table_id, version))`,
 	}}
 }
 

@@ -42,6 +42,8 @@ import (
 	"github.com/godelta/delta/catalog"
 	"github.com/godelta/delta/catalog/icebergrest"
 	"github.com/godelta/delta/catalog/sqlite"
+	"github.com/godelta/delta/catalogmanaged"
+	"github.com/godelta/delta/catalogmanaged/uc"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/logstore"
 )
@@ -84,6 +86,8 @@ type Server struct {
 	log     *slog.Logger
 	store   *catalog.SQLStore
 	handler *icebergrest.Handler
+	// commits serves Unity Catalog's Delta commits API under UCRoot.
+	commits http.Handler
 	// Registered is what the warehouse scan at Open found.
 	Registered catalog.WarehouseResult
 	// DBPath is the database file opened (a PostgreSQL URL without its
@@ -140,10 +144,35 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	log.Info("catalog: warehouse registered", "warehouse", logstore.RedactURI(wh.URI()), "db", db,
 		"namespaces_created", res.Namespaces, "tables_registered", res.Tables, "tables_known", res.Known, "skipped", res.Skipped)
-	return &Server{
+	srv := &Server{
 		cfg: cfg, log: log, store: store, Registered: res, DBPath: db,
 		handler: icebergrest.NewHandler(store, icebergrest.Options{Logger: log}),
-	}, nil
+	}
+	srv.commits = http.StripPrefix(UCRoot, uc.Handler(uc.CatalogFunc(srv.managedTable), ""))
+	return srv, nil
+}
+
+// UCRoot is where the server answers Unity Catalog's Delta commits API
+// (package catalogmanaged/uc): it ratifies the commits of the
+// catalog-managed tables it has registered, named by their ID, in its
+// database, so that this library's catalogmanaged/uc client, and Unity
+// Catalog clients such as delta-kernel-rs's, commit through it.
+const UCRoot = "/api/2.1/unity-catalog"
+
+// managedTable is the commits client of the registered table with ID id,
+// whose location must be uri.
+func (s *Server) managedTable(ctx context.Context, id, uri string) (catalogmanaged.Client, error) {
+	t, err := s.store.TableByID(ctx, id)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, fmt.Errorf("%w (%w)", err, deltaerr.ErrTableNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSuffix(t.Location, "/") != strings.TrimSuffix(uri, "/") {
+		return nil, fmt.Errorf("catalog server: table %s is at %s, not %s: %w", id, t.Location, uri, deltaerr.ErrInvalidArgument)
+	}
+	return s.store.ManagedClient(id), nil
 }
 
 // IsPostgres tells a PostgreSQL URL (postgres:// or postgresql://) from
@@ -174,6 +203,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
 		fmt.Fprintf(w, `{"error":{"message":"a bearer token is required (Authorization: Bearer TOKEN)","type":"NotAuthorizedException","code":401}}`+"\n")
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, UCRoot+"/") {
+		s.commits.ServeHTTP(w, r)
 		return
 	}
 	s.handler.ServeHTTP(w, r)

@@ -1,0 +1,145 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	delta "github.com/godelta/delta"
+	"github.com/godelta/delta/catalog"
+	"github.com/godelta/delta/catalog/server"
+	"github.com/godelta/delta/catalogmanaged"
+	"github.com/godelta/delta/catalogmanaged/uc"
+	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/logstore/local"
+	"github.com/godelta/delta/scan"
+	"github.com/godelta/delta/schema"
+)
+
+type managedRow struct {
+	ID int64 `parquet:"id"`
+}
+
+// A catalog-managed table committed through the server's Delta commits
+// API: the server ratifies each version once in its database, and writers
+// of separate views that race land every append once.
+func TestManagedCommits(t *testing.T) {
+	ctx := context.Background()
+	wh := t.TempDir()
+	db := filepath.Join(t.TempDir(), "catalog.db")
+	srv, base := serve(t, server.Config{Warehouse: wh, DB: db, Token: "tok"})
+	st := srv.Store().(*catalog.SQLStore)
+	if err := st.CreateNamespace(ctx, catalog.Namespace{"ops"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(wh, "ops", "events")
+	reg, err := st.RegisterTable(ctx, catalog.Table{Ident: catalog.TableIdent{Namespace: catalog.Namespace{"ops"}, Name: "events"}, Location: "file://" + dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storage, err := local.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer storage.Close()
+	client := uc.NewClient(base+server.UCRoot, "tok", nil)
+	view := func() logstore.Store { return catalogmanaged.New(storage, client.Table(reg.ID, reg.Location)) }
+
+	tbl, err := delta.CreateStore(ctx, "events", view(), delta.TableSpec{
+		Schema: &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.Long}}},
+		Properties: map[string]string{
+			"delta.feature.catalogManaged":   "supported",
+			"delta.enableInCommitTimestamps": "true",
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 4, 3
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for w := range writers {
+		wg.Go(func() {
+			tw, err := delta.OpenStore(ctx, "events", view())
+			if err != nil {
+				errs <- err
+				return
+			}
+			for i := range each {
+				if _, err := delta.AppendStructs(ctx, tw, slices.Values([]managedRow{{int64(w*each + i)}}), delta.WriteOptions{}); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	ids := func(tbl *delta.Table) []int64 {
+		snap, err := tbl.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := tbl.Scan(snap, delta.ScanOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int64
+		for r, err := range scan.All[managedRow](ctx, s) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	got := ids(tbl)
+	if len(got) != writers*each || got[0] != 0 || got[len(got)-1] != writers*each-1 {
+		t.Fatalf("ids %v", got)
+	}
+	r, err := st.ManagedCommits(ctx, reg.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Latest != writers*each || len(r.Commits) != 0 {
+		t.Fatalf("database: latest %d, %d unpublished commits; want %d and none", r.Latest, len(r.Commits), writers*each)
+	}
+
+	// The database refuses a second commit of a ratified version, and
+	// takes the same one again.
+	c1 := catalogmanaged.Commit{Version: r.Latest + 1, Key: deltalog.StagedCommitKey(r.Latest+1, "11111111-1111-1111-1111-111111111111"), Size: 1, Timestamp: 1}
+	c2 := catalogmanaged.Commit{Version: r.Latest + 1, Key: deltalog.StagedCommitKey(r.Latest+1, "22222222-2222-2222-2222-222222222222"), Size: 1, Timestamp: 1}
+	if err := st.RatifyCommit(ctx, reg.ID, c1); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RatifyCommit(ctx, reg.ID, c1); err != nil {
+		t.Fatalf("the same commit again: %v", err)
+	}
+	if err := st.RatifyCommit(ctx, reg.ID, c2); !errors.Is(err, catalogmanaged.ErrConflict) {
+		t.Fatalf("another commit of a ratified version: %v", err)
+	}
+	far := catalogmanaged.Commit{Version: r.Latest + 5, Key: deltalog.StagedCommitKey(r.Latest+5, "33333333-3333-3333-3333-333333333333"), Size: 1, Timestamp: 1}
+	if err := st.RatifyCommit(ctx, reg.ID, far); !errors.Is(err, catalogmanaged.ErrConflict) {
+		t.Fatalf("a version that does not follow: %v", err)
+	}
+	if err := st.PublishedCommits(ctx, reg.ID, c1.Version); err != nil {
+		t.Fatal(err)
+	}
+
+	// Another location for the table's id is refused.
+	other := uc.NewClient(base+server.UCRoot, "tok", nil).Table(reg.ID, "file:///elsewhere")
+	if _, err := other.Commits(ctx); err == nil {
+		t.Fatal("a client with another location was answered")
+	}
+	// Without the token the API is closed like the rest of the server.
+	if _, err := uc.NewClient(base+server.UCRoot, "", nil).Table(reg.ID, reg.Location).Commits(ctx); err == nil {
+		t.Fatal("the commits API answered without the token")
+	}
+}
