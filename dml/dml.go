@@ -242,6 +242,11 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, op Operation, opts Option
 		tx.Add(plan.Adds...)
 		tx.AddCDC(plan.Rewritten.CDC...)
 		tx.AddCDC(plan.CDC...)
+		// Identity values the inserted rows got, in the same commit.
+		if err := write.StageHighWaterMarks(tx, plan.HighWaterMarks); err != nil {
+			dropWritten(snap, err, plan)
+			return Result{}, err
+		}
 		rowcheck.Mark(tx) // every row written went through the row writer
 		res.Metrics.ExecutionTimeMs = time.Since(start).Milliseconds()
 		if op.Metrics != nil {

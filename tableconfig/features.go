@@ -85,7 +85,10 @@ type FeatureInfo struct {
 //     checkpoints, VACUUM and log cleanup, not for commits.
 //   - invariants, checkConstraints, generatedColumns: writable when active
 //     only with rows checked by the writer (WriteCheckedRows).
-//   - identityColumns, allowColumnDefaults: refused when active.
+//   - identityColumns: writable when active only by the row writer
+//     (WriteCheckedRows), which allocates the values of new rows and
+//     commits the high-water marks with them (package write).
+//   - allowColumnDefaults: refused when active.
 //   - clustering: the writer (package write) collects statistics on the
 //     clustering columns, which CLUSTER BY checks are indexed; files stay
 //     unclustered (no clusteringProvider) until OPTIMIZE clusters them, as
@@ -109,7 +112,7 @@ var featureList = []FeatureInfo{
 	{Name: actions.FeatureChangeDataFeed, LegacyReader: 1, LegacyWriter: 4, Read: true, Write: WriteHonoured},
 	{Name: actions.FeatureGeneratedColumns, LegacyReader: 1, LegacyWriter: 4, Read: true, Write: WriteCheckedRows},
 	{Name: actions.FeatureColumnMapping, ReaderWriter: true, LegacyReader: 2, LegacyWriter: 5, Read: true, Write: WriteHonoured},
-	{Name: actions.FeatureIdentityColumns, LegacyReader: 1, LegacyWriter: 6, Read: true, Write: WriteRefusedWhenActive},
+	{Name: actions.FeatureIdentityColumns, LegacyReader: 1, LegacyWriter: 6, Read: true, Write: WriteCheckedRows},
 	{Name: actions.FeatureAllowColumnDefaults, Read: true, Write: WriteRefusedWhenActive},
 	{Name: actions.FeatureDeletionVectors, ReaderWriter: true, Read: true, Write: WriteHonoured},
 	{Name: actions.FeatureRowTracking, Read: true, Write: WriteHonoured},

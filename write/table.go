@@ -80,6 +80,12 @@ func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 	if err != nil {
 		return p, m, err
 	}
+	for _, c := range parts {
+		// Spark: DELTA_IDENTITY_COLUMNS_PARTITION_NOT_SUPPORTED.
+		if f, _ := sch.Field(c); f.IsIdentity() {
+			return p, m, specErr("partition column %s: an identity column cannot be a partition column", c)
+		}
+	}
 	// UniForm Iceberg needs icebergCompatV2, which needs column mapping:
 	// turned on here unless the properties say otherwise (an error).
 	props := maps.Clone(spec.Properties)
@@ -189,7 +195,10 @@ func checkColumns(sch *schema.StructType, feats map[string]bool) error {
 					}
 					feats[actions.FeatureGeneratedColumns] = true
 				case strings.HasPrefix(e.Key, metaIdentityPrefix):
-					return &deltaerr.FeatureError{Feature: "writer feature " + actions.FeatureIdentityColumns + " (column " + path + ")", Op: "write"}
+					if err := checkIdentity(f, prefix, path); err != nil {
+						return err
+					}
+					feats[actions.FeatureIdentityColumns] = true
 				case e.Key == metaCurrentDefault:
 					return &deltaerr.FeatureError{Feature: "writer feature " + actions.FeatureAllowColumnDefaults + " (column " + path + ")", Op: "write"}
 				}
@@ -224,6 +233,25 @@ func checkColumns(sch *schema.StructType, feats map[string]bool) error {
 		return nil
 	}
 	return walkStruct(sch, "")
+}
+
+// checkIdentity refuses, as Spark refuses at CREATE TABLE, an identity
+// column that is nested, not a BIGINT, also generated, or whose
+// definition does not decode (a step of 0, say).
+func checkIdentity(f *schema.StructField, prefix, path string) error {
+	if prefix != "" {
+		return specErr("column %s: only top-level columns can be identity columns", path)
+	}
+	if f.Type != schema.Long {
+		return specErr("column %s: an identity column must be BIGINT (long), not %s", path, f.Type)
+	}
+	if _, ok := f.Metadata.Get(MetaGenerationExpression); ok {
+		return specErr("column %s: a column cannot be both generated and an identity column", path)
+	}
+	if _, _, err := f.Identity(); err != nil {
+		return specErr("column %s: %v", path, err)
+	}
+	return nil
 }
 
 // parseInvariant decodes the delta.invariants metadata value: a JSON
