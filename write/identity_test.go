@@ -298,12 +298,11 @@ func TestOverwriteIdentity(t *testing.T) {
 		{Name: "v", Type: schema.String, Nullable: true},
 	}}}
 	s0 := newSnapshot(t, spec)
-	res, err := Append(ctx, s0, batchOf(idRows(3, nil)...), CommitOptions{})
-	if err != nil {
+	if _, err := Append(ctx, s0, batchOf(idRows(3, nil)...), CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// Written for version 0: allocated again on version 1.
-	res, err = Overwrite(ctx, s0, batchOf(idRows(2, nil)...), CommitOptions{})
+	res, err := Overwrite(ctx, s0, batchOf(idRows(2, nil)...), CommitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
