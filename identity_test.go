@@ -230,3 +230,29 @@ func TestIdentityAlwaysRefused(t *testing.T) {
 		t.Errorf("version %d after a refused append", snap.Version())
 	}
 }
+
+// TestIdentityRestoreKeepsMark: RESTORE puts back an older version's
+// schema but keeps the latest high-water mark, so that values generated
+// since are never generated again (Spark's RestoreTableCommand).
+func TestIdentityRestoreKeepsMark(t *testing.T) {
+	ctx := t.Context()
+	tbl, _ := identityCorpusTable(t)
+	null := schema.Value{}
+	row := []schema.Value{null, schema.IntegerValue(5), schema.StringValue("five")}
+	if _, err := tbl.AppendRows(ctx, [][]schema.Value{row, row}, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.RestoreVersion(ctx, 0, TxnOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	snap, rows := identityRows(t, tbl)
+	if len(rows) != 3 || idDef(t, snap).HighWaterMark != 6 {
+		t.Fatalf("after RESTORE: rows %v, mark %d; want Spark's 3 rows and mark 6", rows, idDef(t, snap).HighWaterMark)
+	}
+	if _, err := tbl.AppendRows(ctx, [][]schema.Value{row}, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, rows := identityRows(t, tbl); rows[len(rows)-1].id != 7 {
+		t.Errorf("after RESTORE, the next value is %d, want 7", rows[len(rows)-1].id)
+	}
+}

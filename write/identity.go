@@ -332,8 +332,11 @@ func withHighWaterMarks(m actions.Metadata, marks HighWaterMarks) (actions.Metad
 			continue
 		}
 		def, ok, err := f.Identity()
-		if err != nil || !ok {
+		if err != nil {
 			return m, false, err
+		}
+		if !ok {
+			continue // not an identity column here (RESTORE of an older schema)
 		}
 		if def.HasHighWaterMark && (def.Step > 0 && def.HighWaterMark >= v || def.Step < 0 && def.HighWaterMark <= v) {
 			continue
@@ -352,11 +355,25 @@ func withHighWaterMarks(m actions.Metadata, marks HighWaterMarks) (actions.Metad
 	return m, true, nil
 }
 
+// KeepHighWaterMarks returns m with each identity column's high-water
+// mark moved forward to the one the column of the same name has in sch,
+// the table's current schema: what a commit that puts older metadata
+// back (RESTORE) must do so that no value generated before is generated
+// again, as Spark's RestoreTableCommand does with
+// IdentityColumn.copySchemaWithMergedHighWaterMarks.
+func KeepHighWaterMarks(m actions.Metadata, sch *schema.StructType) (actions.Metadata, error) {
+	out, _, err := withHighWaterMarks(m, marksOf(sch))
+	return out, err
+}
+
 // currentMarks returns the high-water marks snap's schema holds.
-func currentMarks(snap *snapshot.Snapshot) HighWaterMarks {
+func currentMarks(snap *snapshot.Snapshot) HighWaterMarks { return marksOf(snap.Schema()) }
+
+// marksOf returns the high-water marks sch holds.
+func marksOf(sch *schema.StructType) HighWaterMarks {
 	var m HighWaterMarks
-	for i := range snap.Schema().Fields {
-		f := &snap.Schema().Fields[i]
+	for i := range sch.Fields {
+		f := &sch.Fields[i]
 		if def, ok, err := f.Identity(); err == nil && ok && def.HasHighWaterMark {
 			if m == nil {
 				m = HighWaterMarks{}
