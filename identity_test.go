@@ -229,7 +229,50 @@ func TestIdentityAlwaysRefused(t *testing.T) {
 	if snap.Version() != 0 {
 		t.Errorf("version %d after a refused append", snap.Version())
 	}
+	null := schema.Value{}
+	if _, err := tbl.AppendRows(ctx, [][]schema.Value{{null, schema.StringValue("a")}}, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Spark refuses to update an identity column, and to insert a value
+	// into a GENERATED ALWAYS one, in UPDATE and MERGE alike.
+	if _, err := tbl.UpdateRows(ctx, "id = id + 1", "", DMLOptions{}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("UPDATE of the identity column: %v", err)
+	}
+	src := MergeRows(sch, [][]schema.Value{{schema.LongValue(1), schema.StringValue("b")}})
+	for name, b := range map[string]*MergeBuilder{
+		"update set":  tbl.Merge(src, "t.v = s.v").WhenMatchedUpdate("", "id = s.id"),
+		"update *":    tbl.Merge(src, "t.v = s.v").WhenMatchedUpdateAll(""),
+		"insert *":    tbl.Merge(src, "t.v = s.v").WhenNotMatchedInsertAll(""),
+		"insert (id)": tbl.Merge(src, "t.v = s.v").WhenNotMatchedInsert("", "id = s.id, v = s.v"),
+	} {
+		if _, err := b.Execute(ctx); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "identity column") {
+			t.Errorf("MERGE %s of the identity column: %v", name, err)
+		}
+	}
+	// Leaving the column out generates it.
+	if _, err := tbl.Merge(src, "t.v = s.v").WhenNotMatchedInsert("", "v = s.v").Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if snap, err = tbl.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s, err := tbl.Scan(snap, ScanOptions{Columns: []string{"id"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for row, err := range s.Rows(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, row.Values()[0].Int64())
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []int64{1, 2}) {
+		t.Errorf("ids %v, want [1 2]", ids)
+	}
 }
+
 
 // TestIdentityRestoreKeepsMark: RESTORE puts back an older version's
 // schema but keeps the latest high-water mark, so that values generated
