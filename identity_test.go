@@ -273,7 +273,6 @@ func TestIdentityAlwaysRefused(t *testing.T) {
 	}
 }
 
-
 // TestIdentityRestoreKeepsMark: RESTORE puts back an older version's
 // schema but keeps the latest high-water mark, so that values generated
 // since are never generated again (Spark's RestoreTableCommand).
