@@ -24,6 +24,11 @@ const (
 	MetadataIdentityAllowExplicitInsert = MetadataIdentityPrefix + "allowExplicitInsert"
 )
 
+// MetadataCurrentDefault holds a column's default value, as SQL text
+// (PROTOCOL.md "Default Columns"; Spark's ResolveDefaultColumns key). It
+// is part of the on-disk format: it must never change.
+const MetadataCurrentDefault = "CURRENT_DEFAULT"
+
 // Identity is the definition of an identity column, as its field metadata
 // holds it.
 type Identity struct {

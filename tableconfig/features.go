@@ -88,7 +88,9 @@ type FeatureInfo struct {
 //   - identityColumns: writable when active only by the row writer
 //     (WriteCheckedRows), which allocates the values of new rows and
 //     commits the high-water marks with them (package write).
-//   - allowColumnDefaults: refused when active.
+//   - allowColumnDefaults: writable when active only by the row writer
+//     (WriteCheckedRows), which fills the defaults (literals only) of new
+//     rows (package write).
 //   - clustering: the writer (package write) collects statistics on the
 //     clustering columns, which CLUSTER BY checks are indexed; files stay
 //     unclustered (no clusteringProvider) until OPTIMIZE clusters them, as
@@ -113,7 +115,7 @@ var featureList = []FeatureInfo{
 	{Name: actions.FeatureGeneratedColumns, LegacyReader: 1, LegacyWriter: 4, Read: true, Write: WriteCheckedRows},
 	{Name: actions.FeatureColumnMapping, ReaderWriter: true, LegacyReader: 2, LegacyWriter: 5, Read: true, Write: WriteHonoured},
 	{Name: actions.FeatureIdentityColumns, LegacyReader: 1, LegacyWriter: 6, Read: true, Write: WriteCheckedRows},
-	{Name: actions.FeatureAllowColumnDefaults, Read: true, Write: WriteRefusedWhenActive},
+	{Name: actions.FeatureAllowColumnDefaults, Read: true, Write: WriteCheckedRows},
 	{Name: actions.FeatureDeletionVectors, ReaderWriter: true, Read: true, Write: WriteHonoured},
 	{Name: actions.FeatureRowTracking, Read: true, Write: WriteHonoured},
 	{Name: actions.FeatureTimestampNtz, ReaderWriter: true, Read: true, Write: WriteHonoured},
@@ -306,7 +308,7 @@ func featureActive(name string, sch *schema.StructType, m *actions.Metadata) boo
 	case actions.FeatureIdentityColumns:
 		keyPrefix = schema.MetadataIdentityPrefix
 	case actions.FeatureAllowColumnDefaults:
-		keyPrefix = "CURRENT_DEFAULT"
+		keyPrefix = schema.MetadataCurrentDefault
 	default:
 		return true
 	}

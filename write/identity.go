@@ -195,7 +195,7 @@ func writeRows(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[B
 	if err != nil {
 		return rowsOut{}, err
 	}
-	w.allocating = true
+	w.newRows = true
 	if changes {
 		if w.inserts, err = newRowWriter(snap, opts, ChangeInsert); err != nil {
 			return rowsOut{}, err

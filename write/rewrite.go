@@ -357,8 +357,8 @@ func (rw *rewriter) insert(ctx context.Context, opts RewriteOptions) error {
 		return err
 	}
 	// New rows get identity values; kept and updated ones keep theirs.
-	rw.data.allocating = true
-	defer func() { rw.data.allocating = false }()
+	rw.data.newRows = true
+	defer func() { rw.data.newRows = false }()
 	return rw.data.feed(ctx, batches, func(vals []schema.Value) error {
 		// The data writer completes vals (generated columns): the
 		// change data is the row as written.

@@ -156,14 +156,16 @@ type rowWriter struct {
 	// and rows come with their values (addTracked).
 	tracked bool
 
-	// ident allocates identity values (nil: the table has no identity
-	// column); only to new rows, while allocating is set: rows a rewrite
-	// keeps or updates keep theirs. allocated holds, per data file
-	// written, the positions of the rows that got values, per identity
-	// column.
-	ident      *identityAlloc
-	allocating bool
-	allocated  map[string][][]posRange
+	// newRows is set while the rows given are new ones (an insert, not a
+	// row a rewrite keeps or updates): only they get column defaults and
+	// identity values. ident allocates identity values (nil: the table has
+	// no identity column); allocated holds, per data file written, the
+	// positions of the rows that got values, per identity column.
+	// defaults are the column defaults.
+	newRows   bool
+	ident     *identityAlloc
+	allocated map[string][][]posRange
+	defaults  []colDefault
 }
 
 // openFile is the data file being written for one partition, and the rows
@@ -197,6 +199,7 @@ func newRowWriter(snap *snapshot.Snapshot, opts Options, change string) (*rowWri
 	mode := cfg.ColumnMappingMode()
 	var c *checks
 	var ident *identityAlloc
+	var defaults []colDefault
 	if change == "" {
 		var err error
 		if c, err = compileChecks(sch, cfg.Constraints(), opts.Require); err != nil {
@@ -205,8 +208,11 @@ func newRowWriter(snap *snapshot.Snapshot, opts Options, change string) (*rowWri
 		if ident, err = newIdentityAlloc(sch); err != nil {
 			return nil, err
 		}
+		if defaults, err = columnDefaults(sch); err != nil {
+			return nil, err
+		}
 	}
-	w := &rowWriter{store: snap.Store(), sch: sch, checks: c, target: opts.TargetFileSize, now: opts.Now, open: map[string]*openFile{}, change: change, ident: ident}
+	w := &rowWriter{store: snap.Store(), sch: sch, checks: c, target: opts.TargetFileSize, now: opts.Now, open: map[string]*openFile{}, change: change, ident: ident, defaults: defaults}
 	w.maxBuffered = opts.MaxBuffered
 	if w.maxBuffered <= 0 {
 		w.maxBuffered = DefaultMaxBuffered
@@ -450,7 +456,14 @@ func (w *rowWriter) addTracked(vals []schema.Value, id, version schema.Value) er
 // stage checks and completes one row (when the writer checks rows) and
 // stages its data columns for its partition's file, which it returns.
 func (w *rowWriter) stage(vals []schema.Value) (*openFile, error) {
-	alloc := w.allocating && w.ident != nil
+	if w.newRows {
+		for _, d := range w.defaults {
+			if vals[d.idx].IsNull() {
+				vals[d.idx] = d.value
+			}
+		}
+	}
+	alloc := w.newRows && w.ident != nil
 	if alloc {
 		if err := w.ident.fill(vals, w.row, func() string { return showRow(w.sch, vals) }); err != nil {
 			return nil, err

@@ -25,7 +25,7 @@ const (
 	MetaInvariants           = schema.MetadataInvariants
 	MetaGenerationExpression = schema.MetadataGenerationExpression
 	metaIdentityPrefix       = schema.MetadataIdentityPrefix
-	metaCurrentDefault       = "CURRENT_DEFAULT"
+	metaCurrentDefault       = schema.MetadataCurrentDefault
 )
 
 // TableSpec describes a table to create.
@@ -200,7 +200,10 @@ func checkColumns(sch *schema.StructType, feats map[string]bool) error {
 					}
 					feats[actions.FeatureIdentityColumns] = true
 				case e.Key == metaCurrentDefault:
-					return &deltaerr.FeatureError{Feature: "writer feature " + actions.FeatureAllowColumnDefaults + " (column " + path + ")", Op: "write"}
+					if err := checkDefault(f, prefix, path); err != nil {
+						return err
+					}
+					feats[actions.FeatureAllowColumnDefaults] = true
 				}
 			}
 			if err := walkType(f.Type, path); err != nil {
@@ -252,6 +255,21 @@ func checkIdentity(f *schema.StructField, prefix, path string) error {
 		return specErr("column %s: %v", path, err)
 	}
 	return nil
+}
+
+// checkDefault refuses a column default on a nested field, on a
+// generated or identity column (whose values come from elsewhere, as
+// Spark refuses them), or one parseDefault does not take.
+func checkDefault(f *schema.StructField, prefix, path string) error {
+	if prefix != "" {
+		return specErr("column %s: only top-level columns can have a default", path)
+	}
+	if _, ok := f.Metadata.Get(MetaGenerationExpression); ok || f.IsIdentity() {
+		return specErr("column %s: a generated or identity column cannot have a default", path)
+	}
+	raw, _ := f.Metadata.Get(metaCurrentDefault)
+	_, err := parseDefault(f, raw)
+	return err
 }
 
 // parseInvariant decodes the delta.invariants metadata value: a JSON
