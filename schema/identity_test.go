@@ -97,3 +97,35 @@ func TestIdentityMetadata(t *testing.T) {
 		t.Errorf("metadata %s", raw)
 	}
 }
+
+// TestParseDDLDefault: DEFAULT <expression> is kept, as written, in the
+// CURRENT_DEFAULT metadata, with other options before or after it.
+func TestParseDDLDefault(t *testing.T) {
+	for _, tt := range []struct{ ddl, want string }{
+		{"n INT DEFAULT 42", "42"},
+		{"n INT DEFAULT -1 NOT NULL", "-1"},
+		{"s STRING NOT NULL DEFAULT 'a, b (c)' COMMENT 'x'", "'a, b (c)'"},
+		{"d DATE DEFAULT DATE '2024-01-01'", "DATE '2024-01-01'"},
+		{"n INT DEFAULT CAST('7' AS INT)", "CAST('7' AS INT)"},
+		{"ts TIMESTAMP DEFAULT current_timestamp()", "current_timestamp()"},
+	} {
+		sch, err := schema.ParseDDL(tt.ddl + ", other STRING")
+		if err != nil {
+			t.Errorf("%s: %v", tt.ddl, err)
+			continue
+		}
+		raw, ok := sch.Fields[0].Metadata.Get(schema.MetadataCurrentDefault)
+		var got string
+		if ok {
+			_ = json.Unmarshal(raw, &got)
+		}
+		if got != tt.want || len(sch.Fields) != 2 {
+			t.Errorf("%s: default %q (%d fields), want %q", tt.ddl, got, len(sch.Fields), tt.want)
+		}
+	}
+	for _, bad := range []string{"n INT DEFAULT", "n INT DEFAULT 'open", "n INT DEFAULT (1", "s STRUCT<n INT DEFAULT 1>"} {
+		if _, err := schema.ParseDDL(bad); !errors.Is(err, schema.ErrInvalidSchema) {
+			t.Errorf("%s: %v, want ErrInvalidSchema", bad, err)
+		}
+	}
+}

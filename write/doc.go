@@ -34,7 +34,7 @@
 // delta.columnMapping.maxColumnId. Row tracking sets the materialized
 // column name properties as Spark does. A column with identity metadata
 // (see Identity columns below) turns identityColumns on (legacy writer
-// 6); column defaults are refused: the write path cannot honour them.
+// 6); one with a default (Column defaults) allowColumnDefaults.
 // Property values
 // are checked with tableconfig.Validate, as Spark checks them when they are
 // set; which properties turn which features on is tableconfig.FeaturesFor.
@@ -128,6 +128,33 @@
 // commits hold the same generated value, and the mark ends at the largest
 // value generated. Spark fails such a transaction instead of allocating
 // again. RESTORE keeps the latest marks (KeepHighWaterMarks).
+//
+// # Column defaults
+//
+// A top-level column whose metadata holds CURRENT_DEFAULT (SQL text;
+// schema.ParseDDL reads Spark's DEFAULT <expression>) has a default
+// (PROTOCOL.md "Default Columns"), which turns allowColumnDefaults on
+// (writer 7). The row writer fills it into new rows that have no value
+// for the column (the same rows as identity values: appends, overwrites,
+// MERGE inserts, stream sinks; never rows a rewrite keeps or updates), before
+// generated columns and constraints are checked. Only a literal is
+// taken, computed once: a number, a string, true or false, NULL, DATE
+// '...', TIMESTAMP '...', or CAST of one of them, converted to the
+// column's type (a conversion that gives null for a value is refused, as
+// Spark's ANSI casts refuse it). Any other expression (current_timestamp(),
+// 1 + 1) is a *deltaerr.FeatureError (deltaerr.ErrUnsupportedFeature),
+// at create and on writing a table Spark made with one: never guessed.
+// A variant column can only default to NULL; a generated or identity
+// column, or a nested field, cannot have one.
+//
+// Where this package differs from the protocol: a row holds no "missing"
+// apart from null, so a null counts as no value and gets the default,
+// where the protocol keeps an explicit NULL (an input column left out and
+// an empty CSV field are both null here). As the protocol requires, a
+// column is never added with a default (package alter refuses it), so
+// rows written before a default exists read null; there is no ALTER
+// COLUMN ... SET DEFAULT yet, nor the DEFAULT keyword in UPDATE and MERGE
+// assignments.
 //
 // # Change data
 //

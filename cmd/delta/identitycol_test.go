@@ -157,3 +157,31 @@ func TestIdentityConcurrentProcesses(t *testing.T) {
 		t.Errorf("want version %d after %d appends", procs*appends, procs*appends)
 	}
 }
+
+// TestColumnDefaults: `create` with DEFAULT makes a table with the
+// allowColumnDefaults feature; `append` gives a column the input lacks
+// (or leaves empty) its default, and so do `merge` inserts; a default
+// that is not a literal is refused; `alter add-column` refuses a default,
+// as the protocol says.
+func TestColumnDefaults(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "t")
+	mustRun(t, "create", root, "--schema", "id BIGINT NOT NULL, n INT DEFAULT -1 NOT NULL, s STRING DEFAULT 'none', d DATE DEFAULT DATE '2024-02-29'")
+	if _, proto := identityMark(t, root, "n"); proto["minWriterVersion"] != 7.0 || !strings.Contains(fmt.Sprint(proto["writerFeatures"]), "allowColumnDefaults") {
+		t.Errorf("protocol %v, want writer 7 with allowColumnDefaults", proto)
+	}
+	mustRun(t, "append", root, writeFile(t, filepath.Join(dir, "a.csv"), "id,s\n1,\n2,given\n"))
+	mustRun(t, "merge", root, "--source", writeFile(t, filepath.Join(dir, "m.jsonl"), `{"id":3,"k":7}`+"\n"),
+		"--on", "t.id = s.id", "--insert-values", "id = s.id")
+	_, rows := csvRows(t, "scan", root)
+	got := fmt.Sprint(rows)
+	if want := "[[1 -1 none 2024-02-29] [2 -1 given 2024-02-29] [3 -1 none 2024-02-29]]"; got != want {
+		t.Errorf("rows %s, want %s", got, want)
+	}
+	if r := runDelta("create", filepath.Join(dir, "bad"), "--schema", "ts TIMESTAMP DEFAULT current_timestamp()"); r.code == 0 || !strings.Contains(r.stderr, "current_timestamp") {
+		t.Errorf("a default that is not a literal: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := runDelta("alter", root, "add-column", "x INT DEFAULT 3"); r.code == 0 || !strings.Contains(r.stderr, "default") {
+		t.Errorf("add-column with a default: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
