@@ -138,6 +138,9 @@ func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batc
 			tx.SetTransaction(app.ID, app.Version)
 		}
 		tx.Add(slices.Clone(written.adds)...)
+		if opts.Txn.OperationMetrics == nil { // the files of this attempt
+			tx.SetOperationMetrics(writeMetrics(topts.Operation, nil, written.adds, nil, 0))
+		}
 		rowcheck.Mark(tx) // Rows checked every row
 		return nil
 	})
