@@ -240,7 +240,8 @@ func ReadSupported(p *actions.Protocol) error {
 // deltaerr.ErrUnsupportedFeature) naming the first writer feature or
 // version that stops it. rowsChecked says the writer checks every row it
 // writes against the table's invariants, CHECK constraints and generated
-// columns (package write does), so tables that use them are writable too.
+// columns, and fills identity columns and column defaults (package write
+// does), so tables that use them are writable too.
 // Writing needs reading (conflict checks and rebases read the log), so a
 // table ReadSupported refuses is refused.
 func WriteSupported(p *actions.Protocol, m *actions.Metadata, rowsChecked bool) error {
