@@ -151,6 +151,11 @@ func TestIdentityCorpusSpark(t *testing.T) {
 		if !strings.Contains(string(raw), `"metaData"`) || !strings.Contains(string(raw), `"add"`) {
 			t.Errorf("commit 1 lacks the metaData or the adds:\n%s", raw)
 		}
+		// Tagged as Spark tags an identity-only metadata change, so that
+		// Spark's concurrent writers that change no metadata tolerate it.
+		if !strings.Contains(string(raw), `"delta.identity.schemaUpdate":"true"`) {
+			t.Errorf("commit 1 lacks Spark's tag delta.identity.schemaUpdate:\n%s", raw)
+		}
 		if res.Version != 1 {
 			t.Errorf("version %d, want 1", res.Version)
 		}

@@ -229,6 +229,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, op Operation, opts Option
 			topts.OperationParameters = op.Parameters
 		}
 		topts.RowTrackingPreserved = true // write.Rewrite keeps row identities
+		topts.IdentityOnlyMetadata = true // the metadata staged, if any, is the marks
 		tx := txn.Begin(snap, topts)
 		if plan.ReadWholeTable || plan.ReadPredicate == nil {
 			tx.ReadWholeTable()

@@ -79,6 +79,13 @@ type Options struct {
 	// is tagged so without it, and one that removes files without it is
 	// tagged "false", as PROTOCOL.md "Row Tracking" asks.
 	RowTrackingPreserved bool
+	// IdentityOnlyMetadata says that the metadata the commit stages
+	// changes nothing but identity columns' high-water marks (a write that
+	// generated identity values). The commit is then tagged
+	// actions.TagIdentitySchemaUpdate "true", as Spark tags such commits:
+	// Spark's conflict checker lets a concurrent transaction that changes
+	// no metadata commit after one. Ignored when no metadata is staged.
+	IdentityOnlyMetadata bool
 }
 
 // Errors of Commit, besides *ConflictError.

@@ -114,6 +114,7 @@ func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batc
 		return txn.CommitResult{}, ErrNoRows
 	}
 	topts := txnOptions(opts.Txn, snap, "Append", nil, opts.MergeSchema != nil)
+	topts.IdentityOnlyMetadata = !merged.evolved // the marks, if any
 	if topts.OperationMetrics == nil {
 		topts.OperationMetrics = writeMetrics(topts.Operation, nil, written.adds, nil, 0)
 	}
@@ -232,6 +233,7 @@ func Overwrite(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[B
 	}
 	var rewritten []actions.Add // files of the attempt that is running
 	topts := txnOptions(opts.Txn, snap, "Overwrite", pred, false)
+	topts.IdentityOnlyMetadata = true // the marks, if any
 	res, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
 		if len(rewritten) > 0 { // a previous attempt's rewrites: orphans now
 			dropFiles(snap, nil, rewritten)
