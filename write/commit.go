@@ -411,7 +411,7 @@ func sameTable(wrote, now *snapshot.Snapshot) error {
 	// values: such a commit changes nothing the files were written for
 	// (rows that got values are allocated them again, see
 	// rowsOut.current).
-	if a.ID != b.ID || !sameButMarks(a.SchemaString, b.SchemaString) || !slices.Equal(a.PartitionColumns, b.PartitionColumns) ||
+	if a.ID != b.ID || !schema.SameButHighWaterMarks(a.SchemaString, b.SchemaString) || !slices.Equal(a.PartitionColumns, b.PartitionColumns) ||
 		!maps.Equal(a.Configuration, b.Configuration) || pa.MinReaderVersion != pb.MinReaderVersion ||
 		pa.MinWriterVersion != pb.MinWriterVersion || !slices.Equal(pa.ReaderFeatures, pb.ReaderFeatures) ||
 		!slices.Equal(pa.WriterFeatures, pb.WriterFeatures) {

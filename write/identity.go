@@ -405,28 +405,3 @@ func StageHighWaterMarks(tx *txn.Transaction, marks HighWaterMarks) error {
 	tx.SetMetadata(m)
 	return nil
 }
-
-// sameButMarks reports whether two schema strings differ at most in the
-// high-water marks of identity columns.
-func sameButMarks(a, b string) bool {
-	if a == b {
-		return true
-	}
-	strip := func(s string) (string, bool) {
-		sch, err := schema.Parse(s)
-		if err != nil {
-			return "", false
-		}
-		for i := range sch.Fields {
-			f := &sch.Fields[i]
-			f.Metadata = slices.DeleteFunc(slices.Clone(f.Metadata), func(e schema.MetadataEntry) bool {
-				return e.Key == schema.MetadataIdentityHighWaterMark
-			})
-		}
-		raw, err := sch.MarshalJSON()
-		return string(raw), err == nil
-	}
-	sa, ok1 := strip(a)
-	sb, ok2 := strip(b)
-	return ok1 && ok2 && sa == sb
-}
