@@ -183,6 +183,7 @@ func inRanges(rs []posRange, pos int64) bool {
 type rowsOut struct {
 	adds      []actions.Add
 	cdcs      []actions.CDC
+	changes   bool // the rows went to insert change data too (cdcs)
 	marks     HighWaterMarks
 	from      string // identityMarks of the schema written for
 	allocated map[string][][]posRange
@@ -205,7 +206,7 @@ func writeRows(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[B
 		w.cleanup()
 		return rowsOut{}, err
 	}
-	out := rowsOut{adds: w.adds, marks: w.ident.marks(), from: identityMarks(w.sch), allocated: w.allocated}
+	out := rowsOut{adds: w.adds, changes: changes, marks: w.ident.marks(), from: identityMarks(w.sch), allocated: w.allocated}
 	if w.inserts != nil {
 		out.cdcs = w.inserts.cdcs
 	}
@@ -285,7 +286,7 @@ func (o *rowsOut) reallocate(ctx context.Context, now *snapshot.Snapshot, opts O
 			}
 		}
 	}
-	out, err := writeRows(ctx, now, batches, opts, len(o.cdcs) > 0)
+	out, err := writeRows(ctx, now, batches, opts, o.changes)
 	if err != nil {
 		return rowsOut{}, err
 	}
