@@ -169,6 +169,24 @@ func TestIdentityCorpusSpark(t *testing.T) {
 		validateLog(t, tbl)
 	})
 
+	t.Run("alter: the protocol upgraded to writer 6, the column kept", func(t *testing.T) {
+		tbl, _ := identityCorpusTable(t)
+		if _, err := tbl.AddColumn(ctx, nil, schema.StructField{Name: "value2", Type: schema.Double, Nullable: true}, AlterOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := tbl.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := snap.Protocol(); p.MinReaderVersion != 1 || p.MinWriterVersion != 6 {
+			t.Errorf("protocol %+v, want (1, 6): the schema has an identity column", p)
+		}
+		if def := idDef(t, snap); def.HighWaterMark != 4 || !def.AllowExplicitInsert {
+			t.Errorf("identity %+v after ALTER", def)
+		}
+		validateLog(t, tbl)
+	})
+
 	t.Run("merge inserts get values", func(t *testing.T) {
 		tbl, _ := identityCorpusTable(t)
 		snap, _ := identityRows(t, tbl)

@@ -111,9 +111,14 @@
 // given for every row) where this package decides per row; for a column
 // generated in every row the two agree. A value given above the mark may
 // later be generated again, as in Spark (its SYNC IDENTITY repairs that).
-// The protocol is not upgraded by a write: the Spark-written corpus table
+// A write does not upgrade the protocol: the Spark-written corpus table
 // whose protocol (1, 2) predates the feature gets values and marks, as
-// Spark's IdentityColumnSuite shows it does.
+// Spark's IdentityColumnSuite shows it does. A change of its metadata
+// (ALTER, an append that merges its schema) upgrades it to writer 6,
+// which supports identityColumns, and keeps the columns: there this
+// package follows the protocol (identity metadata means an identity
+// column) where Spark drops the identity metadata of such a table and
+// keeps (1, 2) (IdentityColumnSuite "compatibility").
 //
 // Two writers that allocate at once: the values are written to data files
 // before the commit, from the marks of the version read. A concurrent
