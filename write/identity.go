@@ -255,6 +255,9 @@ func (o *rowsOut) reallocate(ctx context.Context, now *snapshot.Snapshot, opts O
 		return rowsOut{}, err
 	}
 	defer fr.Close()
+	// A generated column may use an identity column: it is computed
+	// again for the rows that get new values.
+	gen := GeneratedColumns(now.Schema())
 	errStop := errors.New("stop")
 	batches := func(yield func(Batch, error) bool) {
 		for i := range o.adds {
@@ -269,6 +272,9 @@ func (o *rowsOut) reallocate(ctx context.Context, now *snapshot.Snapshot, opts O
 					for j := range b.Len {
 						if inRanges(rs, b.Positions[j]) {
 							col[j] = schema.Value{} // allocated again
+							for _, g := range gen {
+								b.Columns[g][j] = schema.Value{}
+							}
 						}
 					}
 				}

@@ -288,6 +288,45 @@ func TestAppendIdentityStale(t *testing.T) {
 	}
 }
 
+// TestAppendIdentityStaleGenerated: a generated column computed from the
+// identity column is computed again when the rows are allocated again.
+func TestAppendIdentityStaleGenerated(t *testing.T) {
+	ctx := t.Context()
+	spec := TableSpec{Schema: &schema.StructType{Fields: []schema.StructField{
+		identityField("id", schema.Identity{Start: 1, Step: 1}),
+		field("g", schema.Long, MetaGenerationExpression, strconv.Quote("id * 10")),
+	}}}
+	s0 := newSnapshot(t, spec)
+	rows := [][]schema.Value{{{}, {}}, {{}, {}}}
+	if _, err := Append(ctx, s0, batchOf(rows...), CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Append(ctx, s0, batchOf(rows...), CommitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scan.New(post(t, res), scan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for r, err := range sc.Rows(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := r.Values(); v[1].Int64() != v[0].Int64()*10 {
+			t.Errorf("row %v: g is not id * 10", v)
+		}
+		n++
+	}
+	if n != 4 {
+		t.Errorf("%d rows, want 4", n)
+	}
+	if ids := identityIDs(t, post(t, res)); !slices.Equal(ids, []int64{1, 2, 3, 4}) {
+		t.Errorf("ids %v, want [1 2 3 4]", ids)
+	}
+}
+
 // TestOverwriteIdentity: an overwrite allocates after the mark (values
 // of removed rows are never given again) and records the mark.
 func TestOverwriteIdentity(t *testing.T) {
