@@ -184,4 +184,19 @@ func TestColumnDefaults(t *testing.T) {
 	if r := runDelta("alter", root, "add-column", "x INT DEFAULT 3"); r.code == 0 || !strings.Contains(r.stderr, "default") {
 		t.Errorf("add-column with a default: exit %d, stderr %q", r.code, r.stderr)
 	}
+	// A default set later applies to rows written from then on; rows
+	// already written keep their nulls. Dropped, new rows get null.
+	mustRun(t, "alter", root, "add-column", "x INT")
+	mustRun(t, "alter", root, "set-default", "x", "3")
+	mustRun(t, "append", root, writeFile(t, filepath.Join(dir, "b.csv"), "id\n4\n"))
+	mustRun(t, "alter", root, "drop-default", "s")
+	mustRun(t, "append", root, writeFile(t, filepath.Join(dir, "c.csv"), "id\n5\n"))
+	_, rows = csvRows(t, "scan", root, "--columns", "id,s,x")
+	got = fmt.Sprint(rows)
+	if want := "[[1 none ] [2 given ] [3 none ] [4 none 3] [5  3]]"; got != want {
+		t.Errorf("rows %s, want %s", got, want)
+	}
+	if r := runDelta("alter", root, "set-default", "x", "now()"); r.code == 0 {
+		t.Errorf("set-default to an expression: exit 0")
+	}
 }
