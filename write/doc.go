@@ -156,10 +156,10 @@
 // apart from null, so a null counts as no value and gets the default,
 // where the protocol keeps an explicit NULL (an input column left out and
 // an empty CSV field are both null here). As the protocol requires, a
-// column is never added with a default (package alter refuses it), so
-// rows written before a default exists read null; there is no ALTER
-// COLUMN ... SET DEFAULT yet, nor the DEFAULT keyword in UPDATE and MERGE
-// assignments.
+// column is never added with a default (package alter refuses it; its
+// SetColumnDefault sets one later), so rows written before a default
+// exists keep reading null. The DEFAULT keyword of UPDATE and MERGE
+// assignments is not supported.
 //
 // # Change data
 //
