@@ -72,6 +72,14 @@ func (t *Table) WidenColumn(ctx context.Context, path []string, to schema.DataTy
 	})
 }
 
+// SetColumnDefault sets (or, with sql empty, drops) the default of a
+// top-level column (alter.SetColumnDefault).
+func (t *Table) SetColumnDefault(ctx context.Context, column, sql string, opts AlterOptions) (CommitResult, error) {
+	return t.alterRun(ctx, opts, func(s *Snapshot, o alter.Options) (CommitResult, error) {
+		return alter.SetColumnDefault(ctx, s, []string{column}, sql, o)
+	})
+}
+
 // SetProperties sets table properties (alter.SetProperties).
 func (t *Table) SetProperties(ctx context.Context, props map[string]string, opts AlterOptions) (CommitResult, error) {
 	return t.alterRun(ctx, opts, func(s *Snapshot, o alter.Options) (CommitResult, error) {

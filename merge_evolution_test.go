@@ -268,3 +268,42 @@ func typeDDL(t schema.DataType) string {
 	}
 	return strings.ToUpper(t.String())
 }
+
+// MERGE WITH SCHEMA EVOLUTION into a table with an identity column: the
+// inserted rows get identity values, and the commit stages one metaData
+// with both the new column and the moved high-water mark.
+func TestMergeSchemaEvolutionIdentity(t *testing.T) {
+	ctx := context.Background()
+	tbl, err := delta.Create(ctx, "memory://merge-evolution-identity", delta.TableSpec{
+		Schema: ddl(t, "id BIGINT GENERATED ALWAYS AS IDENTITY, k STRING"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	if _, err := tbl.AppendRows(ctx, [][]schema.Value{{{}, schema.StringValue("a")}}, delta.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	src := delta.MergeRows(ddl(t, "k STRING, extra STRING"), [][]schema.Value{
+		{schema.StringValue("a"), schema.StringValue("xa")},
+		{schema.StringValue("b"), schema.StringValue("xb")},
+	})
+	if _, err := tbl.Merge(src, "t.k = s.k").WithSchemaEvolution().WhenNotMatchedInsertAll("").Execute(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rows, gotDDL := evolvedRows(t, tbl)
+	if gotDDL != "id BIGINT, k STRING, extra STRING" || !slices.Equal(rows, []string{"1|a|null", "2|b|xb"}) {
+		t.Fatalf("schema %s rows %q", gotDDL, rows)
+	}
+	snap, err := tbl.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := snap.Schema().Field("id")
+	if hwm, ok := f.Metadata.Get("delta.identity.highWaterMark"); !ok || fmt.Sprintf("%s", hwm) != "2" {
+		t.Fatalf("high-water mark %v %v, want 2", hwm, ok)
+	}
+	if ci, _ := snap.CommitInfo(); ci.Tags["delta.identity.schemaUpdate"] == "true" {
+		t.Errorf("a schema-evolving MERGE is tagged as a marks-only update")
+	}
+}

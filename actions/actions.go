@@ -181,6 +181,12 @@ type CheckpointMetadata struct {
 // writers to a table with row tracking enabled.
 const TagRowTrackingPreserved = "delta.rowTracking.preserved"
 
+// TagIdentitySchemaUpdate is the commitInfo tag ("true") by which Spark
+// marks a commit whose metaData changes only identity columns'
+// high-water marks (DeltaSourceUtils.IDENTITY_COMMITINFO_TAG). It is part
+// of the log format: it must never change.
+const TagIdentitySchemaUpdate = "delta.identity.schemaUpdate"
+
 // CommitInfo is the commitInfo action. Its content is free-form; the fields
 // below are those Delta writers commonly set. Raw holds the whole object as
 // read, so nothing a writer recorded is lost.

@@ -100,6 +100,15 @@ func AddColumn(ctx context.Context, snap *snapshot.Snapshot, parent []string, fi
 		if !field.Nullable {
 			return change{}, invalid("column %s: only nullable columns can be added (existing rows have no value for it)", logged.Name)
 		}
+		if field.IsIdentity() {
+			// Spark: identity columns are defined at CREATE TABLE only.
+			return change{}, invalid("column %s: an identity column cannot be added to an existing table", logged.Name)
+		}
+		if _, ok := field.Metadata.Get(schema.MetadataCurrentDefault); ok {
+			// PROTOCOL.md "Default Columns": an operation that adds a
+			// column must not give it a default in the same command.
+			return change{}, invalid("column %s: a column cannot be added with a default value (set the default in a later change)", logged.Name)
+		}
 		sch, err := cloneSchema(s)
 		if err != nil {
 			return change{}, err

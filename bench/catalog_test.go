@@ -47,7 +47,9 @@ func BenchmarkCatalogCommit(b *testing.B) {
 		srv := httptest.NewServer(http.StripPrefix("/api", uc.Handler(tables, "")))
 		defer srv.Close()
 		client := uc.NewClient(srv.URL+"/api", "", srv.Client())
-		benchCatalogCommit(b, managed, func(base logstore.Store) logstore.Store { return catalogmanaged.New(base, client.Table("t", "file://t")) })
+		benchCatalogCommit(b, managed, func(base logstore.Store) logstore.Store {
+			return catalogmanaged.New(base, client.Table("t", "file://t"))
+		})
 	})
 }
 

@@ -233,7 +233,8 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, op Operation, opts Option
 		if topts.OperationParameters == nil {
 			topts.OperationParameters = op.Parameters
 		}
-		topts.RowTrackingPreserved = true // write.Rewrite keeps row identities
+		topts.RowTrackingPreserved = true                 // write.Rewrite keeps row identities
+		topts.IdentityOnlyMetadata = plan.Metadata == nil // the metadata staged, if any, is the marks
 		tx := txn.Begin(snap, topts)
 		if plan.ReadWholeTable || plan.ReadPredicate == nil {
 			tx.ReadWholeTable()
@@ -253,6 +254,11 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, op Operation, opts Option
 		tx.Add(plan.Adds...)
 		tx.AddCDC(plan.Rewritten.CDC...)
 		tx.AddCDC(plan.CDC...)
+		// Identity values the inserted rows got, in the same commit.
+		if err := write.StageHighWaterMarks(tx, plan.HighWaterMarks); err != nil {
+			dropWritten(snap, err, plan)
+			return Result{}, err
+		}
 		rowcheck.Mark(tx) // every row written went through the row writer
 		res.Metrics.ExecutionTimeMs = time.Since(start).Milliseconds()
 		if op.Metrics != nil {

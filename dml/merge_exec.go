@@ -183,14 +183,17 @@ func (m *merger) plan1(ctx context.Context, snap *snapshot.Snapshot, s Strategy,
 			return mm, err
 		}
 		if nIns > 0 {
-			if snap.Config().ChangeDataFeed() {
-				m.staged.Adds, m.staged.CDC, err = write.RowsWithChanges(ctx, snap, batches, opts.Options)
-			} else {
-				m.staged.Adds, err = write.Rows(ctx, snap, batches, opts.Options)
-			}
+			// The rewrite core with no file to rewrite writes the
+			// inserts (and their change data) and says which identity
+			// values they got.
+			r, err := write.Rewrite(ctx, snap, nil, nil, write.RewriteOptions{
+				Options: opts.Options,
+				Insert:  func() (iter.Seq2[schema.Batch, error], error) { return batches, nil },
+			})
 			if err != nil {
 				return mm, err
 			}
+			m.staged.Adds, m.staged.CDC, m.staged.HighWaterMarks = r.Adds, r.CDC, r.HighWaterMarks
 		}
 	}
 	m.fillMetrics(&mm, m.staged.Rewritten, useDV)

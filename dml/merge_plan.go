@@ -309,10 +309,15 @@ func (p *plan) planClause(r *resolver, c Clause, sides side, what string) (plann
 	if c.All {
 		for i, f := range p.tsch.Fields {
 			if p.ssch.Index(f.Name) < 0 {
-				if p.generated[i] {
-					continue // computed by the writer
+				if p.generated[i] || f.IsIdentity() {
+					// computed by the writer; an identity column keeps
+					// its value in an update, gets one in an insert
+					continue
 				}
 				return pc, fmt.Errorf("%w: %s: the source has no column %q for %s *", ErrMergeColumn, what, f.Name, c.Action)
+			}
+			if err := identityAssigned(&p.tsch.Fields[i], c.Action, what); err != nil {
+				return pc, err
 			}
 			pc.values[i] = expr.Column{Name: sourcePrefix + p.ssch.Fields[p.ssch.Index(f.Name)].Name}
 		}
@@ -322,6 +327,9 @@ func (p *plan) planClause(r *resolver, c Clause, sides side, what string) (plann
 		i, err := r.targetColumn(a.Column)
 		if err != nil {
 			return pc, fmt.Errorf("%s: %w", what, err)
+		}
+		if err := identityAssigned(&p.tsch.Fields[i], c.Action, what); err != nil {
+			return pc, err
 		}
 		if pc.values[i] != nil {
 			return pc, fmt.Errorf("%w: %s: column %q is assigned twice", ErrMergeClause, what, p.tsch.Fields[i].Name)
@@ -507,4 +515,22 @@ func (k *keyBuilder) add(v schema.Value, f *schema.StructField) bool {
 	}
 	k.buf = append(k.buf, 0)
 	return true
+}
+
+// identityAssigned refuses what Spark refuses of an identity column in a
+// clause (IdentityColumn.blockIdentityColumnUpdate and
+// blockExplicitIdentityColumnInsert): an update of any identity column,
+// and an insert of a value into a GENERATED ALWAYS one. An insert that
+// leaves the column out has it generated.
+func identityAssigned(f *schema.StructField, a Action, what string) error {
+	def, ok, err := f.Identity()
+	switch {
+	case err != nil || !ok:
+		return err
+	case a == ActionUpdate:
+		return fmt.Errorf("%w: %s: identity column %q cannot be updated", ErrMergeClause, what, f.Name)
+	case a == ActionInsert && !def.AllowExplicitInsert:
+		return fmt.Errorf("%w: %s: identity column %q is GENERATED ALWAYS: its values cannot be inserted", ErrMergeClause, what, f.Name)
+	}
+	return nil
 }

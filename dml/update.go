@@ -154,6 +154,10 @@ func resolve(sch *schema.StructType, set []Assignment) ([]assignment, error) {
 			return nil, fmt.Errorf("%w: column %s assigned twice", ErrInvalid, sch.Fields[idx].Name)
 		}
 		seen[idx] = true
+		if sch.Fields[idx].IsIdentity() {
+			// Spark: DELTA_IDENTITY_COLUMNS_UPDATE_NOT_SUPPORTED.
+			return nil, fmt.Errorf("%w: identity column %s cannot be updated", ErrInvalid, sch.Fields[idx].Name)
+		}
 		if err := checkColumns(sch, a.Value, "value of "+a.Column); err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/godelta/delta/snapshot"
 	"github.com/godelta/delta/tableconfig"
 	"github.com/godelta/delta/txn"
+	"github.com/godelta/delta/write"
 )
 
 // OperationRestore is the commitInfo operation of a RESTORE, as Spark
@@ -106,7 +107,12 @@ func Restore(ctx context.Context, latest, target *snapshot.Snapshot, opts Restor
 		return res, fmt.Errorf("fileset: restore: %w", err)
 	}
 	newProto := MergeProtocols(target.Protocol(), latest.Protocol())
-	tm := target.Metadata()
+	// Identity values generated since target stay used: the restored
+	// schema keeps the latest high-water marks.
+	tm, err := write.KeepHighWaterMarks(target.Metadata(), latest.Schema())
+	if err != nil {
+		return res, fmt.Errorf("fileset: restore to version %d: %w", target.Version(), err)
+	}
 	if err := txn.WriteSupportedChecked(&newProto, &tm); err != nil {
 		return res, fmt.Errorf("fileset: restore to version %d: %w", target.Version(), err)
 	}

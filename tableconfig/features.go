@@ -93,7 +93,13 @@ type FeatureInfo struct {
 //   - invariants, checkConstraints, generatedColumns: writable when active
 //     only with rows checked by the writer (WriteCheckedRows).
 //
-//   - identityColumns, allowColumnDefaults: refused when active.
+//   - identityColumns: writable when active only by the row writer
+//     (WriteCheckedRows), which allocates the values of new rows and
+//     commits the high-water marks with them (package write).
+//
+//   - allowColumnDefaults: writable when active only by the row writer
+//     (WriteCheckedRows), which fills the defaults (literals only) of new
+//     rows (package write).
 //
 //   - clustering: the writer (package write) collects statistics on the
 //     clustering columns, which CLUSTER BY checks are indexed; files stay
@@ -124,8 +130,8 @@ var featureList = []FeatureInfo{
 	{Name: actions.FeatureChangeDataFeed, LegacyReader: 1, LegacyWriter: 4, Read: true, Write: WriteHonoured},
 	{Name: actions.FeatureGeneratedColumns, LegacyReader: 1, LegacyWriter: 4, Read: true, Write: WriteCheckedRows},
 	{Name: actions.FeatureColumnMapping, ReaderWriter: true, LegacyReader: 2, LegacyWriter: 5, Read: true, Write: WriteHonoured},
-	{Name: actions.FeatureIdentityColumns, LegacyReader: 1, LegacyWriter: 6, Read: true, Write: WriteRefusedWhenActive},
-	{Name: actions.FeatureAllowColumnDefaults, Read: true, Write: WriteRefusedWhenActive},
+	{Name: actions.FeatureIdentityColumns, LegacyReader: 1, LegacyWriter: 6, Read: true, Write: WriteCheckedRows},
+	{Name: actions.FeatureAllowColumnDefaults, Read: true, Write: WriteCheckedRows},
 	{Name: actions.FeatureDeletionVectors, ReaderWriter: true, Read: true, Write: WriteHonoured},
 	{Name: actions.FeatureRowTracking, Read: true, Write: WriteHonoured},
 	{Name: actions.FeatureTimestampNtz, ReaderWriter: true, Read: true, Write: WriteHonoured},
@@ -252,7 +258,8 @@ func ReadSupported(p *actions.Protocol) error {
 // deltaerr.ErrUnsupportedFeature) naming the first writer feature or
 // version that stops it. rowsChecked says the writer checks every row it
 // writes against the table's invariants, CHECK constraints and generated
-// columns (package write does), so tables that use them are writable too.
+// columns, and fills identity columns and column defaults (package write
+// does), so tables that use them are writable too.
 // Writing needs reading (conflict checks and rebases read the log), so a
 // table ReadSupported refuses is refused.
 func WriteSupported(p *actions.Protocol, m *actions.Metadata, rowsChecked bool) error {
@@ -327,7 +334,7 @@ func featureActive(name string, sch *schema.StructType, m *actions.Metadata) boo
 	case actions.FeatureIdentityColumns:
 		keyPrefix = schema.MetadataIdentityPrefix
 	case actions.FeatureAllowColumnDefaults:
-		keyPrefix = "CURRENT_DEFAULT"
+		keyPrefix = schema.MetadataCurrentDefault
 	default:
 		return true
 	}

@@ -53,7 +53,8 @@ func TestWriteSupported(t *testing.T) {
 		{"legacy 2", actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, plain, true, true},
 		{"legacy 2, an invariant", actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}, invariant, false, true},
 		{"legacy 6, identity unused", actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 6}, plain, true, true},
-		{"legacy 6, an identity column", actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 6}, identity, false, false},
+		// The row writer allocates identity values (package write).
+		{"legacy 6, an identity column", actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 6}, identity, false, true},
 		{"deletion vectors", actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}}, plain, true, true},
 		{"collations", actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"collations"}}, plain, false, false},
 		{"unknown writer feature", actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"noSuchFeature"}}, plain, false, false},

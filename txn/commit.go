@@ -575,6 +575,12 @@ func (t *Transaction) encode(st *attemptState, version int64) ([]byte, int64, er
 		preserved := t.opts.RowTrackingPreserved || len(t.removes) == 0
 		ci.Tags = map[string]string{actions.TagRowTrackingPreserved: strconv.FormatBool(preserved)}
 	}
+	if t.opts.IdentityOnlyMetadata && t.metadata != nil && t.protocol == nil && !st.enableICT {
+		if ci.Tags == nil {
+			ci.Tags = map[string]string{}
+		}
+		ci.Tags[actions.TagIdentitySchemaUpdate] = "true"
+	}
 
 	n := 3 + len(t.domains) + len(t.txns) + len(t.adds) + len(t.removes) + len(t.cdcs)
 	acts := make([]actions.Action, 0, n)

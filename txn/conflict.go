@@ -3,6 +3,7 @@ package txn
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/godelta/delta/actions"
@@ -141,8 +142,13 @@ func (t *Transaction) checkConflicts(w *winner, level IsolationLevel) error {
 				w.protocol.MinReaderVersion, w.protocol.MinWriterVersion, w.protocol.ReaderFeatures, w.protocol.WriterFeatures)
 		}
 	}
-	// 2. Metadata.
-	if w.metadata != nil {
+	// 2. Metadata. A winner that only moved identity high-water marks (a
+	// write that generated identity values) does not conflict with a
+	// transaction that changes no metadata: such a transaction neither
+	// reads nor writes the marks. Spark's ConflictChecker
+	// (checkNoMetadataUpdates) tolerates the same winners, which it knows
+	// by their commitInfo tag; here the metadata itself is compared.
+	if w.metadata != nil && (t.metadata != nil || !identityMarksOnly(t.snap.Metadata(), *w.metadata)) {
 		return conflict(ConflictMetadataChanged, "table metadata changed")
 	}
 	// 3. Domains.
@@ -270,4 +276,14 @@ func (t *Transaction) partitionLookup() func(*actions.Add) expr.Lookup {
 			return p.typ, v, true
 		}
 	}
+}
+
+// identityMarksOnly reports whether metadata b differs from a in the
+// high-water marks of identity columns and in nothing else.
+func identityMarksOnly(a, b actions.Metadata) bool {
+	return a.SchemaString != b.SchemaString && a.ID == b.ID && a.Name == b.Name && a.Description == b.Description &&
+		a.Format.Provider == b.Format.Provider && maps.Equal(a.Format.Options, b.Format.Options) &&
+		slices.Equal(a.PartitionColumns, b.PartitionColumns) && maps.Equal(a.Configuration, b.Configuration) &&
+		(a.CreatedTime == nil) == (b.CreatedTime == nil) && (a.CreatedTime == nil || *a.CreatedTime == *b.CreatedTime) &&
+		schema.SameButHighWaterMarks(a.SchemaString, b.SchemaString)
 }

@@ -3,6 +3,7 @@ package txn_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/godelta/delta/actions"
@@ -126,6 +127,26 @@ func TestConflicts(t *testing.T) {
 			winner: func(t *testing.T, tx *txn.Transaction) {
 				m := tx.Snapshot().Metadata()
 				m.Description = "changed"
+				tx.SetMetadata(m)
+			},
+			ours: blindAppend("o", "a"), wantKind: txn.ConflictMetadataChanged},
+		{name: "identity high-water mark vs a transaction without metadata",
+			spec:   tableSpec{schema: identitySchema(4)},
+			winner: func(t *testing.T, tx *txn.Transaction) { tx.SetMetadata(withSchema(tx, identitySchema(9))) },
+			ours:   deleteFile("f1"), wantKind: noConflict},
+		{name: "identity high-water mark vs a transaction that moves it too",
+			spec:   tableSpec{schema: identitySchema(4)},
+			winner: func(t *testing.T, tx *txn.Transaction) { tx.SetMetadata(withSchema(tx, identitySchema(9))) },
+			ours: func(t *testing.T, tx *txn.Transaction) {
+				tx.SetMetadata(withSchema(tx, identitySchema(7)))
+				tx.Add(addFile("o", "a", 1))
+			},
+			wantKind: txn.ConflictMetadataChanged},
+		{name: "identity high-water mark and a property vs a transaction without metadata",
+			spec: tableSpec{schema: identitySchema(4)},
+			winner: func(t *testing.T, tx *txn.Transaction) {
+				m := withSchema(tx, identitySchema(9))
+				m.Configuration = map[string]string{"delta.appendOnly": "false"}
 				tx.SetMetadata(m)
 			},
 			ours: blindAppend("o", "a"), wantKind: txn.ConflictMetadataChanged},
@@ -284,4 +305,18 @@ func TestUpdateRerunsAfterConflict(t *testing.T) {
 	if got, _, err := load(t, store).TxnVersion(ctx, "app"); got != 6 || err != nil {
 		t.Fatalf("app version %d (%v), want 6", got, err)
 	}
+}
+
+// identitySchema is the test schema with id an identity column whose
+// high-water mark is hwm.
+func identitySchema(hwm int) string {
+	return `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{"delta.identity.start":1,"delta.identity.step":1,"delta.identity.highWaterMark":` +
+		strconv.Itoa(hwm) + `,"delta.identity.allowExplicitInsert":true}},{"name":"part","type":"string","nullable":true,"metadata":{}}]}`
+}
+
+// withSchema is tx's metadata with schema s.
+func withSchema(tx *txn.Transaction, s string) actions.Metadata {
+	m := tx.Snapshot().Metadata()
+	m.SchemaString = s
+	return m
 }

@@ -30,7 +30,12 @@
 //
 //  1. A winner that changed the protocol, or that set one while this
 //     transaction also does: ConflictProtocolChanged.
-//  2. A winner that changed the metadata: ConflictMetadataChanged.
+//  2. A winner that changed the metadata: ConflictMetadataChanged. One
+//     whose metadata differs only in identity columns' high-water marks
+//     (a write that generated identity values) conflicts only with a
+//     transaction that stages metadata too, as Spark's ConflictChecker
+//     tolerates such winners; so two writers that both generate values
+//     conflict, and the loser runs again on the new marks.
 //  3. A domainMetadata action for a domain this transaction also sets:
 //     ConflictDomain. The row-tracking domain delta.rowTracking is the
 //     exception: it is rebased (see Row tracking).

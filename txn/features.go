@@ -16,8 +16,9 @@ func WriteSupported(p *actions.Protocol, m *actions.Metadata) error {
 
 // WriteSupportedChecked is WriteSupported for a writer that checks every
 // row it writes against the table's invariants, CHECK constraints and
-// generated columns (package write does), so tables that use them are
-// writable too.
+// generated columns, and fills identity columns (committing their
+// high-water marks) and column defaults (package write does), so tables
+// that use them are writable too.
 func WriteSupportedChecked(p *actions.Protocol, m *actions.Metadata) error {
 	return tableconfig.WriteSupported(p, m, true)
 }

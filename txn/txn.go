@@ -80,6 +80,13 @@ type Options struct {
 	// is tagged so without it, and one that removes files without it is
 	// tagged "false", as PROTOCOL.md "Row Tracking" asks.
 	RowTrackingPreserved bool
+	// IdentityOnlyMetadata says that the metadata the commit stages
+	// changes nothing but identity columns' high-water marks (a write that
+	// generated identity values). The commit is then tagged
+	// actions.TagIdentitySchemaUpdate "true", as Spark tags such commits:
+	// Spark's conflict checker lets a concurrent transaction that changes
+	// no metadata commit after one. Ignored when no metadata is staged.
+	IdentityOnlyMetadata bool
 }
 
 // Errors of Commit, besides *ConflictError.
@@ -280,6 +287,18 @@ func (t *Transaction) AddCDC(cdcs ...actions.CDC) { t.cdcs = append(t.cdcs, cdcs
 // replaces the earlier one.
 func (t *Transaction) SetTransaction(appID string, version int64) {
 	t.txns[appID] = actions.Txn{AppID: appID, Version: version}
+}
+
+// Metadata returns the metadata the commit will have: the one staged by
+// SetMetadata, else the snapshot's (none for a new table).
+func (t *Transaction) Metadata() actions.Metadata {
+	switch {
+	case t.metadata != nil:
+		return *t.metadata
+	case t.snap != nil:
+		return t.snap.Metadata()
+	}
+	return actions.Metadata{}
 }
 
 // SetMetadata stages a new metaData action, replacing any staged before.

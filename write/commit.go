@@ -106,27 +106,27 @@ func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batc
 		}
 		batches, rowOpts = merged.batches, merged.opts
 	}
-	adds, err := Rows(ctx, snap, batches, rowOpts)
+	written, err := writeRows(ctx, snap, batches, rowOpts, false)
 	if err != nil {
 		return txn.CommitResult{}, err
 	}
-	if len(adds) == 0 {
+	if len(written.adds) == 0 {
 		return txn.CommitResult{}, ErrNoRows
 	}
 	topts := txnOptions(opts.Txn, snap, "Append", nil, opts.MergeSchema != nil)
+	topts.IdentityOnlyMetadata = !merged.evolved // the marks, if any
 	if topts.OperationMetrics == nil {
-		topts.OperationMetrics = writeMetrics(topts.Operation, nil, adds, nil, 0)
+		topts.OperationMetrics = writeMetrics(topts.Operation, nil, written.adds, nil, 0)
 	}
 	res, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
 		if err := sameTable(snap, tx.Snapshot()); err != nil {
 			return err
 		}
-		if merged.evolved {
-			// The new columns land in the same commit as the rows.
-			if !SameProtocol(snap.Protocol(), merged.protocol) {
-				tx.SetProtocol(merged.protocol)
-			}
-			tx.SetMetadata(merged.metadata)
+		if err := written.current(ctx, tx.Snapshot(), rowOpts); err != nil {
+			return err
+		}
+		if err := stageMetadata(tx, merged, snap, written.marks); err != nil {
+			return err
 		}
 		if app.ID != "" {
 			done, err := app.committed(ctx, tx)
@@ -138,15 +138,69 @@ func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batc
 			}
 			tx.SetTransaction(app.ID, app.Version)
 		}
-		tx.Add(slices.Clone(adds)...)
+		tx.Add(slices.Clone(written.adds)...)
+		if opts.Txn.OperationMetrics == nil { // the files of this attempt
+			tx.SetOperationMetrics(writeMetrics(topts.Operation, nil, written.adds, nil, 0))
+		}
 		rowcheck.Mark(tx) // Rows checked every row
 		return nil
 	})
 	if err != nil {
-		dropFiles(snap, err, adds)
+		dropFiles(snap, err, written.adds)
 		return txn.CommitResult{}, err
 	}
 	return res, nil
+}
+
+// current makes the rows of o fit the table now shows: when their
+// identity values were allocated from other high-water marks (a
+// concurrent writer allocated values too, after the rows were written),
+// it writes them again with values allocated from now's marks
+// (reallocate), so that no two commits ever hold the same value. The
+// conflict checks of txn make the winner's marks visible here: its
+// metaData action conflicts, and txn.Update runs the attempt again on
+// the new version.
+func (o *rowsOut) current(ctx context.Context, now *snapshot.Snapshot, opts Options) error {
+	if !o.stale(now) {
+		return nil
+	}
+	n, err := o.reallocate(ctx, now, opts)
+	if err != nil {
+		return err
+	}
+	*o = n
+	return nil
+}
+
+// stageMetadata stages the metadata an append or overwrite commits: the
+// evolved one of a merged schema (and its protocol), and the high-water
+// marks of the identity values the rows got, moved forward from those of
+// the snapshot the commit lands on.
+func stageMetadata(tx *txn.Transaction, merged mergedAppend, snap *snapshot.Snapshot, marks HighWaterMarks) error {
+	now := tx.Snapshot()
+	m := now.Metadata()
+	changed := false
+	if merged.evolved {
+		// The new columns land in the same commit as the rows.
+		if !SameProtocol(snap.Protocol(), merged.protocol) {
+			tx.SetProtocol(merged.protocol)
+		}
+		// A concurrent commit may have moved the marks (sameTable
+		// allows it): never lower them.
+		var err error
+		if m, _, err = withHighWaterMarks(merged.metadata, currentMarks(now)); err != nil {
+			return err
+		}
+		changed = true
+	}
+	m, moved, err := withHighWaterMarks(m, marks)
+	if err != nil {
+		return err
+	}
+	if changed || moved {
+		tx.SetMetadata(m)
+	}
+	return nil
 }
 
 // Overwrite replaces rows of the table snap shows with the rows of batches
@@ -171,22 +225,15 @@ func Overwrite(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[B
 	if err != nil {
 		return txn.CommitResult{}, err
 	}
-	var (
-		adds    []actions.Add
-		inserts []actions.CDC
-	)
 	rowOpts := opts.Options
 	rowOpts.Require = pred
-	if changeData {
-		adds, inserts, err = RowsWithChanges(ctx, snap, batches, rowOpts)
-	} else {
-		adds, err = Rows(ctx, snap, batches, rowOpts)
-	}
+	written, err := writeRows(ctx, snap, batches, rowOpts, changeData)
 	if err != nil {
 		return txn.CommitResult{}, err
 	}
 	var rewritten []actions.Add // files of the attempt that is running
 	topts := txnOptions(opts.Txn, snap, "Overwrite", pred, false)
+	topts.IdentityOnlyMetadata = true // the marks, if any
 	res, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
 		if len(rewritten) > 0 { // a previous attempt's rewrites: orphans now
 			dropFiles(snap, nil, rewritten)
@@ -197,6 +244,13 @@ func Overwrite(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[B
 		if err := sameTable(snap, tx.Snapshot()); err != nil {
 			return err
 		}
+		if err := written.current(ctx, tx.Snapshot(), rowOpts); err != nil {
+			return err
+		}
+		if err := stageMetadata(tx, mergedAppend{}, snap, written.marks); err != nil {
+			return err
+		}
+		adds, inserts := written.adds, written.cdcs
 		r, err := replace(ctx, tx.Snapshot(), pred, opts.Options)
 		if err != nil {
 			return err
@@ -222,7 +276,7 @@ func Overwrite(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[B
 		return nil
 	})
 	if err != nil {
-		dropFiles(snap, err, slices.Concat(adds, cdcFiles(inserts), rewritten))
+		dropFiles(snap, err, slices.Concat(written.adds, cdcFiles(written.cdcs), rewritten))
 		return txn.CommitResult{}, err
 	}
 	return res, nil
@@ -353,7 +407,11 @@ func sameTable(wrote, now *snapshot.Snapshot) error {
 	}
 	a, b := wrote.Metadata(), now.Metadata()
 	pa, pb := wrote.Protocol(), now.Protocol()
-	if a.ID != b.ID || a.SchemaString != b.SchemaString || !slices.Equal(a.PartitionColumns, b.PartitionColumns) ||
+	// Identity high-water marks move with every write that allocates
+	// values: such a commit changes nothing the files were written for
+	// (rows that got values are allocated them again, see
+	// rowsOut.current).
+	if a.ID != b.ID || !schema.SameButHighWaterMarks(a.SchemaString, b.SchemaString) || !slices.Equal(a.PartitionColumns, b.PartitionColumns) ||
 		!maps.Equal(a.Configuration, b.Configuration) || pa.MinReaderVersion != pb.MinReaderVersion ||
 		pa.MinWriterVersion != pb.MinWriterVersion || !slices.Equal(pa.ReaderFeatures, pb.ReaderFeatures) ||
 		!slices.Equal(pa.WriterFeatures, pb.WriterFeatures) {

@@ -32,8 +32,10 @@
 // nested ones included, a delta.columnMapping.id and a physical name
 // "col-<uuid>" (fields that already carry them keep them) and sets
 // delta.columnMapping.maxColumnId. Row tracking sets the materialized
-// column name properties as Spark does. Identity columns and column
-// defaults are refused: the write path cannot honour them. Property values
+// column name properties as Spark does. A column with identity metadata
+// (see Identity columns below) turns identityColumns on (legacy writer
+// 6); one with a default (Column defaults) allowColumnDefaults.
+// Property values
 // are checked with tableconfig.Validate, as Spark checks them when they are
 // set; which properties turn which features on is tableconfig.FeaturesFor.
 // delta.universalFormat.enabledFormats=iceberg (UniForm, see package
@@ -78,6 +80,86 @@
 // Close returns nil, and the add's size is the count of bytes written. On
 // failure the files being written are aborted and the finished ones
 // deleted.
+//
+// # Identity columns
+//
+// A top-level BIGINT column whose metadata holds delta.identity.start and
+// .step (schema.Identity; schema.ParseDDL reads Spark's GENERATED ALWAYS |
+// BY DEFAULT AS IDENTITY (START WITH n INCREMENT BY m)) is an identity
+// column (PROTOCOL.md "Identity Columns"). NewTable refuses one that is
+// nested, not BIGINT, generated too, a partition column (Spark's
+// DELTA_IDENTITY_COLUMNS_PARTITION_NOT_SUPPORTED) or whose step is 0.
+// The row writer gives values to new rows only (Rows, Append, Overwrite,
+// the inserts of Rewrite, so MERGE's, and stream sinks, which append);
+// rows a rewrite keeps or updates keep theirs. In a new row, a null is
+// "not given": it gets the next value, start + k*step beyond the
+// column's delta.identity.highWaterMark in the step's direction (start
+// when there is none; a mark off the grid is rounded forward, as Spark's
+// IdentityColumn.roundToNext does), so a value is never one generated
+// before. A value given is a *ConstraintError of kind KindIdentity with
+// ErrIdentityExplicit for GENERATED ALWAYS (allowExplicitInsert false),
+// and is kept as given for BY DEFAULT. A value past the range of a long
+// is ErrIdentityOverflow.
+//
+// The commit that adds the rows also carries a metaData action whose
+// schema moves each column's high-water mark to the last value generated
+// (never back). Values given do not move it: Spark tracks marks only for
+// the columns whose values it generated (ColumnWithDefaultExprUtils
+// .addDefaultExprsOrReturnConstraints and WriteIntoDelta add a column to
+// trackHighWaterMarks only when the input lacks it), and so here only
+// generated values count. Spark decides per statement (a column given is
+// given for every row) where this package decides per row; for a column
+// generated in every row the two agree. A value given above the mark may
+// later be generated again, as in Spark (its SYNC IDENTITY repairs that).
+// A write does not upgrade the protocol: the Spark-written corpus table
+// whose protocol (1, 2) predates the feature gets values and marks, as
+// Spark's IdentityColumnSuite shows it does. A change of its metadata
+// (ALTER, an append that merges its schema) upgrades it to writer 6,
+// which supports identityColumns, and keeps the columns: there this
+// package follows the protocol (identity metadata means an identity
+// column) where Spark drops the identity metadata of such a table and
+// keeps (1, 2) (IdentityColumnSuite "compatibility").
+//
+// Two writers that allocate at once: the values are written to data files
+// before the commit, from the marks of the version read. A concurrent
+// commit that allocated too changed the metadata, which txn's conflict
+// rules make a conflict (as Spark's ConflictChecker does: only a
+// transaction that changes no metadata tolerates a winner's identity-only
+// update), and the attempt runs again on the new version. There Append
+// and Overwrite, whose rows were allocated from the old marks, write them
+// again (reading their own files, giving new values to exactly the rows
+// that got generated ones, keeping the values given) from the new marks,
+// and delete the first files; DML plans again from the start. So no two
+// commits hold the same generated value, and the mark ends at the largest
+// value generated. Spark fails such a transaction instead of allocating
+// again. RESTORE keeps the latest marks (KeepHighWaterMarks).
+//
+// # Column defaults
+//
+// A top-level column whose metadata holds CURRENT_DEFAULT (SQL text;
+// schema.ParseDDL reads Spark's DEFAULT <expression>) has a default
+// (PROTOCOL.md "Default Columns"), which turns allowColumnDefaults on
+// (writer 7). The row writer fills it into new rows that have no value
+// for the column (the same rows as identity values: appends, overwrites,
+// MERGE inserts, stream sinks; never rows a rewrite keeps or updates), before
+// generated columns and constraints are checked. Only a literal is
+// taken, computed once: a number, a string, true or false, NULL, DATE
+// '...', TIMESTAMP '...', or CAST of one of them, converted to the
+// column's type (a conversion that gives null for a value is refused, as
+// Spark's ANSI casts refuse it). Any other expression (current_timestamp(),
+// 1 + 1) is a *deltaerr.FeatureError (deltaerr.ErrUnsupportedFeature),
+// at create and on writing a table Spark made with one: never guessed.
+// A variant column can only default to NULL; a generated or identity
+// column, or a nested field, cannot have one.
+//
+// Where this package differs from the protocol: a row holds no "missing"
+// apart from null, so a null counts as no value and gets the default,
+// where the protocol keeps an explicit NULL (an input column left out and
+// an empty CSV field are both null here). As the protocol requires, a
+// column is never added with a default (package alter refuses it; its
+// SetColumnDefault sets one later), so rows written before a default
+// exists keep reading null. The DEFAULT keyword of UPDATE and MERGE
+// assignments is not supported.
 //
 // # Change data
 //

@@ -53,6 +53,21 @@ var (
 	// committed again. It is not a failure of the write: exactly-once
 	// producers test for it and skip the batch.
 	ErrAppVersionCommitted = errors.New("write: the application already committed this version, nothing committed")
+
+	// ErrIdentityExplicit is the Err of the *ConstraintError (kind
+	// KindIdentity) of a row that gives a value for an identity column
+	// defined GENERATED ALWAYS (delta.identity.allowExplicitInsert false),
+	// which only the writer may fill (Spark:
+	// DELTA_IDENTITY_COLUMNS_EXPLICIT_INSERT_NOT_SUPPORTED). It matches
+	// deltaerr.ErrInvalidArgument.
+	ErrIdentityExplicit = fmt.Errorf("write: a value given for a GENERATED ALWAYS identity column: %w", deltaerr.ErrInvalidArgument)
+
+	// ErrIdentityOverflow is the Err of the *ConstraintError (kind
+	// KindIdentity) of a row whose identity value would not fit in a long:
+	// the column's values are used up (PROTOCOL.md: overflow must be
+	// detected and the write refused). It matches
+	// deltaerr.ErrInvalidArgument.
+	ErrIdentityOverflow = fmt.Errorf("write: identity column values overflow a long: %w", deltaerr.ErrInvalidArgument)
 )
 
 // Constraint kinds, as ConstraintError.Kind gives them.
@@ -62,6 +77,7 @@ const (
 	KindCheck     = "CHECK constraint"
 	KindGenerated = "generated column"
 	KindPredicate = "replaceWhere predicate"
+	KindIdentity  = "identity column"
 )
 
 // ConstraintError says which constraint a row broke. errors.Is(err,

@@ -110,3 +110,49 @@ func ExampleAppend() {
 	// map[country:DE] true
 	// map[country:FR] true
 }
+
+// An identity column: Append gives each new row the next value after the
+// column's high-water mark, and the same commit moves the mark.
+func ExampleAppend_identity() {
+	ctx := context.Background()
+	sch, err := schema.ParseDDL("id BIGINT GENERATED ALWAYS AS IDENTITY (START WITH 10 INCREMENT BY 5), name STRING")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p, m, err := write.NewTable(write.TableSpec{Schema: sch})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	store := memory.New()
+	defer store.Close()
+	tx := txn.BeginCreate(store, txn.Options{})
+	tx.SetProtocol(p)
+	tx.SetMetadata(m)
+	if _, err := tx.Commit(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	snap, err := snapshot.Load(ctx, store, deltalog.Latest)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rows := write.Batch{Len: 2, Columns: [][]schema.Value{
+		{{}, {}}, // no id given: generated
+		{schema.StringValue("a"), schema.StringValue("b")},
+	}}
+	one := func(yield func(write.Batch, error) bool) { yield(rows, nil) }
+	res, err := write.Append(ctx, snap, one, write.CommitOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	after, _ := res.Snapshot(ctx)
+	f, _ := after.Schema().Field("id")
+	def, _, _ := f.Identity()
+	fmt.Println("protocol writer", p.MinWriterVersion, "high-water mark", def.HighWaterMark)
+	// Output:
+	// protocol writer 6 high-water mark 15
+}

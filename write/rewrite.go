@@ -145,6 +145,10 @@ type Rewritten struct {
 	DVsAdded, DVsUpdated, DVsRemoved, DVBytes int64
 	// Rows is the number of rows written to the data files (Adds).
 	Rows int64
+	// HighWaterMarks are the identity values the inserted rows (Insert)
+	// were allocated, for StageHighWaterMarks to record in the same
+	// commit; nil when none was. Kept and updated rows keep their values.
+	HighWaterMarks HighWaterMarks
 	// SortRuns is the number of sorted runs a sorted rewrite spilled to
 	// disk (0: it sorted in memory).
 	SortRuns int
@@ -248,6 +252,7 @@ func Rewrite(ctx context.Context, snap *snapshot.Snapshot, files []*actions.Add,
 	out.Dropped, out.Updated, out.Copied, out.Inserted, out.DVBytes = rw.dropped, rw.updated, rw.copied, rw.inserted, rw.dvBytes
 	out.Adds = data.adds
 	out.Rows = data.row
+	out.HighWaterMarks = data.ident.marks()
 	if rw.sorter != nil {
 		out.SortRuns = rw.sorter.spills
 	}
@@ -351,6 +356,9 @@ func (rw *rewriter) insert(ctx context.Context, opts RewriteOptions) error {
 	if err != nil || batches == nil {
 		return err
 	}
+	// New rows get identity values; kept and updated ones keep theirs.
+	rw.data.newRows = true
+	defer func() { rw.data.newRows = false }()
 	return rw.data.feed(ctx, batches, func(vals []schema.Value) error {
 		// The data writer completes vals (generated columns): the
 		// change data is the row as written.

@@ -83,16 +83,15 @@ type Options struct {
 // returns the error with no adds. Constraint violations are
 // *ConstraintError; a batch whose shape does not fit the schema, or a
 // partition value whose type is not its column's, is ErrBatch.
+//
+// Rows allocates the values of identity columns (see the package doc) but
+// does not record the new high-water marks, which must land in the same
+// commit: on a table with identity columns, write rows with Append,
+// Overwrite or Rewrite's Insert, which do. (A transaction of txn alone
+// refuses such a table: see tableconfig.WriteCheckedRows.)
 func Rows(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts Options) ([]actions.Add, error) {
-	w, err := newRowWriter(snap, opts, "")
-	if err != nil {
-		return nil, err
-	}
-	if err := w.run(ctx, batches); err != nil {
-		w.cleanup()
-		return nil, err
-	}
-	return w.adds, nil
+	out, err := writeRows(ctx, snap, batches, opts, false)
+	return out.adds, err
 }
 
 // Change types of the change data feed, the values of the _change_type
@@ -119,18 +118,8 @@ const changeDataDir = "_change_data/"
 // operation that writes change data for some rows (the deleted rows of an
 // overwrite) must write its new rows this way.
 func RowsWithChanges(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batch, error], opts Options) ([]actions.Add, []actions.CDC, error) {
-	w, err := newRowWriter(snap, opts, "")
-	if err != nil {
-		return nil, nil, err
-	}
-	if w.inserts, err = newRowWriter(snap, opts, ChangeInsert); err != nil {
-		return nil, nil, err
-	}
-	if err := w.run(ctx, batches); err != nil {
-		w.cleanup()
-		return nil, nil, err
-	}
-	return w.adds, w.inserts.cdcs, nil
+	out, err := writeRows(ctx, snap, batches, opts, true)
+	return out.adds, out.cdcs, err
 }
 
 // rowWriter is the state of one Rows call.
@@ -166,6 +155,17 @@ type rowWriter struct {
 	// of materialized row ids and row commit versions (see materialize),
 	// and rows come with their values (addTracked).
 	tracked bool
+
+	// newRows is set while the rows given are new ones (an insert, not a
+	// row a rewrite keeps or updates): only they get column defaults and
+	// identity values. ident allocates identity values (nil: the table has
+	// no identity column); allocated holds, per data file written, the
+	// positions of the rows that got values, per identity column.
+	// defaults are the column defaults.
+	newRows   bool
+	ident     *identityAlloc
+	allocated map[string][][]posRange
+	defaults  []colDefault
 }
 
 // openFile is the data file being written for one partition, and the rows
@@ -177,6 +177,10 @@ type openFile struct {
 	w     *datafile.Writer
 	stage [][]schema.Value
 	n     int
+	// written is the rows the file being written holds already; alloc
+	// the positions of its rows that got identity values, per column.
+	written int64
+	alloc   [][]posRange
 }
 
 // newRowWriter returns a writer of data files, or of change-data files
@@ -194,13 +198,21 @@ func newRowWriter(snap *snapshot.Snapshot, opts Options, change string) (*rowWri
 	m := cfg.Metadata()
 	mode := cfg.ColumnMappingMode()
 	var c *checks
+	var ident *identityAlloc
+	var defaults []colDefault
 	if change == "" {
 		var err error
 		if c, err = compileChecks(sch, cfg.Constraints(), opts.Require); err != nil {
 			return nil, err
 		}
+		if ident, err = newIdentityAlloc(sch); err != nil {
+			return nil, err
+		}
+		if defaults, err = columnDefaults(sch); err != nil {
+			return nil, err
+		}
 	}
-	w := &rowWriter{store: snap.Store(), sch: sch, checks: c, target: opts.TargetFileSize, now: opts.Now, open: map[string]*openFile{}, change: change}
+	w := &rowWriter{store: snap.Store(), sch: sch, checks: c, target: opts.TargetFileSize, now: opts.Now, open: map[string]*openFile{}, change: change, ident: ident, defaults: defaults}
 	w.maxBuffered = opts.MaxBuffered
 	if w.maxBuffered <= 0 {
 		w.maxBuffered = DefaultMaxBuffered
@@ -444,6 +456,19 @@ func (w *rowWriter) addTracked(vals []schema.Value, id, version schema.Value) er
 // stage checks and completes one row (when the writer checks rows) and
 // stages its data columns for its partition's file, which it returns.
 func (w *rowWriter) stage(vals []schema.Value) (*openFile, error) {
+	if w.newRows {
+		for _, d := range w.defaults {
+			if vals[d.idx].IsNull() {
+				vals[d.idx] = d.value
+			}
+		}
+	}
+	alloc := w.newRows && w.ident != nil
+	if alloc {
+		if err := w.ident.fill(vals, w.row, func() string { return showRow(w.sch, vals) }); err != nil {
+			return nil, err
+		}
+	}
 	if w.checks != nil {
 		if err := w.checks.apply(vals, w.row); err != nil {
 			return nil, err
@@ -452,6 +477,17 @@ func (w *rowWriter) stage(vals []schema.Value) (*openFile, error) {
 	f, err := w.fileFor(vals)
 	if err != nil {
 		return nil, err
+	}
+	if alloc {
+		pos := f.written + int64(f.n)
+		for k, got := range w.ident.now {
+			if got {
+				if f.alloc == nil {
+					f.alloc = make([][]posRange, len(w.ident.now))
+				}
+				f.alloc[k] = addPos(f.alloc[k], pos)
+			}
+		}
 	}
 	for k, j := range w.dataIdx {
 		f.stage[k] = append(f.stage[k], vals[j])
@@ -533,6 +569,7 @@ func (w *rowWriter) flush(ctx context.Context, final bool) error {
 			if err := f.w.Write(f.stage, f.n); err != nil {
 				return fmt.Errorf("rows %d to %d: %w", w.row-int64(f.n), w.row-1, err)
 			}
+			f.written += int64(f.n)
 			for k := range f.stage {
 				clear(f.stage[k])
 				f.stage[k] = f.stage[k][:0]
@@ -611,7 +648,8 @@ func (w *rowWriter) start(ctx context.Context, f *openFile) error {
 func (w *rowWriter) finish(ctx context.Context, f *openFile) error {
 	stats, err := f.w.Close()
 	out := f.out
-	f.w, f.out = nil, nil
+	alloc := f.alloc
+	f.w, f.out, f.written, f.alloc = nil, nil, 0, nil
 	if err != nil {
 		out.Abort()
 		return err
@@ -625,6 +663,12 @@ func (w *rowWriter) finish(ctx context.Context, f *openFile) error {
 	if w.change != "" {
 		w.cdcs = append(w.cdcs, actions.CDC{Path: location.EncodePath(key), PartitionValues: maps.Clone(f.pv), Size: out.n})
 		return nil
+	}
+	if alloc != nil {
+		if w.allocated == nil {
+			w.allocated = map[string][][]posRange{}
+		}
+		w.allocated[location.EncodePath(key)] = alloc
 	}
 	w.adds = append(w.adds, actions.Add{
 		Path:             location.EncodePath(key),

@@ -25,7 +25,7 @@ const (
 	MetaInvariants           = schema.MetadataInvariants
 	MetaGenerationExpression = schema.MetadataGenerationExpression
 	metaIdentityPrefix       = schema.MetadataIdentityPrefix
-	metaCurrentDefault       = "CURRENT_DEFAULT"
+	metaCurrentDefault       = schema.MetadataCurrentDefault
 )
 
 // TableSpec describes a table to create.
@@ -79,6 +79,12 @@ func NewTable(spec TableSpec) (actions.Protocol, actions.Metadata, error) {
 	parts, err := checkPartitions(sch, spec.PartitionColumns)
 	if err != nil {
 		return p, m, err
+	}
+	for _, c := range parts {
+		// Spark: DELTA_IDENTITY_COLUMNS_PARTITION_NOT_SUPPORTED.
+		if f, _ := sch.Field(c); f.IsIdentity() {
+			return p, m, specErr("partition column %s: an identity column cannot be a partition column", c)
+		}
 	}
 	// UniForm Iceberg needs icebergCompatV2, which needs column mapping:
 	// turned on here unless the properties say otherwise (an error).
@@ -189,9 +195,15 @@ func checkColumns(sch *schema.StructType, feats map[string]bool) error {
 					}
 					feats[actions.FeatureGeneratedColumns] = true
 				case strings.HasPrefix(e.Key, metaIdentityPrefix):
-					return &deltaerr.FeatureError{Feature: "writer feature " + actions.FeatureIdentityColumns + " (column " + path + ")", Op: "write"}
+					if err := checkIdentity(f, prefix, path); err != nil {
+						return err
+					}
+					feats[actions.FeatureIdentityColumns] = true
 				case e.Key == metaCurrentDefault:
-					return &deltaerr.FeatureError{Feature: "writer feature " + actions.FeatureAllowColumnDefaults + " (column " + path + ")", Op: "write"}
+					if err := checkDefault(f, prefix, path); err != nil {
+						return err
+					}
+					feats[actions.FeatureAllowColumnDefaults] = true
 				}
 			}
 			if err := walkType(f.Type, path); err != nil {
@@ -224,6 +236,40 @@ func checkColumns(sch *schema.StructType, feats map[string]bool) error {
 		return nil
 	}
 	return walkStruct(sch, "")
+}
+
+// checkIdentity refuses, as Spark refuses at CREATE TABLE, an identity
+// column that is nested, not a BIGINT, also generated, or whose
+// definition does not decode (a step of 0, say).
+func checkIdentity(f *schema.StructField, prefix, path string) error {
+	if prefix != "" {
+		return specErr("column %s: only top-level columns can be identity columns", path)
+	}
+	if f.Type != schema.Long {
+		return specErr("column %s: an identity column must be BIGINT (long), not %s", path, f.Type)
+	}
+	if _, ok := f.Metadata.Get(MetaGenerationExpression); ok {
+		return specErr("column %s: a column cannot be both generated and an identity column", path)
+	}
+	if _, _, err := f.Identity(); err != nil {
+		return specErr("column %s: %v", path, err)
+	}
+	return nil
+}
+
+// checkDefault refuses a column default on a nested field, on a
+// generated or identity column (whose values come from elsewhere, as
+// Spark refuses them), or one parseDefault does not take.
+func checkDefault(f *schema.StructField, prefix, path string) error {
+	if prefix != "" {
+		return specErr("column %s: only top-level columns can have a default", path)
+	}
+	if _, ok := f.Metadata.Get(MetaGenerationExpression); ok || f.IsIdentity() {
+		return specErr("column %s: a generated or identity column cannot have a default", path)
+	}
+	raw, _ := f.Metadata.Get(metaCurrentDefault)
+	_, err := parseDefault(f, raw)
+	return err
 }
 
 // parseInvariant decodes the delta.invariants metadata value: a JSON

@@ -179,7 +179,9 @@ func TestNewTableInvalid(t *testing.T) {
 		{"constraint names equal ignoring case", TableSpec{Schema: st(field("a", schema.Long)), Properties: map[string]string{"delta.constraints.c1": "a > 0", "delta.constraints.C1": "a < 9"}}, ErrInvalidSpec},
 		{"constraint on a missing nested field", TableSpec{Schema: st(field("s", st(field("x", schema.Long)))), Properties: map[string]string{"delta.constraints.c": "s.y > 0"}}, ErrInvalidSpec},
 		{"unknown feature", TableSpec{Schema: st(field("a", schema.Long)), Properties: map[string]string{"delta.feature.noSuchThing": "supported"}}, deltaerr.ErrUnsupportedFeature},
-		{"identity", TableSpec{Schema: st(field("a", schema.Long, "delta.identity.start", "1"))}, deltaerr.ErrUnsupportedFeature},
+		{"identity without a step", TableSpec{Schema: st(field("a", schema.Long, "delta.identity.start", "1"))}, ErrInvalidSpec},
+		{"identity step 0", TableSpec{Schema: st(field("a", schema.Long, "delta.identity.start", "1", "delta.identity.step", "0"))}, ErrInvalidSpec},
+		{"identity not a long", TableSpec{Schema: st(field("a", schema.Integer, "delta.identity.start", "1", "delta.identity.step", "1"))}, ErrInvalidSpec},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -54,6 +54,17 @@ func init() {
 			}
 			return t.WidenColumn(ctx, path, st.Fields[0].Type, none)
 		}}
+	alterOps["set-default"] = alterOp{Usage: "set-default COLUMN 'LITERAL'", MinArgs: 2, MaxArgs: 2,
+		Run: func(ctx context.Context, t *delta.Table, args []string) (delta.CommitResult, error) {
+			if strings.TrimSpace(args[1]) == "" {
+				return delta.CommitResult{}, fmt.Errorf("set-default %s: an empty default (use drop-default): %w", args[0], deltaerr.ErrInvalidArgument)
+			}
+			return t.SetColumnDefault(ctx, args[0], args[1], none)
+		}}
+	alterOps["drop-default"] = alterOp{Usage: "drop-default COLUMN", MinArgs: 1, MaxArgs: 1,
+		Run: func(ctx context.Context, t *delta.Table, args []string) (delta.CommitResult, error) {
+			return t.SetColumnDefault(ctx, args[0], "", none)
+		}}
 	alterOps["set"] = alterOp{Usage: "set KEY=VALUE...", MinArgs: 1, MaxArgs: -1,
 		Run: func(ctx context.Context, t *delta.Table, args []string) (delta.CommitResult, error) {
 			props := map[string]string{}

@@ -39,7 +39,8 @@
 // data feed (see package stream).
 //
 //	delta alter    [--json] TABLE add-column 'c TYPE' | add-column 'a.b TYPE' | rename-column a b |
-//	               drop-column c... | widen-column c TYPE | set k=v... | unset [--if-exists] k... |
+//	               drop-column c... | widen-column c TYPE | set-default c 'LITERAL' | drop-default c |
+//	               set k=v... | unset [--if-exists] k... |
 //	               add-constraint NAME 'EXPR' | drop-constraint [--if-exists] NAME |
 //	               enable-feature NAME
 //	delta convert  DIR|URI [--partition-by 'a STRING, b INT'] [--property k=v] [--json]
