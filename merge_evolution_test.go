@@ -300,8 +300,8 @@ func TestMergeSchemaEvolutionIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, _ := snap.Schema().Field("id")
-	if hwm, ok := f.Metadata.Get("delta.identity.highWaterMark"); !ok || fmt.Sprintf("%s", hwm) != "2" {
-		t.Fatalf("high-water mark %v %v, want 2", hwm, ok)
+	if hwm, ok := f.Metadata.Get("delta.identity.highWaterMark"); !ok || string(hwm) != "2" {
+		t.Fatalf("high-water mark %s %v, want 2", hwm, ok)
 	}
 	if ci, _ := snap.CommitInfo(); ci.Tags["delta.identity.schemaUpdate"] == "true" {
 		t.Errorf("a schema-evolving MERGE is tagged as a marks-only update")
