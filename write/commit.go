@@ -113,11 +113,57 @@ func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batc
 	if len(adds) == 0 {
 		return txn.CommitResult{}, ErrNoRows
 	}
+	res, err := commitAppend(ctx, snap, adds, opts, merged)
+	if err != nil {
+		dropFiles(snap, err, adds)
+		return txn.CommitResult{}, err
+	}
+	return res, nil
+}
+
+// AppendFiles is the commit half of Append, for a writer that writes its
+// data files in one place and commits them in another (a distributed
+// write: workers call Rows, one step commits what they all wrote). It
+// commits adds as a blind append on top of snap, the snapshot the files
+// were written for, or of whatever was committed since, exactly as Append
+// does: the same operation, metrics and conflict rules (a concurrent
+// change of schema, properties or protocol is a conflict), and with
+// opts.App the same exactly-once rule, checked inside every attempt of the
+// commit (ErrAppVersionCommitted when the application's version is
+// already in the table). Only opts.Txn and opts.App are used;
+// MergeSchema is refused (deltaerr.ErrInvalidArgument), and no adds is
+// ErrNoRows.
+//
+// The caller vouches that every add was returned by Rows for a snapshot
+// of this table with snap's metadata: a commit cannot see rows, so the
+// constraints, invariants and generated columns Rows checked are taken as
+// checked. Unlike Append, AppendFiles never deletes a file, on any error:
+// the adds may already be committed by an earlier call (a committer that
+// ran again after its commit landed), and the caller decides what is an
+// orphan. The caller runs the post-commit work (txn.PostCommit).
+func AppendFiles(ctx context.Context, snap *snapshot.Snapshot, adds []actions.Add, opts CommitOptions) (txn.CommitResult, error) {
+	if opts.MergeSchema != nil {
+		return txn.CommitResult{}, fmt.Errorf("write: AppendFiles cannot merge schemas: %w", deltaerr.ErrInvalidArgument)
+	}
+	app := opts.App
+	if app.ID != "" && app.Version < 0 {
+		return txn.CommitResult{}, fmt.Errorf("write: application %q version %d is negative: %w", app.ID, app.Version, deltaerr.ErrInvalidArgument)
+	}
+	if len(adds) == 0 {
+		return txn.CommitResult{}, ErrNoRows
+	}
+	return commitAppend(ctx, snap, adds, opts, mergedAppend{})
+}
+
+// commitAppend commits adds, written for snap, as Append does, with the
+// schema changes of merged; it deletes nothing.
+func commitAppend(ctx context.Context, snap *snapshot.Snapshot, adds []actions.Add, opts CommitOptions, merged mergedAppend) (txn.CommitResult, error) {
+	app := opts.App
 	topts := txnOptions(opts.Txn, snap, "Append", nil, opts.MergeSchema != nil)
 	if topts.OperationMetrics == nil {
 		topts.OperationMetrics = writeMetrics(topts.Operation, nil, adds, nil, 0)
 	}
-	res, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
+	return txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
 		if err := sameTable(snap, tx.Snapshot()); err != nil {
 			return err
 		}
@@ -142,11 +188,6 @@ func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batc
 		rowcheck.Mark(tx) // Rows checked every row
 		return nil
 	})
-	if err != nil {
-		dropFiles(snap, err, adds)
-		return txn.CommitResult{}, err
-	}
-	return res, nil
 }
 
 // Overwrite replaces rows of the table snap shows with the rows of batches
