@@ -1,0 +1,377 @@
+package beamio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/godelta/delta"
+	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/write"
+)
+
+// genRange is a range of ids for genFn.
+type genRange struct{ From, To int64 }
+
+// genFn emits the rows of ids From to To-1 (see testRow).
+type genFn struct{}
+
+func (genFn) ProcessElement(r genRange, emit func(Row)) {
+	for id := r.From; id < r.To; id++ {
+		emit(Row{Values: testRow(id)})
+	}
+}
+
+// testRow is the row of id in the test table: id, part, v, name.
+func testRow(id int64) []schema.Value {
+	return []schema.Value{
+		schema.LongValue(id),
+		schema.StringValue(fmt.Sprint("p", id%4)),
+		schema.DoubleValue(float64(id) * 0.5),
+		schema.StringValue(fmt.Sprint("n", id)),
+	}
+}
+
+// newTable creates the test table: partitioned by part, with a NOT NULL
+// column and a CHECK constraint, so that the writers' checks run.
+func newTable(t *testing.T) string {
+	t.Helper()
+	sch, err := schema.ParseDDL("id BIGINT NOT NULL, part STRING, v DOUBLE, name STRING")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "table")
+	tb, err := delta.Create(context.Background(), dir, delta.TableSpec{
+		Schema: sch, PartitionColumns: []string{"part"},
+		Properties: map[string]string{"delta.constraints.id_not_negative": "id >= 0"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb.Close()
+	return dir
+}
+
+// writePipeline writes ids 0 to n-1, generated in chunks spread over the
+// workers, with opts, and records the WriteResult under key.
+func writePipeline(table string, n int64, key string, opts WriteOptions) *beam.Pipeline {
+	p, s := beam.NewPipelineWithRoot()
+	var ranges []genRange
+	const chunk = 25_000
+	for from := int64(0); from < n; from += chunk {
+		ranges = append(ranges, genRange{From: from, To: min(from+chunk, n)})
+	}
+	rows := beam.ParDo(s, genFn{}, beam.Reshuffle(s, beam.CreateList(s, ranges)))
+	beam.ParDo0(s, &resultFn{Key: key}, Write(s, table, rows, opts))
+	return p
+}
+
+// checkTable checks, with the library's scan, that the table holds ids 0
+// to n-1 each exactly once with their values, and that every data file
+// the log names exists; it returns the number of data files the log names
+// and the number of Parquet files under the table root.
+func checkTable(t *testing.T, table string, n int64) (named, onDisk int) {
+	t.Helper()
+	ctx := context.Background()
+	tb, err := delta.Open(ctx, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	snap, err := tb.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := tb.Scan(snap, delta.ScanOptions{Columns: []string{"id", "part", "v", "name"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := make([]bool, n)
+	var rows int64
+	for r, err := range sc.Rows(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows++
+		id := r.Values()[0].Int64()
+		if id < 0 || id >= n {
+			t.Fatalf("row with id %d, not in [0, %d)", id, n)
+		}
+		if seen[id] {
+			t.Fatalf("id %d is in the table twice", id)
+		}
+		seen[id] = true
+		for j, want := range testRow(id) {
+			if got := r.Values()[j]; got.String() != want.String() || got.Kind() != want.Kind() {
+				t.Fatalf("id %d column %d: %v, want %v", id, j, got, want)
+			}
+		}
+	}
+	if rows != n {
+		t.Fatalf("%d rows in the table, want %d", rows, n)
+	}
+	paths := map[string]bool{}
+	for add, err := range snap.Files(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths[delta.CanonicalPath(add.Path)] = true
+	}
+	err = filepath.WalkDir(table, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") || strings.Contains(p, "_delta_log") {
+			return err
+		}
+		onDisk++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range paths {
+		if _, err := fs.Stat(os.DirFS(table), p); err != nil {
+			t.Errorf("the log names %s, which is not in the table: %v", p, err)
+		}
+	}
+	return len(paths), onDisk
+}
+
+// commitsOf returns the commits after version 0 and how many of them
+// carry a txn of appID.
+func commitsOf(t *testing.T, table, appID string) (commits, withTxn int) {
+	t.Helper()
+	ctx := context.Background()
+	tb, err := delta.Open(ctx, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	snap, err := tb.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v := int64(1); v <= snap.Version(); v++ {
+		data, err := tb.Store().Get(ctx, fmt.Sprintf("_delta_log/%020d.json", v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		acts, err := actions.DecodeCommit("commit", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		commits++
+		for _, a := range acts {
+			if a.Txn != nil && a.Txn.AppID == appID {
+				withTxn++
+			}
+		}
+	}
+	return commits, withTxn
+}
+
+// TestWrite writes rows into a partitioned table on Prism and reads them
+// back with the library's scan.
+func TestWrite(t *testing.T) {
+	const n = 1_000_000
+	if testing.Short() {
+		t.Skip("a million rows")
+	}
+	table := newTable(t)
+	key := t.Name()
+	opts := WriteOptions{WriteID: "test-write", Version: 0, Shards: 8}
+	if err := run(t, writePipeline(table, n, key, opts)); err != nil {
+		t.Fatal(err)
+	}
+	res := collectedResults(key)
+	if len(res) != 1 || !res[0].Committed || res[0].Rows != n || res[0].Version != 1 {
+		t.Fatalf("results %+v, want one commit of %d rows at version 1", res, n)
+	}
+	named, onDisk := checkTable(t, table, n)
+	if named != onDisk || int64(named) != res[0].Files {
+		t.Errorf("%d files named by the log, %d on disk, %d written", named, onDisk, res[0].Files)
+	}
+	if c, x := commitsOf(t, table, opts.WriteID); c != 1 || x != 1 {
+		t.Errorf("%d commits, %d with the txn; want 1 and 1", c, x)
+	}
+}
+
+// setHooks installs test hooks until the test ends.
+func setHooks(t *testing.T, h testHooks) {
+	hooksMu.Lock()
+	hooks = h
+	hooksMu.Unlock()
+	t.Cleanup(func() {
+		hooksMu.Lock()
+		hooks = testHooks{}
+		hooksMu.Unlock()
+	})
+}
+
+var errInjected = errors.New("injected failure")
+
+// TestWriteExactlyOnce fails writers after they wrote their files, and a
+// committer after its commit landed, then runs the same pipeline again,
+// as a restarted pipeline would (Prism fails the job on a failed bundle
+// rather than retrying it): every row lands once, the txn is committed
+// once, and no file of a failed attempt is named by the log.
+func TestWriteExactlyOnce(t *testing.T) {
+	const n = 100_000
+	tests := []struct {
+		name  string
+		hooks func(attempts map[string]int, mu *sync.Mutex) testHooks
+		// failedRuns is how many runs fail before one succeeds.
+		failedRuns int
+		// orphans says whether the failed runs leave uncommitted files.
+		orphans bool
+	}{
+		{"writers fail after writing their files", func(attempts map[string]int, mu *sync.Mutex) testHooks {
+			return testHooks{afterFiles: func(id string, shard int) error {
+				mu.Lock()
+				defer mu.Unlock()
+				k := fmt.Sprint(id, "/", shard)
+				attempts[k]++
+				if shard%2 == 1 && attempts[k] == 1 {
+					return fmt.Errorf("writer of shard %d: %w", shard, errInjected)
+				}
+				return nil
+			}}
+		}, 1, true},
+		{"the committer dies between its put and its acknowledgment", func(attempts map[string]int, mu *sync.Mutex) testHooks {
+			return testHooks{afterCommit: func(id string, version int) error {
+				mu.Lock()
+				defer mu.Unlock()
+				attempts[id]++
+				if attempts[id] == 1 {
+					return fmt.Errorf("committer after version %d: %w", version, errInjected)
+				}
+				return nil
+			}}
+		}, 1, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			table := newTable(t)
+			var mu sync.Mutex
+			setHooks(t, tc.hooks(map[string]int{}, &mu))
+			opts := WriteOptions{WriteID: "exactly-once", Version: 7, Shards: 4, TargetFileSize: 256 << 10}
+			for i := range tc.failedRuns {
+				err := run(t, writePipeline(table, n, fmt.Sprint(t.Name(), i), opts))
+				if err == nil || !strings.Contains(err.Error(), errInjected.Error()) {
+					t.Fatalf("run %d: %v, want the injected failure", i, err)
+				}
+			}
+			key := t.Name() + "/last"
+			if err := run(t, writePipeline(table, n, key, opts)); err != nil {
+				t.Fatal(err)
+			}
+			named, onDisk := checkTable(t, table, n)
+			if c, x := commitsOf(t, table, opts.WriteID); c != 1 || x != 1 {
+				t.Errorf("%d commits, %d with the txn; want 1 and 1", c, x)
+			}
+			if tc.orphans && onDisk <= named {
+				t.Errorf("%d files on disk, %d named by the log: the failed run left no files", onDisk, named)
+			}
+			res := collectedResults(key)
+			if len(res) != 1 {
+				t.Fatalf("results %+v, want one", res)
+			}
+			// After a writer failure the commit is this run's; after a
+			// committer failure it was the failed run's.
+			if res[0].Committed != tc.orphans {
+				t.Errorf("the last run committed: %v, want %v", res[0].Committed, tc.orphans)
+			}
+
+			// The same pipeline once more: the plan finds the txn and no
+			// file is written.
+			again := t.Name() + "/again"
+			if err := run(t, writePipeline(table, n, again, opts)); err != nil {
+				t.Fatal(err)
+			}
+			if res := collectedResults(again); len(res) != 1 || res[0].Committed || res[0].Files != 0 {
+				t.Errorf("a run after the commit: %+v, want nothing written or committed", res)
+			}
+			if _, onDisk2 := checkTable(t, table, n); onDisk2 != onDisk {
+				t.Errorf("a run after the commit wrote %d files", onDisk2-onDisk)
+			}
+		})
+	}
+}
+
+// TestCommitTwice runs the committing step twice on the same adds and the
+// same plan, as a runner does when it retries the committer after its
+// commit landed: the second commits nothing and deletes nothing.
+func TestCommitTwice(t *testing.T) {
+	ctx := context.Background()
+	table := newTable(t)
+	tb, err := delta.Open(ctx, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	snap, err := tb.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adds, err := write.Rows(ctx, snap, rowBatches(rowsOf(0, 1000), 4), write.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var encoded [][]byte
+	for i := range adds {
+		b, err := actions.EncodeCommit([]actions.Action{{Add: &adds[i]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		encoded = append(encoded, b)
+	}
+	plan := writePlan{SnapshotVersion: snap.Version()}
+	opts := WriteOptions{WriteID: "twice", Version: 3}
+	for attempt, wantCommitted := range []bool{true, false} {
+		var got []WriteResult
+		err := (&commitFn{Table: table, Opts: opts}).ProcessElement(ctx, 0, sliceIter(encoded), plan, func(r WriteResult) { got = append(got, r) })
+		if err != nil {
+			t.Fatalf("attempt %d: %v", attempt, err)
+		}
+		if len(got) != 1 || got[0].Committed != wantCommitted || got[0].Rows != 1000 {
+			t.Fatalf("attempt %d: %+v, want committed %v of 1000 rows", attempt, got, wantCommitted)
+		}
+	}
+	if c, x := commitsOf(t, table, opts.WriteID); c != 1 || x != 1 {
+		t.Errorf("%d commits, %d with the txn; want 1 and 1", c, x)
+	}
+	checkTable(t, table, 1000)
+}
+
+// rowsOf is an iterator of the test rows of ids from to to-1, as a
+// GroupByKey hands them to a DoFn.
+func rowsOf(from, to int64) func(*Row) bool {
+	id := from
+	return func(r *Row) bool {
+		if id >= to {
+			return false
+		}
+		*r = Row{Values: testRow(id)}
+		id++
+		return true
+	}
+}
+
+func sliceIter(xs [][]byte) func(*[]byte) bool {
+	i := 0
+	return func(b *[]byte) bool {
+		if i >= len(xs) {
+			return false
+		}
+		*b = xs[i]
+		i++
+		return true
+	}
+}
