@@ -74,6 +74,7 @@ func init() {
 	register.DoFn2x0[Row, func(int, Row)](&shardFn{})
 	register.DoFn5x1[context.Context, int, func(*Row) bool, writePlan, func([]byte), error](&writeFilesFn{})
 	register.DoFn5x1[context.Context, int, func(*[]byte) bool, writePlan, func(WriteResult), error](&commitFn{})
+	register.DoFn2x0[writePlan, func([]byte)](&markerFn{})
 	register.Emitter1[writePlan]()
 	register.Emitter2[int, Row]()
 	register.Emitter1[[]byte]()
@@ -119,7 +120,8 @@ func init() {
 //
 // Errors (a row that breaks a constraint, a table that cannot be written,
 // a conflicting change of schema) fail the step that meets them, and with
-// it the pipeline. Rows holding no row commit nothing and emit nothing.
+// it the pipeline. Rows holding no row commit nothing (the result says
+// Committed false).
 func Write(s beam.Scope, table string, rows beam.PCollection, opts WriteOptions) beam.PCollection {
 	s = s.Scope("delta.Write")
 	plan := beam.ParDo(s, &planWriteFn{Table: table, Opts: opts}, beam.Impulse(s))
@@ -130,7 +132,10 @@ func Write(s beam.Scope, table string, rows beam.PCollection, opts WriteOptions)
 	keyed := beam.ParDo(s, &shardFn{Shards: shards}, rows)
 	grouped := beam.GroupByKey(s, keyed)
 	adds := beam.ParDo(s, &writeFilesFn{Table: table, Opts: opts}, grouped, beam.SideInput{Input: plan})
-	all := beam.GroupByKey(s, beam.AddFixedKey(s, adds))
+	// Every add goes to one key, with an empty marker so that the
+	// committer runs once even when no writer wrote a file.
+	marker := beam.ParDo(s, markerFn{}, plan)
+	all := beam.GroupByKey(s, beam.AddFixedKey(s, beam.Flatten(s, adds, marker)))
 	return beam.ParDo(s, &commitFn{Table: table, Opts: opts}, all, beam.SideInput{Input: plan})
 }
 
@@ -294,6 +299,11 @@ func rowBatches(rows func(*Row) bool, ncol int) iter.Seq2[write.Batch, error] {
 	}
 }
 
+// markerFn emits the empty element that makes the committer run.
+type markerFn struct{}
+
+func (markerFn) ProcessElement(_ writePlan, emit func([]byte)) { emit(nil) }
+
 // commitFn is step 3 of Write: one commit of every add.
 type commitFn struct {
 	Table string
@@ -304,6 +314,9 @@ func (f *commitFn) ProcessElement(ctx context.Context, _ int, encoded func(*[]by
 	var adds []actions.Add
 	var data []byte
 	for encoded(&data) {
+		if len(data) == 0 {
+			continue // the marker
+		}
 		acts, err := actions.DecodeCommit("add of a writer", data)
 		if err != nil {
 			return err
@@ -319,7 +332,7 @@ func (f *commitFn) ProcessElement(ctx context.Context, _ int, encoded func(*[]by
 	// the runner delivers them in.
 	slices.SortFunc(adds, func(a, b actions.Add) int { return strings.Compare(a.Path, b.Path) })
 	res := WriteResult{Files: int64(len(adds)), Rows: countRows(adds)}
-	if plan.Done {
+	if plan.Done || len(adds) == 0 {
 		emit(res)
 		return nil
 	}
