@@ -6,7 +6,8 @@
 // Read plans a read once (the snapshot, time travel, partition pruning and
 // statistics skipping of package scan), then reads the files on the
 // workers with the library's one file reader (scan.FileReader: deletion
-// vectors, column mapping, partition values). Write writes rows on the
+// vectors, column mapping, partition values), a large file in parts, one
+// row group per task. Write writes rows on the
 // workers with the library's row writer (write.Rows: constraints,
 // generated columns, partitioning, statistics) and commits them once, in
 // one step, through the library's commit pipeline (write.AppendFiles,
@@ -21,7 +22,8 @@
 // links. Errors fail the step that meets them, and with it the pipeline;
 // they are the library's, with their kinds (errors.Is deltaerr.Err...).
 //
-// The unit of reading is a file, not a row group. The change data feed,
+// Files from ReadOptions.SplitFileSize up are read one row group per task.
+// The change data feed,
 // streaming writes committed per window, and distributed OPTIMIZE and
 // DML are not offered yet. See README.md for running on each runner.
 package beamio

@@ -35,18 +35,29 @@ type ReadOptions struct {
 	// TrustRoots are roots outside the table its log may name (the source
 	// of a shallow clone Spark wrote), as delta.OpenOptions.
 	TrustRoots []string
+	// SplitFileSize is the size from which a data file is read in parts,
+	// one row group per task, rather than whole by one task; 0 means
+	// DefaultSplitFileSize.
+	SplitFileSize int64
 }
 
+// DefaultSplitFileSize is ReadOptions.SplitFileSize when it is 0: 64 MiB.
+const DefaultSplitFileSize = 64 << 20
+
 // readTask is one unit of reading: a data file of the planned version,
-// its add action encoded as in a commit (actions.EncodeCommit).
+// its add action encoded as in a commit (actions.EncodeCommit), whole or,
+// when Part is set, its row groups From to To-1.
 type readTask struct {
-	Version int64
-	Add     []byte
+	Version  int64
+	Add      []byte
+	Part     bool
+	From, To int
 }
 
 func init() {
 	register.DoFn3x1[context.Context, []byte, func(readTask), error](&planReadFn{})
 	register.DoFn3x1[context.Context, readTask, func(Row), error](&readFn{})
+	register.DoFn3x1[context.Context, readTask, func(readTask), error](&splitFn{})
 	register.Emitter1[readTask]()
 	register.Emitter1[Row]()
 }
@@ -65,9 +76,12 @@ func init() {
 // row. The rows are exactly those a scan of the same snapshot with the
 // same columns and predicate returns, in no particular order.
 //
-// A file is the unit of work: a file is not split by row groups (the
-// file reader reads whole files), so a table of few large files reads
-// with as many workers as it has files.
+// A file of at least opts.SplitFileSize bytes is split by row group: a
+// worker reads its footer and makes one task of each row group, and the
+// tasks are reshuffled again (scan.FileReader.ReadFileRowGroups reads a
+// range of row groups with the rows and positions of the whole file, so
+// deletion vectors apply as they do to the file). Smaller files are read
+// whole, by one task each.
 //
 // Errors (a table that cannot be opened, a bad predicate, a version that
 // does not exist, a corrupt file) fail the step that meets them, and with
@@ -76,6 +90,8 @@ func Read(s beam.Scope, table string, opts ReadOptions) beam.PCollection {
 	s = s.Scope("delta.Read")
 	imp := beam.Impulse(s)
 	tasks := beam.ParDo(s, &planReadFn{Table: table, Opts: opts}, imp)
+	tasks = beam.Reshuffle(s, tasks)
+	tasks = beam.ParDo(s, &splitFn{Table: table, Opts: opts}, tasks)
 	tasks = beam.Reshuffle(s, tasks)
 	return beam.ParDo(s, &readFn{Table: table, Opts: opts}, tasks)
 }
@@ -144,35 +160,31 @@ func (f *planReadFn) ProcessElement(ctx context.Context, _ []byte, emit func(rea
 	return nil
 }
 
-// readFn reads the files of tasks with the library's file reader. It keeps
-// the table, the snapshot and the reader of the version it last read
-// between bundles.
-type readFn struct {
-	Table string
-	Opts  ReadOptions
-
+// readerCache keeps the table, the snapshot and the file reader of the
+// version a DoFn instance last read, between bundles.
+type readerCache struct {
 	table   *delta.Table
 	version int64
 	reader  *scan.FileReader
 }
 
 // readerFor returns the file reader of version, loading it on first use.
-func (f *readFn) readerFor(ctx context.Context, version int64) (*scan.FileReader, error) {
-	if f.reader != nil && f.version == version {
-		return f.reader, nil
+func (c *readerCache) readerFor(ctx context.Context, table string, opts ReadOptions, version int64) (*scan.FileReader, error) {
+	if c.reader != nil && c.version == version {
+		return c.reader, nil
 	}
-	if f.table == nil {
-		t, err := openTable(ctx, f.Table, f.Opts.TrustRoots)
+	if c.table == nil {
+		t, err := openTable(ctx, table, opts.TrustRoots)
 		if err != nil {
 			return nil, err
 		}
-		f.table = t
+		c.table = t
 	}
-	snap, err := f.table.SnapshotAt(ctx, version)
+	snap, err := c.table.SnapshotAt(ctx, version)
 	if err != nil {
 		return nil, err
 	}
-	so, err := scanOptions(f.Opts)
+	so, err := scanOptions(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -180,45 +192,115 @@ func (f *readFn) readerFor(ctx context.Context, version int64) (*scan.FileReader
 	if err != nil {
 		return nil, err
 	}
-	if f.reader != nil {
-		_ = f.reader.Close()
+	if c.reader != nil {
+		_ = c.reader.Close()
 	}
-	f.reader, f.version = fr, version
+	c.reader, c.version = fr, version
 	return fr, nil
 }
 
-func (f *readFn) ProcessElement(ctx context.Context, t readTask, emit func(Row)) error {
+// close closes the reader and the table.
+func (c *readerCache) close() error {
+	var err error
+	if c.reader != nil {
+		err = c.reader.Close()
+		c.reader = nil
+	}
+	if c.table != nil {
+		if cerr := c.table.Close(); err == nil {
+			err = cerr
+		}
+		c.table = nil
+	}
+	return err
+}
+
+// taskAdd decodes the add action of a task.
+func taskAdd(t readTask) (*actions.Add, error) {
 	acts, err := actions.DecodeCommit("read task", t.Add)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(acts) != 1 || acts[0].Add == nil {
-		return fmt.Errorf("beamio: a read task holds %d actions, not one add: %w", len(acts), deltaerr.ErrCorrupt)
+		return nil, fmt.Errorf("beamio: a read task holds %d actions, not one add: %w", len(acts), deltaerr.ErrCorrupt)
 	}
-	fr, err := f.readerFor(ctx, t.Version)
+	return acts[0].Add, nil
+}
+
+// splitFn splits the tasks of large files into one task per row group.
+type splitFn struct {
+	Table string
+	Opts  ReadOptions
+	cache readerCache
+}
+
+func (f *splitFn) ProcessElement(ctx context.Context, t readTask, emit func(readTask)) error {
+	limit := f.Opts.SplitFileSize
+	if limit <= 0 {
+		limit = DefaultSplitFileSize
+	}
+	add, err := taskAdd(t)
 	if err != nil {
 		return err
 	}
-	return fr.ReadFile(ctx, acts[0].Add, func(b *scan.FileBatch) error {
+	if add.Size < limit {
+		emit(t)
+		return nil
+	}
+	fr, err := f.cache.readerFor(ctx, f.Table, f.Opts, t.Version)
+	if err != nil {
+		return err
+	}
+	n, err := fr.RowGroups(ctx, add)
+	if err != nil {
+		return err
+	}
+	if n <= 1 {
+		emit(t)
+		return nil
+	}
+	if h := hook(func(h *testHooks) func(string, int) error { return h.afterSplit }); h != nil {
+		if err := h(f.Table, n); err != nil {
+			return err
+		}
+	}
+	for g := range n {
+		emit(readTask{Version: t.Version, Add: t.Add, Part: true, From: g, To: g + 1})
+	}
+	return nil
+}
+
+// Teardown closes the reader and the table.
+func (f *splitFn) Teardown() error { return f.cache.close() }
+
+// readFn reads the files, or parts of files, of tasks with the library's
+// file reader.
+type readFn struct {
+	Table string
+	Opts  ReadOptions
+	cache readerCache
+}
+
+func (f *readFn) ProcessElement(ctx context.Context, t readTask, emit func(Row)) error {
+	add, err := taskAdd(t)
+	if err != nil {
+		return err
+	}
+	fr, err := f.cache.readerFor(ctx, f.Table, f.Opts, t.Version)
+	if err != nil {
+		return err
+	}
+	fn := func(b *scan.FileBatch) error {
 		for i := range b.Len {
 			emit(Row{Values: b.Row(i)})
 		}
 		return nil
-	})
+	}
+	if t.Part {
+		return fr.ReadFileRowGroups(ctx, add, t.From, t.To, fn)
+	}
+	return fr.ReadFile(ctx, add, fn)
 }
 
 // Teardown closes the reader and the table.
-func (f *readFn) Teardown() error {
-	var err error
-	if f.reader != nil {
-		err = f.reader.Close()
-		f.reader = nil
-	}
-	if f.table != nil {
-		if cerr := f.table.Close(); err == nil {
-			err = cerr
-		}
-		f.table = nil
-	}
-	return err
-}
+func (f *readFn) Teardown() error { return f.cache.close() }

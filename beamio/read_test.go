@@ -2,8 +2,10 @@ package beamio
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -11,6 +13,8 @@ import (
 	"github.com/godelta/delta"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/scan"
+	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/write"
 )
 
 // libraryRows returns the rows the library's in-process scan gives for
@@ -96,5 +100,100 @@ func TestReadCorpus(t *testing.T) {
 				t.Errorf("the pipeline read %d rows, the library's scan %d; they differ", len(got), len(want))
 			}
 		})
+	}
+}
+
+// TestReadSplitRowGroups reads a table whose files have many row groups
+// and deletion vectors, one task per row group, and compares the rows
+// with the library's scan.
+func TestReadSplitRowGroups(t *testing.T) {
+	ctx := context.Background()
+	sch, err := schema.ParseDDL("id BIGINT NOT NULL, part STRING, v DOUBLE, name STRING")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := filepath.Join(t.TempDir(), "table")
+	tb, err := delta.Create(ctx, table, delta.TableSpec{Schema: sch, PartitionColumns: []string{"part"},
+		Properties: map[string]string{"delta.enableDeletionVectors": "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	snap, err := tb.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adds, err := write.Rows(ctx, snap, rowBatches(rowsOf(0, 20_000), 4), write.Options{RowGroupSize: 16 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := write.AppendFiles(ctx, snap, adds, write.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Delete(ctx, "id < 700 OR (id > 9000 AND id < 9500)", delta.DMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The table is what the test needs: files of several row groups, with
+	// deletion vectors.
+	snap, err = tb.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr, err := scan.NewFileReader(snap, scan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fr.Close()
+	var withDV, maxGroups int
+	for add, err := range snap.Files(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if add.DeletionVector != nil {
+			withDV++
+		}
+		n, err := fr.RowGroups(ctx, add)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maxGroups = max(maxGroups, n)
+	}
+	if withDV == 0 || maxGroups < 3 {
+		t.Fatalf("%d files with deletion vectors, at most %d row groups a file: want some and at least 3", withDV, maxGroups)
+	}
+
+	var mu sync.Mutex
+	parts := 0
+	setHooks(t, testHooks{afterSplit: func(tb string, n int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if tb == table {
+			parts += n
+		}
+		return nil
+	}})
+	for _, opts := range []ReadOptions{
+		{SplitFileSize: 1},
+		{SplitFileSize: 1, Columns: []string{"name", "part"}, Predicate: "part = 'p1' AND id > 5000"},
+	} {
+		want := libraryRows(t, table, opts)
+		p, s := beam.NewPipelineWithRoot()
+		key := fmt.Sprint(t.Name(), opts)
+		beam.ParDo0(s, &collectFn{Key: key}, Read(s, table, opts))
+		if err := run(t, p); err != nil {
+			t.Fatal(err)
+		}
+		got := collectedRows(key)
+		slices.Sort(got)
+		slices.Sort(want)
+		if len(want) == 0 || !slices.Equal(got, want) {
+			t.Errorf("%+v: the pipeline read %d rows, the library's scan %d", opts, len(got), len(want))
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if parts < 3 {
+		t.Errorf("the reads split files into %d parts, want at least 3", parts)
 	}
 }

@@ -408,6 +408,8 @@ type testHooks struct {
 	// the committer emits its result: an error then is a committer that
 	// dies between its put and its acknowledgment.
 	afterCommit func(writeID string, version int) error
+	// afterSplit runs when Read split a file of the table into parts.
+	afterSplit func(table string, parts int) error
 }
 
 var (
