@@ -32,6 +32,8 @@ var (
 	rows         = flag.Int64("rows", 100_000, "rows to generate")
 	writeID      = flag.String("write-id", "ingest-example", "the txn application id of the write")
 	writeVersion = flag.Int64("write-version", 0, "the txn version of the write")
+	count        = flag.Bool("count", true, "read the table back with a second pipeline and print its row count")
+	inProcess    = flag.Bool("in-process", false, "write the same rows with the library in this process (delta.Table.Append), no Beam: for comparison")
 )
 
 // span is a range of ids one worker generates.
@@ -42,12 +44,47 @@ type genFn struct{}
 
 func (genFn) ProcessElement(s span, emit func(beamio.Row)) {
 	for id := s.From; id < s.To; id++ {
-		emit(beamio.Row{Values: []schema.Value{
-			schema.LongValue(id),
-			schema.DateValue(int32(20_000 + id%7)),
-			schema.DoubleValue(float64(id%1000) / 10),
-		}})
+		emit(beamio.Row{Values: event(id)})
 	}
+}
+
+// event is the row of id.
+func event(id int64) []schema.Value {
+	return []schema.Value{
+		schema.LongValue(id),
+		schema.DateValue(int32(20_000 + id%7)),
+		schema.DoubleValue(float64(id%1000) / 10),
+	}
+}
+
+// appendInProcess writes the rows the pipeline writes, with the library's
+// Append in this process, exactly once by the same txn.
+func appendInProcess(ctx context.Context, uri string, n int64) error {
+	t, err := delta.Open(ctx, uri)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	batches := func(yield func(delta.RowBatch, error) bool) {
+		const size = 4096
+		for from := int64(0); from < n; from += size {
+			b := delta.RowBatch{Len: int(min(size, n-from)), Columns: make([][]schema.Value, 3)}
+			for id := from; id < from+int64(b.Len); id++ {
+				for j, v := range event(id) {
+					b.Columns[j] = append(b.Columns[j], v)
+				}
+			}
+			if !yield(b, nil) {
+				return
+			}
+		}
+	}
+	res, err := t.Append(ctx, batches, delta.WriteOptions{AppID: *writeID, AppVersion: *writeVersion})
+	if err != nil {
+		return err
+	}
+	fmt.Println("committed version", res.Version)
+	return nil
 }
 
 // one maps a row to 1, for counting.
@@ -75,6 +112,13 @@ func main() {
 		log.Fatal(err)
 	}
 
+	if *inProcess {
+		if err := appendInProcess(ctx, *table, *rows); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+
 	p, s := beam.NewPipelineWithRoot()
 	var spans []span
 	for from := int64(0); from < *rows; from += 10_000 {
@@ -84,6 +128,9 @@ func main() {
 	beamio.Write(s, *table, gen, beamio.WriteOptions{WriteID: *writeID, Version: *writeVersion})
 	if err := beamx.Run(ctx, p); err != nil {
 		log.Fatalf("write pipeline: %v", err)
+	}
+	if !*count {
+		return
 	}
 
 	p, s = beam.NewPipelineWithRoot()
