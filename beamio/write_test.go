@@ -391,3 +391,21 @@ func sliceIter(xs [][]byte) func(*[]byte) bool {
 		return true
 	}
 }
+
+// TestWriteConstraint writes a row that breaks the table's CHECK
+// constraint: the writer's row checks fail the pipeline, and nothing is
+// committed.
+func TestWriteConstraint(t *testing.T) {
+	table := newTable(t)
+	p, s := beam.NewPipelineWithRoot()
+	rows := beam.CreateList(s, []Row{{Values: testRow(1)}, {Values: []schema.Value{
+		schema.LongValue(-1), schema.StringValue("p1"), {}, {}}}})
+	beam.ParDo0(s, &resultFn{Key: t.Name()}, Write(s, table, rows, WriteOptions{WriteID: "bad", Shards: 1}))
+	err := run(t, p)
+	if err == nil || !strings.Contains(err.Error(), "id_not_negative") {
+		t.Fatalf("run: %v, want the CHECK constraint id_not_negative broken", err)
+	}
+	if c, _ := commitsOf(t, table, "bad"); c != 0 {
+		t.Errorf("%d commits, want none", c)
+	}
+}
