@@ -144,8 +144,10 @@ type reader struct {
 // columns are matched by physical name, or by field id under id mapping;
 // narrower Parquet types are widened to the table's type (typeWidening).
 // Options.Columns choose and order the output columns, and
-// Options.Predicate keeps the rows on which it is TRUE. A FileReader is
-// safe for concurrent use.
+// Options.Predicate keeps the rows on which it is TRUE. RowGroups and
+// ReadFileRowGroups read a file in parts, a range of row groups at a time,
+// with the same rows and positions (a distributed read splits files so).
+// A FileReader is safe for concurrent use.
 //
 // A FileReader opens the store of a trusted outside root (a shallow
 // clone's source) the first time a file needs it and keeps it for
@@ -206,11 +208,41 @@ func (b *fileBatch) release() {
 // the Values may be kept. An error from fn stops the read and is returned.
 // A file the log names but storage lacks is deltaerr.ErrCorrupt.
 func (fr *FileReader) ReadFile(ctx context.Context, add *actions.Add, fn func(*FileBatch) error) error {
+	return fr.readFile(ctx, add, datafile.RowGroupRange{}, fn)
+}
+
+// RowGroups returns the number of row groups of the data file add, by
+// its footer (which it reads): the parts ReadFileRowGroups reads one
+// range at a time, so that a file can be read in parts by several
+// readers (a distributed read). Errors are those of ReadFile.
+func (fr *FileReader) RowGroups(ctx context.Context, add *actions.Add) (int, error) {
+	f, err := openData(ctx, fr.ext, add.Path, add.Size)
+	if err != nil {
+		return 0, err
+	}
+	return f.NumRowGroups(), nil
+}
+
+// ReadFileRowGroups is ReadFile of the row groups from to to-1 of the
+// file only (from 0, in file order; to past the last is the last). The
+// rows of a file's row groups, read range by range, are the rows ReadFile
+// gives, with the same positions: the deletion vector and the predicate
+// apply as they do to the whole file. A range with from < 0 or to < from
+// is deltaerr.ErrInvalidArgument.
+func (fr *FileReader) ReadFileRowGroups(ctx context.Context, add *actions.Add, from, to int, fn func(*FileBatch) error) error {
+	if from < 0 || to < from {
+		return fmt.Errorf("scan: row groups %d to %d of %s: %w", from, to, add.Path, deltaerr.ErrInvalidArgument)
+	}
+	return fr.readFile(ctx, add, datafile.RowGroupRange{Set: true, From: from, To: to}, fn)
+}
+
+// readFile reads the row groups rg of add (all when rg is not set).
+func (fr *FileReader) readFile(ctx context.Context, add *actions.Add, rg datafile.RowGroupRange, fn func(*FileBatch) error) error {
 	pv, err := fr.r.partitionValues(add)
 	if err != nil {
 		return err
 	}
-	t := &fileRead{r: fr.r, ext: fr.ext, out: fr.r.out, add: add, pv: pv, dv: add.DeletionVector, filter: fr.r.pred, positions: true}
+	t := &fileRead{r: fr.r, ext: fr.ext, out: fr.r.out, add: add, pv: pv, dv: add.DeletionVector, filter: fr.r.pred, positions: true, rowGroups: rg}
 	return t.run(ctx, func(b *fileBatch) error {
 		defer b.release()
 		return fn(&b.FileBatch)
@@ -237,6 +269,8 @@ type fileRead struct {
 	extra []schema.Value
 	// positions fills FileBatch.Positions.
 	positions bool
+	// rowGroups, when set, limits the reading to those row groups.
+	rowGroups datafile.RowGroupRange
 }
 
 // run reads the file and emits one output batch per batch read.
@@ -248,17 +282,9 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 	if t.add != nil && t.path == "" {
 		t.path, t.size = t.add.Path, t.add.Size
 	}
-	store, key, err := t.ext.Locate(ctx, t.path)
+	f, err := openData(ctx, t.ext, t.path, t.size)
 	if err != nil {
 		return err
-	}
-	size := t.size
-	if size <= 0 {
-		info, err := store.Stat(ctx, key)
-		if err != nil {
-			return fileErr(t.path, err)
-		}
-		size = info.Size
 	}
 	var deleted *dv.Bitmap
 	if t.dv != nil {
@@ -276,10 +302,6 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 			return fmt.Errorf("deletion vectors of %s: %w", t.path, err)
 		}
 	}
-	f, err := datafile.OpenObject(ctx, store, key, size)
-	if err != nil {
-		return fileErr(t.path, err)
-	}
 	// Fresh batches: when every row of a batch is kept, its columns become
 	// the output's without a copy.
 	// Each batch's memory comes from the pool; lastAlloc is the memory of
@@ -289,7 +311,7 @@ func (t *fileRead) run(ctx context.Context, emit func(*fileBatch) error) error {
 		lastAlloc = allocValues(n)[:n]
 		return lastAlloc
 	}
-	opts := datafile.ReadOptions{ByFieldID: s.byID, BatchSize: s.opts.BatchSize, Fresh: true, Alloc: alloc}
+	opts := datafile.ReadOptions{ByFieldID: s.byID, BatchSize: s.opts.BatchSize, Fresh: true, Alloc: alloc, RowGroups: t.rowGroups}
 	sel := make([]int, 0, 1024)
 	var filter *rowFilter
 	if t.filter != nil {
@@ -354,16 +376,38 @@ func readBatches(ctx context.Context, f *datafile.File, want *schema.StructType,
 	if size <= 0 {
 		size = 8192
 	}
-	for first := int64(0); first < f.NumRows(); first += size {
+	start, rows := f.RowGroupRows(opts.RowGroups)
+	for first := start; first < start+rows; first += size {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		n := min(size, f.NumRows()-first)
+		n := min(size, start+rows-first)
 		if err := fn(&datafile.Batch{Len: int(n), FirstRow: first}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// openData opens the data file at path (as the log gives it; size 0 when
+// unknown), resolved by ext's location, and parses its footer.
+func openData(ctx context.Context, ext *location.Stores, path string, size int64) (*datafile.File, error) {
+	store, key, err := ext.Locate(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if size <= 0 {
+		info, err := store.Stat(ctx, key)
+		if err != nil {
+			return nil, fileErr(path, err)
+		}
+		size = info.Size
+	}
+	f, err := datafile.OpenObject(ctx, store, key, size)
+	if err != nil {
+		return nil, fileErr(path, err)
+	}
+	return f, nil
 }
 
 // fileErr is the error of reading the data file at path: a

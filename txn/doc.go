@@ -198,7 +198,9 @@
 // generated columns constrain rows, which a commit cannot see: a table that
 // uses them is refused unless the rows staged were checked by package
 // write, which marks its transactions through an internal package; no
-// option of this package lets a caller claim it.
+// option of this package lets a caller claim it. (write.AppendFiles, which
+// commits files that write.Rows wrote elsewhere, takes the caller's word
+// that they were: its doc says so.)
 //
 // # Concurrency
 //

@@ -113,12 +113,67 @@ func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batc
 	if len(written.adds) == 0 {
 		return txn.CommitResult{}, ErrNoRows
 	}
+	res, err := commitAppend(ctx, snap, &written, rowOpts, opts, merged)
+	if err != nil {
+		dropFiles(snap, err, written.adds)
+		return txn.CommitResult{}, err
+	}
+	return res, nil
+}
+
+// AppendFiles is the commit half of Append, for a writer that writes its
+// data files in one place and commits them in another (a distributed
+// write: workers call Rows, one step commits what they all wrote). It
+// commits adds as a blind append on top of snap, the snapshot the files
+// were written for, or of whatever was committed since, exactly as Append
+// does: the same operation, metrics and conflict rules (a concurrent
+// change of schema, properties or protocol is a conflict), and with
+// opts.App the same exactly-once rule, checked inside every attempt of the
+// commit (ErrAppVersionCommitted when the application's version is
+// already in the table). Only opts.Txn and opts.App are used;
+// MergeSchema is refused (deltaerr.ErrInvalidArgument), and no adds is
+// ErrNoRows. A table with an identity column is refused
+// (deltaerr.ErrUnsupportedFeature): writers that each called Rows would
+// each have allocated values from the same high-water mark.
+//
+// The caller vouches that every add was returned by Rows for a snapshot
+// of this table with snap's metadata: a commit cannot see rows, so the
+// constraints, invariants and generated columns Rows checked are taken as
+// checked. Unlike Append, AppendFiles never deletes a file, on any error:
+// the adds may already be committed by an earlier call (a committer that
+// ran again after its commit landed), and the caller decides what is an
+// orphan. The caller runs the post-commit work (txn.PostCommit).
+func AppendFiles(ctx context.Context, snap *snapshot.Snapshot, adds []actions.Add, opts CommitOptions) (txn.CommitResult, error) {
+	if opts.MergeSchema != nil {
+		return txn.CommitResult{}, fmt.Errorf("write: AppendFiles cannot merge schemas: %w", deltaerr.ErrInvalidArgument)
+	}
+	app := opts.App
+	if app.ID != "" && app.Version < 0 {
+		return txn.CommitResult{}, fmt.Errorf("write: application %q version %d is negative: %w", app.ID, app.Version, deltaerr.ErrInvalidArgument)
+	}
+	for i := range snap.Schema().Fields {
+		if f := &snap.Schema().Fields[i]; f.IsIdentity() {
+			return txn.CommitResult{}, &deltaerr.FeatureError{Feature: "identity column " + f.Name + " in files written by separate writers (AppendFiles)", Op: "write"}
+		}
+	}
+	if len(adds) == 0 {
+		return txn.CommitResult{}, ErrNoRows
+	}
+	written := rowsOut{adds: adds}
+	return commitAppend(ctx, snap, &written, opts.Options, opts, mergedAppend{})
+}
+
+// commitAppend commits the files of written, written for snap, as Append
+// does, with the schema changes of merged; it deletes nothing but the
+// files of rows it writes again (rowsOut.current).
+func commitAppend(ctx context.Context, snap *snapshot.Snapshot, written *rowsOut, rowOpts Options, opts CommitOptions, merged mergedAppend) (txn.CommitResult, error) {
+	app := opts.App
 	topts := txnOptions(opts.Txn, snap, "Append", nil, opts.MergeSchema != nil)
 	topts.IdentityOnlyMetadata = !merged.evolved // the marks, if any
 	if topts.OperationMetrics == nil {
 		topts.OperationMetrics = writeMetrics(topts.Operation, nil, written.adds, nil, 0)
 	}
-	res, err := txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
+	return txn.Update(ctx, snap, topts, func(tx *txn.Transaction) error {
 		if err := sameTable(snap, tx.Snapshot()); err != nil {
 			return err
 		}
@@ -145,11 +200,6 @@ func Append(ctx context.Context, snap *snapshot.Snapshot, batches iter.Seq2[Batc
 		rowcheck.Mark(tx) // Rows checked every row
 		return nil
 	})
-	if err != nil {
-		dropFiles(snap, err, written.adds)
-		return txn.CommitResult{}, err
-	}
-	return res, nil
 }
 
 // current makes the rows of o fit the table now shows: when their

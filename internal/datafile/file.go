@@ -98,6 +98,24 @@ func open(ctx context.Context, obj *parquetio.Object) (*File, error) {
 // NumRows returns the number of rows of the file, by its footer.
 func (f *File) NumRows() int64 { return f.pf.NumRows() }
 
+// NumRowGroups returns the number of row groups of the file, by its
+// footer: the units ReadOptions.RowGroups chooses among.
+func (f *File) NumRowGroups() int { return len(f.pf.Metadata().RowGroups) }
+
+// RowGroupRows returns the rows of the row groups in r: the position in
+// the file of the first, and their count.
+func (f *File) RowGroupRows(r RowGroupRange) (first, n int64) {
+	for gi, rg := range f.pf.Metadata().RowGroups {
+		switch {
+		case r.contains(gi):
+			n += rg.NumRows
+		case n == 0:
+			first += rg.NumRows
+		}
+	}
+	return first, n
+}
+
 // Schema returns the Delta schema of the file's columns, inferred from its
 // Parquet schema: for files that come with no Delta schema (expected-answer
 // files, files being added to a table). The mapping follows what Spark

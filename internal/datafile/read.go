@@ -35,6 +35,24 @@ type ReadOptions struct {
 	// of at least n values, which the reader overwrites (a caller may
 	// recycle batches it is done with this way). Nil means make.
 	Alloc func(n int) []schema.Value
+	// RowGroups, when Set, reads only the row groups From to To-1 (from
+	// 0, in file order; To past the last is the last): a part of a file,
+	// for readers that split files by row group. Batch.FirstRow still
+	// counts over all the file's row groups, so positions stay those of
+	// the whole file (deletion vectors remove rows by them).
+	RowGroups RowGroupRange
+}
+
+// RowGroupRange is a range of row groups of a file, From to To-1; the
+// zero value (Set false) is the whole file.
+type RowGroupRange struct {
+	Set      bool
+	From, To int
+}
+
+// contains reports whether the range holds row group gi.
+func (r RowGroupRange) contains(gi int) bool {
+	return !r.Set || (gi >= r.From && gi < r.To)
 }
 
 // Batch is a run of consecutive rows of the file, column by column.
@@ -73,6 +91,9 @@ func (f *File) Read(ctx context.Context, want *schema.StructType, opts ReadOptio
 	if want == nil {
 		return fmt.Errorf("datafile: nil schema: %w", deltaerr.ErrInvalidArgument)
 	}
+	if g := opts.RowGroups; g.Set && (g.From < 0 || g.To < g.From) {
+		return fmt.Errorf("datafile: row groups %d to %d: %w", g.From, g.To, deltaerr.ErrInvalidArgument)
+	}
 	bs := opts.BatchSize
 	if bs <= 0 {
 		bs = DefaultBatchSize
@@ -105,6 +126,10 @@ func (f *File) read(ctx context.Context, r *reader, bs int, opts ReadOptions, fn
 	for gi, rg := range rgs {
 		meta := &f.pf.Metadata().RowGroups[gi]
 		numRows := meta.NumRows
+		if !opts.RowGroups.contains(gi) {
+			first += numRows
+			continue
+		}
 		if err := guard(func() error {
 			f.openChunks(ctx, r, rg, meta, gi)
 			return nil

@@ -1,0 +1,29 @@
+// Package beamio reads and writes Delta tables from Apache Beam pipelines
+// (the Go SDK), so that work too big for one process runs on any Beam
+// runner: Prism locally, Dataflow, Flink or Spark in production. It is a
+// Go module of its own, so that the core module links no Beam.
+//
+// Read plans a read once (the snapshot, time travel, partition pruning and
+// statistics skipping of package scan), then reads the files on the
+// workers with the library's one file reader (scan.FileReader: deletion
+// vectors, column mapping, partition values), a large file in parts, one
+// row group per task. Write writes rows on the
+// workers with the library's row writer (write.Rows: constraints,
+// generated columns, partitioning, statistics) and commits them once, in
+// one step, through the library's commit pipeline (write.AppendFiles,
+// then the post-commit hooks), with a txn action that makes the write
+// exactly once across retried bundles, restarted pipelines and
+// committers that run again.
+//
+// Rows travel as Row, a slice of schema.Value with a coder of its own.
+//
+// Every step opens the table by its URI (delta.OpenWith), so every worker
+// must reach it: on a cluster, an object store whose backend the program
+// links. Errors fail the step that meets them, and with it the pipeline;
+// they are the library's, with their kinds (errors.Is deltaerr.Err...).
+//
+// Files from ReadOptions.SplitFileSize up are read one row group per task.
+// The change data feed,
+// streaming writes committed per window, and distributed OPTIMIZE and
+// DML are not offered yet. See README.md for running on each runner.
+package beamio

@@ -1,0 +1,30 @@
+package beamio_test
+
+import (
+	"context"
+	"log"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+
+	"github.com/godelta/delta/beamio"
+)
+
+// Read a table at a version, with a predicate, and write the rows that
+// match into another table exactly once, on the Prism runner.
+func Example() {
+	p, s := beam.NewPipelineWithRoot()
+	rows := beamio.Read(s, "/data/events", beamio.ReadOptions{
+		AtVersion: true, Version: 12,
+		Predicate: "amount > 10",
+	})
+	// The target table has the source's schema; WriteID and Version make
+	// the write exactly once: a run again after the commit landed commits
+	// nothing.
+	beamio.Write(s, "/data/big_events", rows, beamio.WriteOptions{
+		WriteID: "big-events-from-12", Version: 12,
+	})
+	if _, err := prism.Execute(context.Background(), p); err != nil {
+		log.Fatal(err)
+	}
+}
