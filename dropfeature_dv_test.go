@@ -184,3 +184,38 @@ func snapIDs(t *testing.T, tbl *delta.Table, snap *delta.Snapshot) []int64 {
 	slices.Sort(ids)
 	return ids
 }
+
+// DROP FEATURE vacuumProtocolCheck: no traces to remove, the same barrier
+// checkpoints and protected drop commit.
+func TestDropVacuumProtocolCheck(t *testing.T) {
+	ctx := context.Background()
+	sch := &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.Long}}}
+	tbl, err := delta.Create(ctx, "memory://drop-vpc", delta.TableSpec{Schema: sch,
+		Properties: map[string]string{"delta.feature.vacuumProtocolCheck": "supported"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	if _, err := tbl.AppendRows(ctx, [][]schema.Value{{schema.LongValue(1)}}, delta.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := tbl.DropFeature(ctx, actions.FeatureVacuumProtocolCheck, delta.AlterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := tbl.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := snap.Protocol()
+	if slices.Contains(p.ReaderFeatures, actions.FeatureVacuumProtocolCheck) || slices.Contains(p.WriterFeatures, actions.FeatureVacuumProtocolCheck) ||
+		!slices.Contains(p.WriterFeatures, actions.FeatureCheckpointProtection) || p.MinReaderVersion != 1 {
+		t.Fatalf("protocol %+v", p)
+	}
+	if res.Version != 5 || snap.Properties()["delta.requireCheckpointProtectionBeforeVersion"] != "5" {
+		t.Fatalf("drop at %d, property %q; want 5 (three empty commits after version 1)", res.Version, snap.Properties()["delta.requireCheckpointProtectionBeforeVersion"])
+	}
+	if got := snapIDs(t, tbl, snap); !slices.Equal(got, []int64{1}) {
+		t.Fatalf("ids %v", got)
+	}
+}

@@ -60,11 +60,11 @@ var droppable = map[string]func(s *snapshot.Snapshot, p *actions.Protocol) error
 // the features listed, as Spark normalises it. The commit is Spark's DROP
 // FEATURE, parameters featureName and truncateHistory (false).
 //
-// The reader-writer feature deletionVectors is dropped as Spark's fast
-// DROP FEATURE drops it, with checkpoint protection and no history
-// truncated (see dropProtected): its traces are removed first, then
-// barrier checkpoints, then the protocol without it and with
-// checkpointProtection.
+// The reader-writer features deletionVectors and vacuumProtocolCheck are
+// dropped as Spark's fast DROP FEATURE drops them, with checkpoint
+// protection and no history truncated (see dropProtected): the feature's
+// traces are removed first, then barrier checkpoints, then the protocol
+// without it and with checkpointProtection.
 //
 // A feature the protocol does not support is ErrInvalidChange; another
 // reader-writer feature and any other writer feature are a
@@ -92,7 +92,7 @@ func DropFeature(ctx context.Context, snap *snapshot.Snapshot, name string, opts
 	if info.ReaderWriter || !can {
 		why := "dropping it is not supported here"
 		if info.ReaderWriter {
-			why = "dropping this reader-writer feature is not supported here (deletionVectors is)"
+			why = "dropping this reader-writer feature is not supported here (deletionVectors and vacuumProtocolCheck are)"
 		}
 		return txn.CommitResult{}, &deltaerr.FeatureError{Feature: "DROP FEATURE " + name + ": " + why, Op: "write"}
 	}

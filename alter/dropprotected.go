@@ -43,6 +43,13 @@ type protectedDrop struct {
 
 var protectedDroppable = map[string]protectedDrop{
 	actions.FeatureDeletionVectors: {prepare: prepareDropDVs, clean: noDeletionVectors},
+	// vacuumProtocolCheck leaves no trace but the protocol (Spark's
+	// VacuumProtocolCheckPreDowngradeCommand does nothing); as a
+	// reader-writer feature it still gets the barrier checkpoints.
+	actions.FeatureVacuumProtocolCheck: {
+		prepare: func(_ context.Context, s *snapshot.Snapshot, _ Options) (*snapshot.Snapshot, error) { return s, nil },
+		clean:   func(context.Context, *snapshot.Snapshot) error { return nil },
+	},
 }
 
 // dropProtected drops the reader-writer feature name as Spark's fast DROP
