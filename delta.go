@@ -72,6 +72,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/godelta/delta/catalogmanaged"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/expr"
@@ -127,6 +128,9 @@ type Table struct {
 	uri   string
 	store logstore.Store
 	owned bool // store was opened by Open or Create: Close closes it
+	// closer, when set, is what Close closes instead of store: the store
+	// a catalog's view (OpenOptions.Catalog) wraps.
+	closer logstore.Store
 }
 
 // Open returns the table at uri: a local path, or a URI whose scheme names
@@ -159,6 +163,11 @@ type OpenOptions struct {
 	// recently used files go first. A log file over a quarter of the cap
 	// is not cached.
 	LogCacheMaxBytes int64
+
+	// Catalog, when set, is the catalog that manages the table (a table
+	// with the catalogManaged feature; package catalogmanaged): the table
+	// is read and committed through the catalog's view of its log.
+	Catalog catalogmanaged.Client
 }
 
 // wrapForTest, when set by a test, wraps the store OpenWith resolves,
@@ -183,12 +192,16 @@ func OpenWith(ctx context.Context, uri string, opts OpenOptions) (*Table, error)
 		store = cached
 	}
 	store = location.Trust(store, opts.TrustRoots...)
+	base := store
+	if opts.Catalog != nil {
+		store = catalogmanaged.New(store, opts.Catalog)
+	}
 	t, err := OpenStore(ctx, uri, store)
 	if err != nil {
-		store.Close()
+		base.Close()
 		return nil, err
 	}
-	t.owned = true
+	t.owned, t.closer = true, base
 	return t, nil
 }
 
@@ -199,6 +212,9 @@ func OpenWith(ctx context.Context, uri string, opts OpenOptions) (*Table, error)
 func (t *Table) Close() error {
 	if !t.owned {
 		return nil
+	}
+	if t.closer != nil {
+		return t.closer.Close()
 	}
 	return t.store.Close()
 }

@@ -628,3 +628,42 @@ func TestPublicationFailure(t *testing.T) {
 		t.Fatalf("published version 1 is not the ratified commit: %s", data)
 	}
 }
+
+// delta.OpenWith with OpenOptions.Catalog opens a catalog-managed table by
+// its URI, with the log cache and a trusted root beside the catalog's view;
+// Close closes the store the view wraps.
+func TestOpenWithCatalog(t *testing.T) {
+	ctx := context.Background()
+	src := filepath.Join(testutil.CorpusDir(t), "kernel-rs", "catalog_managed_0")
+	dir := t.TempDir()
+	if err := testutil.CopyTree(src, dir); err != nil {
+		t.Fatal(err)
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "_delta_log", "_staged_commits", "*.json"))
+	slices.Sort(names)
+	var keys []string
+	for _, n := range names {
+		keys = append(keys, deltalog.StagedDir+filepath.Base(n))
+	}
+	client := ratifiedFixture(t, keys)
+	if _, err := delta.Open(ctx, dir); err != nil {
+		t.Fatal(err) // opening finds a log; reading it is what is refused
+	}
+	tbl, err := delta.OpenWith(ctx, dir, delta.OpenOptions{Catalog: client, LogCacheDir: t.TempDir(), TrustRoots: []string{"file:///elsewhere"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := tbl.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Version() != 2 || len(fixtureRows(t, tbl, snap)) != 200 {
+		t.Fatalf("version %d", snap.Version())
+	}
+	if err := tbl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.Snapshot(ctx); !errors.Is(err, logstore.ErrClosed) {
+		t.Fatalf("after Close: %v, want ErrClosed", err)
+	}
+}

@@ -371,6 +371,10 @@ func (s *Store) NewWriter(ctx context.Context, key string) (logstore.Writer, err
 	return s.base.NewWriter(ctx, key)
 }
 
+// Unwrap returns the store the view wraps (for the lookups that walk a
+// chain of wrappers, as location.Trust's).
+func (s *Store) Unwrap() logstore.Store { return s.base }
+
 // URI returns the URI of the wrapped store.
 func (s *Store) URI() string { return s.base.URI() }
 

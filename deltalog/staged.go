@@ -46,8 +46,19 @@ type CatalogView interface {
 	CatalogManaged() bool
 }
 
-// ThroughCatalog reports whether store is a CatalogView.
+// ThroughCatalog reports whether store is a CatalogView, or wraps one
+// (a wrapper exposes what it wraps with an Unwrap() logstore.Store
+// method, as the log cache and location.Trust do).
 func ThroughCatalog(store logstore.Store) bool {
-	v, ok := store.(CatalogView)
-	return ok && v.CatalogManaged()
+	for store != nil {
+		if v, ok := store.(CatalogView); ok && v.CatalogManaged() {
+			return true
+		}
+		u, ok := store.(interface{ Unwrap() logstore.Store })
+		if !ok {
+			return false
+		}
+		store = u.Unwrap()
+	}
+	return false
 }
