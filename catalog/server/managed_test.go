@@ -3,6 +3,9 @@ package server_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -141,5 +144,129 @@ func TestManagedCommits(t *testing.T) {
 	// Without the token the API is closed like the rest of the server.
 	if _, err := uc.NewClient(base+server.UCRoot, "", nil).Table(reg.ID, reg.Location).Commits(ctx); err == nil {
 		t.Fatal("the commits API answered without the token")
+	}
+}
+
+// managedChildEnv makes the test binary a writer process of
+// TestManagedCommitsProcesses: it appends rows through the server's
+// commits API and exits.
+const managedChildEnv = "GODELTA_MANAGED_WRITER"
+
+// TestManagedWriterProcess is the body of one writer process; it does
+// nothing in a normal run.
+func TestManagedWriterProcess(t *testing.T) {
+	spec := os.Getenv(managedChildEnv)
+	if spec == "" {
+		t.Skip("the writer process of TestManagedCommitsProcesses")
+	}
+	var url, id, loc string
+	var first, n int
+	if _, err := fmt.Sscanf(spec, "%s %s %s %d %d", &url, &id, &loc, &first, &n); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tbl, err := delta.OpenWith(ctx, loc, delta.OpenOptions{Catalog: uc.NewClient(url, "tok", nil).Table(id, loc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	for i := range n {
+		if _, err := delta.AppendStructs(ctx, tbl, slices.Values([]managedRow{{int64(first + i)}}), delta.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Eight processes commit to one catalog-managed table through the
+// server: every acknowledged append is in the table once, versions are
+// ratified once each, and all are published.
+func TestManagedCommitsProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 8 processes")
+	}
+	ctx := context.Background()
+	wh := t.TempDir()
+	srv, base := serve(t, server.Config{Warehouse: wh, DB: filepath.Join(t.TempDir(), "catalog.db"), Token: "tok"})
+	st := srv.Store().(*catalog.SQLStore)
+	if err := st.CreateNamespace(ctx, catalog.Namespace{"ops"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(wh, "ops", "many")
+	reg, err := st.RegisterTable(ctx, catalog.Table{Ident: catalog.TableIdent{Namespace: catalog.Namespace{"ops"}, Name: "many"}, Location: "file://" + dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storage, err := local.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer storage.Close()
+	url := base + server.UCRoot
+	if _, err := delta.CreateStore(ctx, "many", catalogmanaged.New(storage, uc.NewClient(url, "tok", nil).Table(reg.ID, reg.Location)), delta.TableSpec{
+		Schema:     &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.Long}}},
+		Properties: map[string]string{"delta.feature.catalogManaged": "supported", "delta.enableInCommitTimestamps": "true"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const procs, each = 8, 3
+	var wg sync.WaitGroup
+	outs := make([][]byte, procs)
+	errs := make([]error, procs)
+	for p := range procs {
+		wg.Go(func() {
+			cmd := exec.Command(os.Args[0], "-test.run", "^TestManagedWriterProcess$", "-test.count=1")
+			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %s %d %d", managedChildEnv, url, reg.ID, reg.Location, p*each, each))
+			outs[p], errs[p] = cmd.CombinedOutput()
+		})
+	}
+	wg.Wait()
+	for p := range procs {
+		if errs[p] != nil {
+			t.Fatalf("writer %d: %v\n%s", p, errs[p], outs[p])
+		}
+	}
+	tbl, err := delta.OpenWith(ctx, reg.Location, delta.OpenOptions{Catalog: uc.NewClient(url, "tok", nil).Table(reg.ID, reg.Location)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	snap, err := tbl.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := tbl.Scan(snap, delta.ScanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for r, err := range scan.All[managedRow](ctx, s) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r.ID)
+	}
+	slices.Sort(got)
+	if len(got) != procs*each {
+		t.Fatalf("%d rows, want %d: %v", len(got), procs*each, got)
+	}
+	for i, id := range got {
+		if id != int64(i) {
+			t.Fatalf("ids %v: a lost or duplicated append", got)
+		}
+	}
+	if snap.Version() != procs*each {
+		t.Fatalf("version %d, want %d (one per append)", snap.Version(), procs*each)
+	}
+	r, err := st.ManagedCommits(ctx, reg.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Latest != procs*each || len(r.Commits) != 0 {
+		t.Fatalf("database: latest %d, %d unpublished", r.Latest, len(r.Commits))
+	}
+	for v := int64(0); v <= procs*each; v++ {
+		if _, err := storage.Stat(ctx, deltalog.CommitKey(v)); err != nil {
+			t.Fatalf("version %d not published: %v", v, err)
+		}
 	}
 }
