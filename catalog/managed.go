@@ -43,29 +43,31 @@ func (s *SQLStore) TableByID(ctx context.Context, id string) (Table, error) {
 }
 
 // ManagedCommits returns the latest ratified version of the table with
-// ID id (-1 when none) and its ratified commits not yet published.
+// ID id (-1 when none) and its ratified commits not yet published. Both
+// come from one statement, so that they agree with each other while
+// ratifications go on (two queries could see a commit past the latest
+// they read).
 func (s *SQLStore) ManagedCommits(ctx context.Context, id string) (catalogmanaged.Ratified, error) {
 	r := catalogmanaged.Ratified{Latest: -1}
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT latest FROM managed_tables WHERE table_id = ?`), id).Scan(&r.Latest)
-	if errors.Is(err, sql.ErrNoRows) {
-		return r, nil
-	}
-	if err != nil {
-		return r, fmt.Errorf("catalog: %w", err)
-	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT version, file_name, file_size, modified_ms FROM managed_commits WHERE table_id = ? ORDER BY version`), id)
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT t.latest, c.version, c.file_name, c.file_size, c.modified_ms
+		FROM managed_tables t LEFT JOIN managed_commits c ON c.table_id = t.table_id
+		WHERE t.table_id = ? ORDER BY c.version`), id)
 	if err != nil {
 		return r, fmt.Errorf("catalog: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var c catalogmanaged.Commit
-		var name string
-		if err := rows.Scan(&c.Version, &name, &c.Size, &c.Timestamp); err != nil {
+		var (
+			version, size, ms sql.NullInt64
+			name              sql.NullString
+		)
+		if err := rows.Scan(&r.Latest, &version, &name, &size, &ms); err != nil {
 			return r, fmt.Errorf("catalog: %w", err)
 		}
-		c.Key = deltalog.StagedDir + name
-		r.Commits = append(r.Commits, c)
+		if !version.Valid {
+			continue // the table has no unpublished commit
+		}
+		r.Commits = append(r.Commits, catalogmanaged.Commit{Version: version.Int64, Key: deltalog.StagedDir + name.String, Size: size.Int64, Timestamp: ms.Int64})
 	}
 	if err := rows.Err(); err != nil {
 		return r, fmt.Errorf("catalog: %w", err)

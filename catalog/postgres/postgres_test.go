@@ -11,6 +11,8 @@ import (
 	"github.com/godelta/delta/catalog/catalogtest"
 	"github.com/godelta/delta/catalog/postgres"
 	"github.com/godelta/delta/catalog/postgres/pgtest"
+	"github.com/godelta/delta/catalogmanaged"
+	"github.com/godelta/delta/deltalog"
 )
 
 // TestConformance runs the Store suite against a real PostgreSQL server
@@ -84,5 +86,65 @@ func TestReplicas(t *testing.T) {
 	ids, _, err := later.ListTables(ctx, catalog.Namespace{"n"}, catalog.Page{})
 	if err != nil || len(ids) != names {
 		t.Fatalf("a later Store lists %d tables: %v", len(ids), err)
+	}
+}
+
+// TestReplicasRatify: two replicas on one database race to ratify each
+// version of a catalog-managed table; exactly one commit wins each
+// version, the others get catalogmanaged.ErrConflict, and both replicas
+// then report the same latest version and commits.
+func TestReplicasRatify(t *testing.T) {
+	pg := pgtest.Start(t)
+	ctx := context.Background()
+	dsn := pg.NewDB(t)
+	var replicas []*catalog.SQLStore
+	for range 2 {
+		s, err := postgres.Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		replicas = append(replicas, s)
+	}
+	const id, versions, racers = "t-1", 10, 4
+	for v := int64(0); v < versions; v++ {
+		wins := 0
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for r := range racers {
+			wg.Go(func() {
+				c := catalogmanaged.Commit{Version: v, Key: deltalog.StagedCommitKey(v, fmt.Sprintf("00000000-0000-0000-0000-%012d", r)), Size: 1, Timestamp: 1}
+				err := replicas[r%2].RatifyCommit(ctx, id, c)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					wins++
+				case !errors.Is(err, catalogmanaged.ErrConflict):
+					t.Errorf("version %d racer %d: %v", v, r, err)
+				}
+			})
+		}
+		wg.Wait()
+		if wins != 1 {
+			t.Fatalf("version %d ratified %d times", v, wins)
+		}
+	}
+	a, err := replicas[0].ManagedCommits(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := replicas[1].ManagedCommits(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Latest != versions-1 || len(a.Commits) != versions || fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Fatalf("replicas disagree or are wrong: %+v / %+v", a, b)
+	}
+	if err := replicas[1].PublishedCommits(ctx, id, 4); err != nil {
+		t.Fatal(err)
+	}
+	if a, err = replicas[0].ManagedCommits(ctx, id); err != nil || a.Latest != versions-1 || len(a.Commits) != versions-5 {
+		t.Fatalf("after publication: %+v %v", a, err)
 	}
 }
