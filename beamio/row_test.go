@@ -90,9 +90,9 @@ func TestRowCoderBadBytes(t *testing.T) {
 	for n := range len(good) { // every truncation
 		cases = append(cases, good[:n])
 	}
-	deep := make([]byte, 0, 2*maxDepth+10)
+	deep := make([]byte, 0, 2*schema.MaxBinaryDepth+10)
 	deep = append(deep, 1)
-	for range maxDepth + 2 {
+	for range schema.MaxBinaryDepth + 2 {
 		deep = append(deep, byte(schema.KindArray), 1)
 	}
 	cases = append(cases,

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/big"
 	"math/bits"
 	"os"
 	"slices"
@@ -489,9 +488,9 @@ func (src *runSource) next() (bool, error) {
 }
 
 // recChunk holds up to chunkRows staged rows, each as a record: its
-// values one after the other as encodeValue writes them (a kind byte, then
-// varints for integers, dates and timestamps, 8 bytes for floats, length
-// and bytes for strings). A row's values are together, so that the rows
+// values one after the other as schema.AppendBinary writes them (a kind
+// byte, then varints for integers, dates and timestamps, 8 bytes for
+// doubles, length and bytes for strings). A row's values are together, so that the rows
 // gathered in key order cost a cache miss or two each, not one a column.
 type recChunk struct {
 	n    int
@@ -506,7 +505,7 @@ const chunkBytes = 1 << 30
 func (c *recChunk) add(row []schema.Value) int64 {
 	before := cap(c.data) + 4*cap(c.ends)
 	for _, v := range row {
-		c.data = encodeValue(c.data, v)
+		c.data = schema.AppendBinary(c.data, v)
 	}
 	c.ends = append(c.ends, uint32(len(c.data)))
 	c.n++
@@ -537,7 +536,7 @@ func (c *recChunk) row(r int, dst []schema.Value) error {
 
 // decodeRecord decodes the first len(dst) values of the record b into
 // dst, and returns the bytes they took: the common kinds inline, the
-// others through decodeValue.
+// others through schema.DecodeBinary.
 func decodeRecord(b []byte, dst []schema.Value) (int, error) {
 	i := 0
 	for j := range dst {
@@ -585,9 +584,9 @@ func decodeRecord(b []byte, dst []schema.Value) (int, error) {
 			}
 			i += int(l)
 		default:
-			v, n, err := decodeValue(b[i:])
+			v, n, err := schema.DecodeBinary(b[i:])
 			if err != nil {
-				return 0, err
+				return 0, errRun
 			}
 			dst[j] = v
 			i += n
@@ -646,187 +645,3 @@ func decodeChunk(r *bufio.Reader, n int) (*recChunk, error) {
 // errRun is a run file that does not decode: a bug or a damaged temporary
 // file, never table data.
 var errRun = errors.New("write: sort run is damaged")
-
-func encodeValue(b []byte, v schema.Value) []byte {
-	k := v.Kind()
-	b = append(b, byte(k))
-	switch k {
-	case schema.KindNull:
-	case schema.KindBoolean:
-		if v.Bool() {
-			b = append(b, 1)
-		} else {
-			b = append(b, 0)
-		}
-	case schema.KindByte, schema.KindShort, schema.KindInteger, schema.KindLong,
-		schema.KindDate, schema.KindTimestamp, schema.KindTimestampNTZ:
-		b = binary.AppendVarint(b, v.Int64())
-	case schema.KindFloat, schema.KindDouble:
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v.Float64()))
-	case schema.KindString, schema.KindBinary:
-		s := v.Bytes()
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	case schema.KindDecimal:
-		u, p, sc := v.Decimal()
-		b = binary.AppendUvarint(b, uint64(p))
-		b = binary.AppendVarint(b, int64(sc))
-		if u.Sign() < 0 {
-			b = append(b, 1)
-		} else {
-			b = append(b, 0)
-		}
-		m := u.Bytes()
-		b = binary.AppendUvarint(b, uint64(len(m)))
-		b = append(b, m...)
-	case schema.KindStruct:
-		fs := v.Fields()
-		b = binary.AppendUvarint(b, uint64(len(fs)))
-		for _, f := range fs {
-			b = encodeValue(b, f)
-		}
-	case schema.KindArray:
-		es := v.Elements()
-		b = binary.AppendUvarint(b, uint64(len(es)))
-		for _, e := range es {
-			b = encodeValue(b, e)
-		}
-	case schema.KindMap:
-		b = binary.AppendUvarint(b, uint64(v.MapLen()))
-		for i := range v.MapLen() {
-			key, val := v.MapEntry(i)
-			b = encodeValue(b, key)
-			b = encodeValue(b, val)
-		}
-	}
-	return b
-}
-
-// decodeValue decodes the value encodeValue wrote at the start of b, and
-// returns the bytes it took. A string's text points into b.
-func decodeValue(b []byte) (schema.Value, int, error) {
-	if len(b) == 0 {
-		return schema.Value{}, 0, errRun
-	}
-	i := 1
-	bad := false
-	uv := func() uint64 {
-		x, n := binary.Uvarint(b[i:])
-		if n <= 0 {
-			bad = true
-			return 0
-		}
-		i += n
-		return x
-	}
-	sv := func() int64 {
-		x, n := binary.Varint(b[i:])
-		if n <= 0 {
-			bad = true
-			return 0
-		}
-		i += n
-		return x
-	}
-	str := func() string {
-		n := uv()
-		if bad || n > uint64(len(b)-i) {
-			bad = true
-			return ""
-		}
-		s := ""
-		if n > 0 {
-			s = unsafe.String(&b[i], int(n))
-		}
-		i += int(n)
-		return s
-	}
-	list := func(n uint64) []schema.Value {
-		if bad || n > uint64(len(b)-i) {
-			bad = true
-			return nil
-		}
-		out := make([]schema.Value, 0, n)
-		for range n {
-			x, k, err := decodeValue(b[i:])
-			if err != nil {
-				bad = true
-				return nil
-			}
-			i += k
-			out = append(out, x)
-		}
-		return out
-	}
-	var v schema.Value
-	switch k := schema.Kind(b[0]); k {
-	case schema.KindNull:
-	case schema.KindBoolean:
-		if i >= len(b) {
-			return v, 0, errRun
-		}
-		v = schema.BooleanValue(b[i] == 1)
-		i++
-	case schema.KindByte:
-		v = schema.ByteValue(int8(sv()))
-	case schema.KindShort:
-		v = schema.ShortValue(int16(sv()))
-	case schema.KindInteger:
-		v = schema.IntegerValue(int32(sv()))
-	case schema.KindLong:
-		v = schema.LongValue(sv())
-	case schema.KindDate:
-		v = schema.DateValue(int32(sv()))
-	case schema.KindTimestamp:
-		v = schema.TimestampValue(sv())
-	case schema.KindTimestampNTZ:
-		v = schema.TimestampNTZValue(sv())
-	case schema.KindFloat, schema.KindDouble:
-		if len(b)-i < 8 {
-			return v, 0, errRun
-		}
-		f := math.Float64frombits(binary.LittleEndian.Uint64(b[i:]))
-		i += 8
-		if k == schema.KindFloat {
-			v = schema.FloatValue(float32(f))
-		} else {
-			v = schema.DoubleValue(f)
-		}
-	case schema.KindString:
-		v = schema.StringValue(str())
-	case schema.KindBinary:
-		v = schema.BinaryValueString(str())
-	case schema.KindDecimal:
-		p := uv()
-		sc := sv()
-		if bad || i >= len(b) {
-			return v, 0, errRun
-		}
-		neg := b[i]
-		i++
-		m := str()
-		if bad {
-			return v, 0, errRun
-		}
-		u := new(big.Int).SetBytes([]byte(m))
-		if neg == 1 {
-			u.Neg(u)
-		}
-		var err error
-		if v, err = schema.DecimalValue(u, int(p), int(sc)); err != nil {
-			return v, 0, errRun
-		}
-	case schema.KindStruct:
-		v = schema.StructValue(list(uv()))
-	case schema.KindArray:
-		v = schema.ArrayValue(list(uv()))
-	case schema.KindMap:
-		v = schema.MapValue(list(2 * uv()))
-	default:
-		return v, 0, errRun
-	}
-	if bad {
-		return schema.Value{}, 0, errRun
-	}
-	return v, i, nil
-}

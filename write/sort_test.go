@@ -95,9 +95,9 @@ func TestSortChunkRoundTrip(t *testing.T) {
 	}
 	// Every value cut short is an error.
 	for _, v := range vals {
-		b := encodeValue(nil, v)
+		b := schema.AppendBinary(nil, v)
 		for n := range len(b) {
-			if _, _, err := decodeValue(b[:n]); err == nil {
+			if _, _, err := schema.DecodeBinary(b[:n]); err == nil {
 				t.Fatalf("%v cut at %d bytes decoded", v, n)
 			}
 		}
