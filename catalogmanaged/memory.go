@@ -100,17 +100,13 @@ func (c memoryClient) Commit(ctx context.Context, cm Commit) error {
 	}
 	defer c.m.mu.Unlock()
 	// A commit sent again (its answer was lost) is ratified already.
-	for _, have := range t.commits {
-		if have.Version == cm.Version && have.Key != "" && have.Key == cm.Key {
-			return nil
-		}
+	if t.ratifiedAlready(cm) {
+		return nil
 	}
 	if cm.Version != t.latest+1 {
 		return fmt.Errorf("catalogmanaged: table %q: version %d asked for, latest ratified is %d: %w", c.id, cm.Version, t.latest, ErrConflict)
 	}
-	cm.Inline = bytes.Clone(cm.Inline)
-	t.commits = append(t.commits, cm)
-	t.latest = cm.Version
+	t.ratify(cm)
 	return nil
 }
 
@@ -129,4 +125,64 @@ func (c memoryClient) Published(ctx context.Context, version int64) error {
 	}
 	t.commits = t.commits[i:]
 	return nil
+}
+
+var _ MultiCommitter = (*Memory)(nil)
+
+// CommitAll ratifies commits to several tables at once, all or none
+// (MultiCommitter): under one lock, every commit is checked first, then
+// all are stored.
+func (m *Memory) CommitAll(ctx context.Context, commits []TableCommit) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seen := map[string]bool{}
+	fresh := make([]bool, len(commits))
+	for i, tc := range commits {
+		cm := tc.Commit
+		if (cm.Key == "") == (cm.Inline == nil) {
+			return fmt.Errorf("catalogmanaged: a commit is staged (Key) or inline (Inline): %w", deltaerr.ErrInvalidArgument)
+		}
+		if seen[tc.Table] {
+			return fmt.Errorf("catalogmanaged: table %q twice in one multi-table commit: %w", tc.Table, deltaerr.ErrInvalidArgument)
+		}
+		seen[tc.Table] = true
+		t, ok := m.tables[tc.Table]
+		if !ok {
+			return fmt.Errorf("catalogmanaged: table %q: %w", tc.Table, deltaerr.ErrTableNotFound)
+		}
+		if t.ratifiedAlready(cm) {
+			continue // sent again after a lost answer
+		}
+		if cm.Version != t.latest+1 {
+			return fmt.Errorf("catalogmanaged: table %q: version %d asked for, latest ratified is %d: %w", tc.Table, cm.Version, t.latest, ErrConflict)
+		}
+		fresh[i] = true
+	}
+	for i, tc := range commits {
+		if fresh[i] {
+			m.tables[tc.Table].ratify(tc.Commit)
+		}
+	}
+	return nil
+}
+
+// ratifiedAlready reports whether the staged commit cm is ratified
+// already (a request sent again after its answer was lost).
+func (t *memoryTable) ratifiedAlready(cm Commit) bool {
+	for _, have := range t.commits {
+		if have.Version == cm.Version && have.Key != "" && have.Key == cm.Key {
+			return true
+		}
+	}
+	return false
+}
+
+// ratify stores cm as the table's latest version.
+func (t *memoryTable) ratify(cm Commit) {
+	cm.Inline = bytes.Clone(cm.Inline)
+	t.commits = append(t.commits, cm)
+	t.latest = cm.Version
 }
