@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/godelta/delta/catalogmanaged"
@@ -80,55 +82,79 @@ func (s *SQLStore) ManagedCommits(ctx context.Context, id string) (catalogmanage
 // the version or it does not follow the latest; the same commit sent
 // again is ratified already (nil).
 func (s *SQLStore) RatifyCommit(ctx context.Context, id string, c catalogmanaged.Commit) error {
-	v, _, ok := deltalog.ParseStagedName(c.Key)
-	if !ok || v != c.Version {
-		return fmt.Errorf("catalog: %q is not a staged commit of version %d: %w", c.Key, c.Version, deltaerr.ErrInvalidArgument)
+	return s.RatifyCommits(ctx, []catalogmanaged.TableCommit{{Table: id, Commit: c}})
+}
+
+// RatifyCommits ratifies commits to several tables in one database
+// transaction: all of them, or none (catalogmanaged.MultiCommitter). A
+// conflict on any table is catalogmanaged.ErrConflict and ratifies
+// nothing; commits sent again after a lost answer are ratified already.
+// The tables' rows are updated in the order of their IDs, so that two
+// transactions over overlapping tables cannot deadlock.
+func (s *SQLStore) RatifyCommits(ctx context.Context, commits []catalogmanaged.TableCommit) error {
+	if len(commits) == 0 {
+		return fmt.Errorf("catalog: no commit to ratify: %w", deltaerr.ErrInvalidArgument)
 	}
-	name := c.Key[len(deltalog.StagedDir):]
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var have string
-		err := tx.QueryRowContext(ctx, s.q(`SELECT file_name FROM managed_commits WHERE table_id = ? AND version = ?`), id, c.Version).Scan(&have)
-		switch {
-		case err == nil && have == name:
-			return errReplayed
-		case err == nil:
-			return fmt.Errorf("catalog: version %d of table %s was ratified for %s: %w", c.Version, id, have, catalogmanaged.ErrConflict)
-		case !errors.Is(err, sql.ErrNoRows):
-			return fmt.Errorf("catalog: %w", err)
+	ordered := slices.Clone(commits)
+	slices.SortFunc(ordered, func(a, b catalogmanaged.TableCommit) int { return strings.Compare(a.Table, b.Table) })
+	for i, tc := range ordered {
+		c := tc.Commit
+		if v, _, ok := deltalog.ParseStagedName(c.Key); !ok || v != c.Version {
+			return fmt.Errorf("catalog: %q is not a staged commit of version %d: %w (%w)", c.Key, c.Version, deltaerr.ErrInvalidArgument, logstore.ErrNotWritten)
 		}
-		res, err := tx.ExecContext(ctx, s.q(`UPDATE managed_tables SET latest = ? WHERE table_id = ? AND latest = ?`), c.Version, id, c.Version-1)
+		if i > 0 && ordered[i-1].Table == tc.Table {
+			return fmt.Errorf("catalog: table %s twice in one commit: %w (%w)", tc.Table, deltaerr.ErrInvalidArgument, logstore.ErrNotWritten)
+		}
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for _, tc := range ordered {
+			if err := s.ratifyIn(ctx, tx, tc.Table, tc.Commit); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ratifyIn ratifies c as a version of table id in tx; a commit sent again
+// is left as it is.
+func (s *SQLStore) ratifyIn(ctx context.Context, tx *sql.Tx, id string, c catalogmanaged.Commit) error {
+	name := c.Key[len(deltalog.StagedDir):]
+	var have string
+	err := tx.QueryRowContext(ctx, s.q(`SELECT file_name FROM managed_commits WHERE table_id = ? AND version = ?`), id, c.Version).Scan(&have)
+	switch {
+	case err == nil && have == name:
+		return nil // sent again: ratified already
+	case err == nil:
+		return fmt.Errorf("catalog: version %d of table %s was ratified for %s: %w", c.Version, id, have, catalogmanaged.ErrConflict)
+	case !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("catalog: %w", err)
+	}
+	res, err := tx.ExecContext(ctx, s.q(`UPDATE managed_tables SET latest = ? WHERE table_id = ? AND latest = ?`), c.Version, id, c.Version-1)
+	if err != nil {
+		return fmt.Errorf("catalog: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("catalog: %w", err)
+	} else if n == 0 {
+		// No row moved: the table's first commit, or a version that
+		// does not follow the latest.
+		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO managed_tables (table_id, latest) VALUES (?, ?) ON CONFLICT DO NOTHING`), id, c.Version)
 		if err != nil {
 			return fmt.Errorf("catalog: %w", err)
 		}
 		if n, err := res.RowsAffected(); err != nil {
 			return fmt.Errorf("catalog: %w", err)
 		} else if n == 0 {
-			// No row moved: the table's first commit, or a version that
-			// does not follow the latest.
-			res, err := tx.ExecContext(ctx, s.q(`INSERT INTO managed_tables (table_id, latest) VALUES (?, ?) ON CONFLICT DO NOTHING`), id, c.Version)
-			if err != nil {
-				return fmt.Errorf("catalog: %w", err)
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return fmt.Errorf("catalog: %w", err)
-			} else if n == 0 {
-				return fmt.Errorf("catalog: version %d of table %s does not follow its latest ratified version: %w", c.Version, id, catalogmanaged.ErrConflict)
-			}
+			return fmt.Errorf("catalog: version %d of table %s does not follow its latest ratified version: %w", c.Version, id, catalogmanaged.ErrConflict)
 		}
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO managed_commits (table_id, version, file_name, file_size, modified_ms) VALUES (?, ?, ?, ?, ?)`),
-			id, c.Version, name, c.Size, c.Timestamp); err != nil {
-			return fmt.Errorf("catalog: version %d of table %s: %w (%w)", c.Version, id, err, catalogmanaged.ErrConflict)
-		}
-		return nil
-	})
-	if errors.Is(err, errReplayed) {
-		return nil
 	}
-	return err
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO managed_commits (table_id, version, file_name, file_size, modified_ms) VALUES (?, ?, ?, ?, ?)`),
+		id, c.Version, name, c.Size, c.Timestamp); err != nil {
+		return fmt.Errorf("catalog: version %d of table %s: %w (%w)", c.Version, id, err, catalogmanaged.ErrConflict)
+	}
+	return nil
 }
-
-// errReplayed ends the transaction of a commit sent again.
-var errReplayed = errors.New("catalog: commit ratified already")
 
 // PublishedCommits forgets the ratified commits of the table with ID id
 // up to version: they are published in its _delta_log.
@@ -166,4 +192,18 @@ func (m sqlManaged) Commit(ctx context.Context, c catalogmanaged.Commit) error {
 
 func (m sqlManaged) Published(ctx context.Context, version int64) error {
 	return m.s.PublishedCommits(ctx, m.id, version)
+}
+
+var _ catalogmanaged.MultiCommitter = (*SQLStore)(nil)
+
+// CommitAll ratifies commits to several of the catalog's tables at once,
+// all or none (catalogmanaged.MultiCommitter, in process): each table
+// must be registered, then RatifyCommits.
+func (s *SQLStore) CommitAll(ctx context.Context, commits []catalogmanaged.TableCommit) error {
+	for _, tc := range commits {
+		if _, err := s.TableByID(ctx, tc.Table); err != nil {
+			return fmt.Errorf("%w (%w, %w)", err, deltaerr.ErrTableNotFound, logstore.ErrNotWritten)
+		}
+	}
+	return s.RatifyCommits(ctx, commits)
 }

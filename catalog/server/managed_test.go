@@ -270,3 +270,61 @@ func TestManagedCommitsProcesses(t *testing.T) {
 		}
 	}
 }
+
+// The server's multi-table commits endpoint: all or none in its
+// database, a taken version is a conflict that ratifies nothing, and a
+// table the client was not told of, or at another location, is refused
+// with nothing written.
+func TestManagedCommitAll(t *testing.T) {
+	ctx := context.Background()
+	wh := t.TempDir()
+	srv, base := serve(t, server.Config{Warehouse: wh, DB: filepath.Join(t.TempDir(), "catalog.db"), Token: "tok"})
+	st := srv.Store().(*catalog.SQLStore)
+	if err := st.CreateNamespace(ctx, catalog.Namespace{"ops"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var regs []catalog.Table
+	for _, name := range []string{"x", "y"} {
+		reg, err := st.RegisterTable(ctx, catalog.Table{Ident: catalog.TableIdent{Namespace: catalog.Namespace{"ops"}, Name: name}, Location: "file://" + filepath.Join(wh, "ops", name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		regs = append(regs, reg)
+	}
+	client := uc.NewClient(base+server.UCRoot, "tok", nil)
+	for _, reg := range regs {
+		client.Table(reg.ID, reg.Location)
+	}
+	staged := func(table string, v int64, n int) catalogmanaged.TableCommit {
+		return catalogmanaged.TableCommit{Table: table, Commit: catalogmanaged.Commit{Version: v, Key: deltalog.StagedCommitKey(v, fmt.Sprintf("00000000-0000-0000-0000-%012d", n)), Size: 1, Timestamp: 1}}
+	}
+	both := []catalogmanaged.TableCommit{staged(regs[0].ID, 0, 1), staged(regs[1].ID, 0, 2)}
+	if err := client.CommitAll(ctx, both); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.CommitAll(ctx, both); err != nil {
+		t.Fatalf("the same commits again: %v", err)
+	}
+	// x's version 1 is free, y's version 0 is taken: nothing is ratified.
+	err := client.CommitAll(ctx, []catalogmanaged.TableCommit{staged(regs[0].ID, 1, 3), staged(regs[1].ID, 0, 4)})
+	if !errors.Is(err, catalogmanaged.ErrConflict) {
+		t.Fatalf("got %v, want ErrConflict", err)
+	}
+	for _, reg := range regs {
+		r, err := st.ManagedCommits(ctx, reg.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Latest != 0 {
+			t.Fatalf("table %s at version %d after a refused multi-table commit", reg.Ident.Name, r.Latest)
+		}
+	}
+	if err := client.CommitAll(ctx, []catalogmanaged.TableCommit{staged("not-told", 0, 5)}); !logstore.IsCertainFailure(err) {
+		t.Fatalf("a table the client was not told of: %v, want a certain failure", err)
+	}
+	other := uc.NewClient(base+server.UCRoot, "tok", nil)
+	other.Table(regs[0].ID, "file:///elsewhere")
+	if err := other.CommitAll(ctx, []catalogmanaged.TableCommit{staged(regs[0].ID, 1, 6)}); !logstore.IsCertainFailure(err) {
+		t.Fatalf("another location: %v, want a certain failure", err)
+	}
+}

@@ -148,7 +148,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		cfg: cfg, log: log, store: store, Registered: res, DBPath: db,
 		handler: icebergrest.NewHandler(store, icebergrest.Options{Logger: log}),
 	}
-	srv.commits = http.StripPrefix(UCRoot, uc.Handler(uc.CatalogFunc(srv.managedTable), ""))
+	srv.commits = http.StripPrefix(UCRoot, uc.Handler(managedCatalog{srv}, ""))
 	return srv, nil
 }
 
@@ -173,6 +173,19 @@ func (s *Server) managedTable(ctx context.Context, id, uri string) (catalogmanag
 		return nil, fmt.Errorf("catalog server: table %s is at %s, not %s: %w", id, t.Location, uri, deltaerr.ErrInvalidArgument)
 	}
 	return s.store.ManagedClient(id), nil
+}
+
+// managedCatalog is the server's catalog of managed tables for the
+// commits API: one table's client, and the ratification of commits to
+// several tables in one database transaction (uc.MultiCommitsPath).
+type managedCatalog struct{ s *Server }
+
+func (c managedCatalog) Table(ctx context.Context, id, uri string) (catalogmanaged.Client, error) {
+	return c.s.managedTable(ctx, id, uri)
+}
+
+func (c managedCatalog) CommitAll(ctx context.Context, commits []catalogmanaged.TableCommit) error {
+	return c.s.store.CommitAll(ctx, commits)
 }
 
 // IsPostgres tells a PostgreSQL URL (postgres:// or postgresql://) from

@@ -12,6 +12,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/godelta/delta/catalogmanaged"
 	"github.com/godelta/delta/deltaerr"
@@ -33,6 +34,11 @@ type Client struct {
 	base  string
 	token string
 	http  *http.Client
+
+	mu sync.Mutex
+	// uris are the locations of the tables Table handed out, by ID, for
+	// CommitAll.
+	uris map[string]string
 }
 
 // NewClient returns a client of the server at baseURL, the API root such
@@ -49,6 +55,12 @@ func NewClient(baseURL, token string, httpClient *http.Client) *Client {
 // Catalog's id tableID at tableURI, its storage location as the catalog
 // registered it.
 func (c *Client) Table(tableID, tableURI string) *TableClient {
+	c.mu.Lock()
+	if c.uris == nil {
+		c.uris = map[string]string{}
+	}
+	c.uris[tableID] = tableURI
+	c.mu.Unlock()
 	return &TableClient{c: c, id: tableID, uri: tableURI}
 }
 
@@ -87,11 +99,16 @@ func (e *APIError) Is(target error) bool {
 
 // do sends method with body as JSON and decodes a 200 answer into out.
 func (c *Client) do(ctx context.Context, method string, body, out any) error {
+	return c.doAt(ctx, method, CommitsPath, body, out)
+}
+
+// doAt is do at another path of the API.
+func (c *Client) doAt(ctx context.Context, method, apiPath string, body, out any) error {
 	data, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+CommitsPath, bytes.NewReader(data))
+	req, err := http.NewRequestWithContext(ctx, method, c.base+apiPath, bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("unity catalog: %w: %w", err, deltaerr.ErrInvalidArgument)
 	}
@@ -102,7 +119,7 @@ func (c *Client) do(ctx context.Context, method string, body, out any) error {
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("unity catalog: %s %s: %w", method, CommitsPath, err)
+		return fmt.Errorf("unity catalog: %s %s: %w", method, apiPath, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
@@ -127,7 +144,7 @@ func (c *Client) do(ctx context.Context, method string, body, out any) error {
 		return nil
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return &deltaerr.CorruptError{Path: CommitsPath, Reason: "the server's answer is not the API's JSON", Err: err}
+		return &deltaerr.CorruptError{Path: apiPath, Reason: "the server's answer is not the API's JSON", Err: err}
 	}
 	return nil
 }
@@ -212,4 +229,36 @@ func (t *TableClient) Commit(ctx context.Context, c catalogmanaged.Commit) error
 // (Unity Catalog's backfill).
 func (t *TableClient) Published(ctx context.Context, version int64) error {
 	return t.c.do(ctx, http.MethodPost, commitRequest{TableID: t.id, TableURI: t.uri, LatestBackfilledVersion: &version}, nil)
+}
+
+var _ catalogmanaged.MultiCommitter = (*Client)(nil)
+
+// CommitAll asks the server to ratify commits to several tables at once,
+// all or none (catalogmanaged.MultiCommitter), at MultiCommitsPath: an
+// extension of this library's catalog server, not part of Unity Catalog's
+// API. Each table must have been named to Table first, which gave its
+// location. The answers map as Commit's.
+func (c *Client) CommitAll(ctx context.Context, commits []catalogmanaged.TableCommit) error {
+	req := multiCommitRequest{Commits: make([]commitRequest, len(commits))}
+	c.mu.Lock()
+	for i, tc := range commits {
+		uri, ok := c.uris[tc.Table]
+		cm := tc.Commit
+		if !ok {
+			c.mu.Unlock()
+			return fmt.Errorf("unity catalog: table %s was not named to Client.Table: %w (%w)", tc.Table, deltaerr.ErrInvalidArgument, logstore.ErrNotWritten)
+		}
+		if v, _, ok := deltalog.ParseStagedName(cm.Key); !ok || v != cm.Version {
+			c.mu.Unlock()
+			return fmt.Errorf("unity catalog: %q is not a staged commit of version %d: %w (%w)", cm.Key, cm.Version, deltaerr.ErrInvalidArgument, logstore.ErrNotWritten)
+		}
+		req.Commits[i] = commitRequest{TableID: tc.Table, TableURI: uri, CommitInfo: &commitInfo{Version: cm.Version, Timestamp: cm.Timestamp,
+			FileName: path.Base(cm.Key), FileSize: cm.Size, FileModificationTimestamp: cm.Timestamp}}
+	}
+	c.mu.Unlock()
+	err := c.doAt(ctx, http.MethodPost, MultiCommitsPath, req, nil)
+	if err != nil && !errors.Is(err, catalogmanaged.ErrConflict) && !logstore.IsCertainFailure(err) {
+		return fmt.Errorf("%w (%w)", err, logstore.ErrOutcomeUnknown)
+	}
+	return err
 }

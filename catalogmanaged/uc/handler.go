@@ -26,6 +26,13 @@ type Catalog interface {
 	Table(ctx context.Context, tableID, tableURI string) (catalogmanaged.Client, error)
 }
 
+// A MultiCatalog is a Catalog that also ratifies commits to several of
+// its tables at once; a Handler over one serves MultiCommitsPath.
+type MultiCatalog interface {
+	Catalog
+	catalogmanaged.MultiCommitter
+}
+
 // CatalogFunc is a Catalog of a function.
 type CatalogFunc func(ctx context.Context, tableID, tableURI string) (catalogmanaged.Client, error)
 
@@ -43,6 +50,9 @@ func Handler(cat Catalog, token string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+CommitsPath, h.getCommits)
 	mux.HandleFunc("POST "+CommitsPath, h.commit)
+	if mc, ok := cat.(MultiCatalog); ok {
+		mux.HandleFunc("POST "+MultiCommitsPath, func(w http.ResponseWriter, r *http.Request) { h.commitAll(w, r, mc) })
+	}
 	return mux
 }
 
@@ -157,6 +167,44 @@ func (h *handler) commit(w http.ResponseWriter, r *http.Request) {
 			writeFailure(w, r, err)
 			return
 		}
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// maxMultiCommits bounds the tables of one multi-table commit.
+const maxMultiCommits = 1000
+
+func (h *handler) commitAll(w http.ResponseWriter, r *http.Request, mc MultiCatalog) {
+	if !h.authorized(w, r) {
+		return
+	}
+	var req multiCommitRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if len(req.Commits) == 0 || len(req.Commits) > maxMultiCommits {
+		writeError(w, http.StatusBadRequest, codeInvalidArgument, fmt.Sprintf("commits must name 1 to %d tables", maxMultiCommits))
+		return
+	}
+	commits := make([]catalogmanaged.TableCommit, len(req.Commits))
+	for i, c := range req.Commits {
+		if c.CommitInfo == nil {
+			writeError(w, http.StatusBadRequest, codeInvalidArgument, "each commit needs commit_info")
+			return
+		}
+		if h.table(w, r, c.TableID, c.TableURI) == nil {
+			return
+		}
+		cm, err := fromWire(*c.CommitInfo)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, codeInvalidArgument, err.Error())
+			return
+		}
+		commits[i] = catalogmanaged.TableCommit{Table: c.TableID, Commit: cm}
+	}
+	if err := mc.CommitAll(r.Context(), commits); err != nil {
+		writeFailure(w, r, err)
+		return
 	}
 	writeJSON(w, http.StatusOK, struct{}{})
 }

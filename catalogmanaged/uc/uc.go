@@ -29,6 +29,19 @@ import "github.com/godelta/delta/catalogmanaged"
 // base URL (http://host:8080/api/2.1/unity-catalog).
 const CommitsPath = "/delta/preview/commits"
 
+// MultiCommitsPath is where this library's catalog server (Handler over a
+// MultiCatalog) ratifies commits to several tables at once: POST
+// {"commits": [DeltaCommit, ...]}, each with its table_id, table_uri and
+// commit_info, answers 200 when all are ratified and 409 when a version
+// is taken, and then none is. It is an extension, not part of Unity
+// Catalog's API.
+const MultiCommitsPath = "/delta/preview/multi-table-commits"
+
+// multiCommitRequest is the body of a request at MultiCommitsPath.
+type multiCommitRequest struct {
+	Commits []commitRequest `json:"commits"`
+}
+
 // commitInfo is DeltaCommitInfo.
 type commitInfo struct {
 	Version                   int64  `json:"version"`
