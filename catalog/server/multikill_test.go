@@ -566,3 +566,33 @@ func TestMultiTableKillReplicas(t *testing.T) {
 	pg := pgtest.Start(t)
 	runKillRounds(t, t.TempDir(), pg.NewDB(t), 2, 4)
 }
+
+// Eight processes commit multi-table transactions over overlapping sets
+// of tables through the catalog server, nothing killed: every
+// transaction is acknowledged and on each of its tables once.
+func TestMultiTableProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 8 processes")
+	}
+	ctx := context.Background()
+	warehouse, db := t.TempDir(), filepath.Join(t.TempDir(), "catalog.db")
+	tables := killTables(t, warehouse, db)
+	r := &killRig{t: t, exe: os.Args[0], warehouse: warehouse, db: db, servers: make([]*exec.Cmd, 1), acked: map[int]bool{}, addrs: []string{freeAddr(t)}}
+	t.Cleanup(func() { r.killServer(0) })
+	r.startServer(0)
+	urls := []string{"http://" + r.addrs[0] + server.UCRoot}
+	const procs, each = 8, 6
+	var dones []<-chan struct{}
+	for p := range procs {
+		_, done := r.startWriter(multiWriterSpec{URLs: urls, Tables: tables, Sets: killSets, First: p * each, N: each, DieAt: -1})
+		dones = append(dones, done)
+	}
+	for _, d := range dones {
+		<-d
+	}
+	r.killServer(0)
+	if len(r.errs) != 0 || len(r.acked) != procs*each {
+		t.Fatalf("%d of %d transactions acknowledged; failures: %v", len(r.acked), procs*each, r.errs)
+	}
+	checkAllOrNothing(t, ctx, warehouse, db, tables, r.acked, procs*each)
+}
