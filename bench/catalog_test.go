@@ -54,12 +54,17 @@ func BenchmarkCatalogCommit(b *testing.B) {
 }
 
 func benchCatalogCommit(b *testing.B, props map[string]string, view func(logstore.Store) logstore.Store) {
-	ctx := context.Background()
 	base, err := local.New(filepath.Join(b.TempDir(), "t"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer base.Close()
+	benchCatalogCommitOn(b, base, props, view)
+}
+
+// benchCatalogCommitOn is benchCatalogCommit on the store base.
+func benchCatalogCommitOn(b *testing.B, base logstore.Store, props map[string]string, view func(logstore.Store) logstore.Store) {
+	ctx := context.Background()
 	store := view(base)
 	sch, err := schema.Parse(scanSchema)
 	if err != nil {

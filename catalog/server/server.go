@@ -28,6 +28,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -188,6 +189,54 @@ func (c managedCatalog) CommitAll(ctx context.Context, commits []catalogmanaged.
 	return c.s.store.CommitAll(ctx, commits)
 }
 
+// tableInfo answers Unity Catalog's GET /tables/{full_name} for a table
+// of the catalog, named by its namespace levels and name joined by dots:
+// its ID and location, so that a client (the CLI's catalog:// tables)
+// opens it and, when it is catalog-managed, commits through the commits
+// API.
+func (s *Server) tableInfo(w http.ResponseWriter, r *http.Request, fullName string) {
+	answer := func(status int, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(v)
+	}
+	type ucError struct {
+		ErrorCode string `json:"error_code"`
+		Message   string `json:"message"`
+	}
+	ns, name, ok := cutLastDot(fullName)
+	var id catalog.TableIdent
+	if ok {
+		nsParsed, err := catalog.ParseNamespace(ns)
+		id, ok = catalog.TableIdent{Namespace: nsParsed, Name: name}, err == nil
+	}
+	if !ok || id.Check() != nil {
+		answer(http.StatusBadRequest, ucError{"INVALID_ARGUMENT", fmt.Sprintf("%q is not NAMESPACE.TABLE", fullName)})
+		return
+	}
+	t, err := s.store.Table(r.Context(), id)
+	switch {
+	case errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace):
+		answer(http.StatusNotFound, ucError{"TABLE_NOT_FOUND", err.Error()})
+		return
+	case err != nil:
+		s.log.ErrorContext(r.Context(), "catalog: table info", "table", fullName, "err", err)
+		answer(http.StatusInternalServerError, ucError{"INTERNAL", "internal error"})
+		return
+	}
+	answer(http.StatusOK, uc.TableInfo{Name: t.Ident.Name, SchemaName: t.Ident.Namespace.String(), FullName: t.Ident.String(),
+		TableID: t.ID, StorageLocation: t.Location, TableType: "EXTERNAL", DataSourceFormat: "DELTA"})
+}
+
+// cutLastDot splits a.b.c into a.b and c.
+func cutLastDot(s string) (string, string, bool) {
+	i := strings.LastIndexByte(s, '.')
+	if i <= 0 || i == len(s)-1 {
+		return "", "", false
+	}
+	return s[:i], s[i+1:], true
+}
+
 // IsPostgres tells a PostgreSQL URL (postgres:// or postgresql://) from
 // a file path.
 func IsPostgres(db string) bool {
@@ -216,6 +265,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
 		fmt.Fprintf(w, `{"error":{"message":"a bearer token is required (Authorization: Bearer TOKEN)","type":"NotAuthorizedException","code":401}}`+"\n")
+		return
+	}
+	if name, ok := strings.CutPrefix(r.URL.Path, UCRoot+uc.TablesPath+"/"); ok && r.Method == http.MethodGet {
+		s.tableInfo(w, r, name)
 		return
 	}
 	if strings.HasPrefix(r.URL.Path, UCRoot+"/") {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -121,24 +122,9 @@ func (c *Client) doAt(ctx context.Context, method, apiPath string, body, out any
 	if err != nil {
 		return fmt.Errorf("unity catalog: %s %s: %w", method, apiPath, err)
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	raw, err := readAnswer(resp)
 	if err != nil {
-		return fmt.Errorf("unity catalog: reading the answer: %w", err)
-	}
-	if len(raw) > maxResponse {
-		return fmt.Errorf("unity catalog: an answer over %d bytes: %w", maxResponse, deltaerr.ErrCorrupt)
-	}
-	if resp.StatusCode != http.StatusOK {
-		e := &APIError{Status: resp.StatusCode}
-		var er errorResponse
-		if json.Unmarshal(raw, &er) == nil {
-			e.ErrorCode, e.Message = er.ErrorCode, er.Message
-		}
-		if e.Message == "" {
-			e.Message = http.StatusText(resp.StatusCode)
-		}
-		return e
+		return err
 	}
 	if out == nil {
 		return nil
@@ -261,4 +247,65 @@ func (c *Client) CommitAll(ctx context.Context, commits []catalogmanaged.TableCo
 		return fmt.Errorf("%w (%w)", err, logstore.ErrOutcomeUnknown)
 	}
 	return err
+}
+
+// TableInfo asks the server for the table named fullName (Unity Catalog's
+// catalog.schema.table; this library's catalog server takes its
+// namespace levels and name joined by dots): a missing table is
+// deltaerr.ErrTableNotFound; an answer without an ID or a location is
+// deltaerr.ErrCorrupt.
+func (c *Client) TableInfo(ctx context.Context, fullName string) (TableInfo, error) {
+	var info TableInfo
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+TablesPath+"/"+url.PathEscape(fullName), nil)
+	if err != nil {
+		return info, fmt.Errorf("unity catalog: %w: %w", err, deltaerr.ErrInvalidArgument)
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return info, fmt.Errorf("unity catalog: GET %s: %w", TablesPath, err)
+	}
+	raw, err := readAnswer(resp)
+	var e *APIError
+	if errors.As(err, &e) && e.Status == http.StatusNotFound {
+		return info, fmt.Errorf("no table %s: %w", fullName, deltaerr.ErrTableNotFound)
+	}
+	if err != nil {
+		return info, err
+	}
+	if err := json.Unmarshal(raw, &info); err != nil {
+		return info, &deltaerr.CorruptError{Path: TablesPath, Reason: "the server's answer is not the API's JSON", Err: err}
+	}
+	if info.TableID == "" || info.StorageLocation == "" {
+		return info, &deltaerr.CorruptError{Path: TablesPath, Reason: fmt.Sprintf("table %s: the answer has no table_id or storage_location", fullName)}
+	}
+	return info, nil
+}
+
+// readAnswer reads the body of an answer, bounded, and closes it; an
+// answer other than 200 is an *APIError.
+func readAnswer(resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	if err != nil {
+		return nil, fmt.Errorf("unity catalog: reading the answer: %w", err)
+	}
+	if len(raw) > maxResponse {
+		return nil, fmt.Errorf("unity catalog: an answer over %d bytes: %w", maxResponse, deltaerr.ErrCorrupt)
+	}
+	if resp.StatusCode != http.StatusOK {
+		e := &APIError{Status: resp.StatusCode}
+		var er errorResponse
+		if json.Unmarshal(raw, &er) == nil {
+			e.ErrorCode, e.Message = er.ErrorCode, er.Message
+		}
+		if e.Message == "" {
+			e.Message = http.StatusText(resp.StatusCode)
+		}
+		return nil, e
+	}
+	return raw, nil
 }

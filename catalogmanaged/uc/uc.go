@@ -90,3 +90,20 @@ const (
 )
 
 var _ catalogmanaged.Client = (*TableClient)(nil)
+
+// TablesPath is the path of Unity Catalog's tables API under the base
+// URL: GET TablesPath/{full_name} answers a TableInfo.
+const TablesPath = "/tables"
+
+// TableInfo is the part of Unity Catalog's TableInfo a client needs to
+// open a table: its ID (for the commits API) and its storage location.
+type TableInfo struct {
+	Name             string `json:"name"`
+	SchemaName       string `json:"schema_name,omitempty"`
+	CatalogName      string `json:"catalog_name,omitempty"`
+	FullName         string `json:"full_name,omitempty"`
+	TableID          string `json:"table_id"`
+	StorageLocation  string `json:"storage_location"`
+	TableType        string `json:"table_type,omitempty"`
+	DataSourceFormat string `json:"data_source_format,omitempty"`
+}

@@ -62,6 +62,11 @@
 // TABLE is a local path or a URI (file:///abs/path, memory://name,
 // s3://bucket/prefix, gs://bucket/prefix, az://container/prefix,
 // abfss://container@account.dfs.core.windows.net/prefix); see delta.Resolve.
+// It may also be catalog://HOST[:PORT]/NAMESPACE.TABLE (catalogs:// for
+// HTTPS): a table of a catalog server (delta catalog serve, or Unity
+// Catalog with NAMESPACE.TABLE its catalog.schema.table), which says where
+// the table is, with the bearer token of $DELTA_CATALOG_TOKEN; a
+// catalog-managed table is then read and committed through the server.
 // The command links every backend of the module, by the blank imports
 // below, so that it speaks every scheme.
 //
@@ -393,7 +398,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 			"append, delete, update, merge); and maintains them (checkpoint, optimize, vacuum,\n" +
 			"restore, clone, convert, alter, iceberg, generate-manifest), and checks them\n" +
 			"(check); catalog serves a warehouse of tables to Iceberg engines. TABLE is a\n" +
-			"path or a URI.",
+			"path or a URI, or catalog://HOST[:PORT]/NAMESPACE.TABLE for a table of a catalog\n" +
+			"server (token: $DELTA_CATALOG_TOKEN).",
 		// Errors are printed once, as one line, by run.
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -536,7 +542,11 @@ func openTable(cmd *cobra.Command, uri string) (*delta.Table, error) {
 	if !cmd.Flags().Changed("log-cache") {
 		cache = os.Getenv(logCacheEnv)
 	}
-	return delta.OpenWith(cmd.Context(), uri, delta.OpenOptions{TrustRoots: roots, LogCacheDir: cache})
+	opts := delta.OpenOptions{TrustRoots: roots, LogCacheDir: cache}
+	if base, name, ok := catalogTableURI(uri); ok {
+		return openCatalogTable(cmd.Context(), base, name, opts)
+	}
+	return delta.OpenWith(cmd.Context(), uri, opts)
 }
 
 // snapshot checks the flags, then opens the table named by uri and loads the
