@@ -38,12 +38,20 @@
 //
 // A namespace's name column joins its levels with 0x1F (parent likewise,
 // "" at the top), so that children list with one indexed equality. A
-// table's id is the key that survives a rename and that catalog-managed
-// commits (staged commits, ratification, multi-table transactions: issue
-// 28, not built yet) will reference from tables of their own; they belong
-// in this package and schema as version 2, one more migration step
-// (SQLStore applies the steps a database has not had, in one transaction,
-// and refuses a database of a newer version: ErrSchemaVersion).
+// table's id is the key that survives a rename and that the ratification
+// of catalog-managed commits references, in schema version 2:
+//
+//	managed_tables(table_id PK, latest)    the latest ratified version
+//	managed_commits(table_id, version, file_name, file_size, modified_ms, PK(table_id, version))
+//	                                       ratified commits not yet published
+//
+// (SQLStore applies the migration steps a database has not had, in one
+// transaction, and refuses a database of a newer version:
+// ErrSchemaVersion.) A ratification is a compare-and-set of latest and
+// the insert of the commit, in one transaction; RatifyCommits does it for
+// several tables in one transaction (a multi-table transaction:
+// catalogmanaged.MultiTxn), taking the tables in ID order so that two
+// overlapping transactions cannot deadlock: all are ratified or none.
 //
 // Names are compared byte by byte (the dialect's Text type), so listings
 // are in Go's string order on every backend, and a page token (the last

@@ -59,6 +59,16 @@
 // untouched, so data files, deletion vectors and checkpoints resolve as
 // for any table.
 //
+// # Transactions across tables
+//
+// A MultiTxn (delta.MultiTableTxn in the facade) commits several tables of
+// one catalog as one transaction: each table's commit goes through its
+// Store as above, but the Client it commits through holds the
+// ratification request until every table of the transaction has asked,
+// and the catalog ratifies them all in one step (MultiCommitter.CommitAll)
+// or none. Lost races, logical conflicts and lost answers are handled by
+// each table's commit pipeline as for a single table; see MultiTxn.
+//
 // The catalog itself is a Client: Memory is a catalog held in this
 // process (one process, no persistence: tests, tools, and embedding);
 // other catalogs (a Unity Catalog client, the library's own catalog
