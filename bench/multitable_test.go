@@ -12,13 +12,13 @@ import (
 
 	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/catalog"
+	"github.com/godelta/delta/catalog/catalogtest"
 	"github.com/godelta/delta/catalog/server"
 	"github.com/godelta/delta/catalogmanaged"
 	"github.com/godelta/delta/catalogmanaged/uc"
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/logstore/s3"
-	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/testutil/testserver"
 )
 
@@ -105,27 +105,15 @@ func benchMultiTable(b *testing.B, n int, multi bool) {
 		c     catalogmanaged.Client
 	}
 	var tables []table
-	sch, err := schema.Parse(scanSchema)
-	if err != nil {
-		b.Fatal(err)
-	}
 	for i := range n {
 		dir := filepath.Join(wh, "b", fmt.Sprint("t", i))
-		reg, err := st.RegisterTable(ctx, catalog.Table{Ident: catalog.TableIdent{Namespace: catalog.Namespace{"b"}, Name: fmt.Sprint("t", i)}, Location: "file://" + dir})
-		if err != nil {
-			b.Fatal(err)
-		}
+		reg := catalogtest.ManagedTable(b, st, catalog.TableIdent{Namespace: catalog.Namespace{"b"}, Name: fmt.Sprint("t", i)}, dir)
 		base, err := local.New(dir)
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer base.Close()
-		c := client.Table(reg.ID, reg.Location)
-		if _, err := delta.CreateStore(ctx, "t", catalogmanaged.New(base, c), delta.TableSpec{Schema: sch,
-			Properties: map[string]string{"delta.enableInCommitTimestamps": "true", "delta.feature.catalogManaged": "supported"}}); err != nil {
-			b.Fatal(err)
-		}
-		tables = append(tables, table{base, reg.ID, c})
+		tables = append(tables, table{base, reg.ID, client.Table(reg.ID, reg.Location)})
 	}
 	k := 0
 	commitOne := func(ctx context.Context, t *delta.Table) error {

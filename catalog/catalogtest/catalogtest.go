@@ -1,6 +1,7 @@
 // Package catalogtest is the conformance suite every catalog.Store
 // backend passes: namespaces and their tree, registration, paging, errors,
-// and racing writers on one name.
+// and racing writers on one name; and ManagedTable, the catalog-managed
+// table the tests and benchmarks of commits through a catalog start from.
 package catalogtest
 
 import (

@@ -23,6 +23,7 @@ import (
 
 	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/catalog"
+	"github.com/godelta/delta/catalog/catalogtest"
 	"github.com/godelta/delta/catalog/postgres"
 	"github.com/godelta/delta/catalog/postgres/pgtest"
 	"github.com/godelta/delta/catalog/server"
@@ -32,7 +33,6 @@ import (
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/scan"
-	"github.com/godelta/delta/schema"
 )
 
 // The processes of the kill tests are this test binary, told what to be
@@ -60,31 +60,31 @@ type catalogChildSpec struct {
 // the kill tests: it serves until it is killed. It does nothing in a
 // normal run.
 func TestCatalogChildProcess(t *testing.T) {
-	raw := os.Getenv(catalogChildEnv)
-	if raw == "" {
-		t.Skip("a catalog server process of the kill tests")
-	}
-	var spec catalogChildSpec
-	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	cfg := server.Config{Warehouse: spec.Warehouse, DB: spec.DB, Logger: quiet}
-	if server.IsPostgres(spec.DB) {
-		cfg.OpenDB = openDB
-	}
-	srv, err := server.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := childSpec[catalogChildSpec](t, catalogChildEnv, "a catalog server process of the kill tests")
+	srv, _ := openCatalog(t, spec.Warehouse, spec.DB)
 	ln, err := net.Listen("tcp", spec.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fmt.Println("READY")
-	if err := srv.Serve(ctx, ln); err != nil {
+	if err := srv.Serve(context.Background(), ln); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// childSpec returns the spec of a child process from the environment
+// variable env, or skips the test (a normal run) when it is not set.
+func childSpec[T any](t *testing.T, env, what string) T {
+	t.Helper()
+	var spec T
+	raw := os.Getenv(env)
+	if raw == "" {
+		t.Skip(what)
+	}
+	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
+		t.Fatal(err)
+	}
+	return spec
 }
 
 // killTable is a table of the kill tests.
@@ -129,14 +129,7 @@ func (d dying) CommitAll(ctx context.Context, cs []catalogmanaged.TableCommit) e
 // tests: it prints "ACK i" for each transaction acknowledged. It does
 // nothing in a normal run.
 func TestMultiWriterProcess(t *testing.T) {
-	raw := os.Getenv(multiWriterEnv)
-	if raw == "" {
-		t.Skip("a writer process of the kill tests")
-	}
-	var spec multiWriterSpec
-	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
-		t.Fatal(err)
-	}
+	spec := childSpec[multiWriterSpec](t, multiWriterEnv, "a writer process of the kill tests")
 	out := bufio.NewWriter(os.Stdout)
 	for i := spec.First; i < spec.First+spec.N; i++ {
 		client := uc.NewClient(spec.URLs[i%len(spec.URLs)], "tok", nil)
@@ -194,7 +187,7 @@ func freeAddr(t *testing.T) string {
 // startServer starts catalog server process i and waits for it to serve.
 func (r *killRig) startServer(i int) {
 	r.t.Helper()
-	spec, _ := json.Marshal(catalogChildSpec{Warehouse: "file://" + r.warehouse, DB: r.db, Addr: r.addrs[i]})
+	spec, _ := json.Marshal(catalogChildSpec{Warehouse: r.warehouse, DB: r.db, Addr: r.addrs[i]})
 	for try := 0; ; try++ {
 		cmd := exec.Command(r.exe, "-test.run", "^TestCatalogChildProcess$", "-test.count=1")
 		cmd.Env = append(os.Environ(), catalogChildEnv+"="+string(spec))
@@ -269,43 +262,32 @@ func (r *killRig) startWriter(spec multiWriterSpec) (*exec.Cmd, <-chan struct{})
 	return cmd, done
 }
 
-// killTables creates the catalog-managed tables a to d, registered in
-// the database db, and returns them.
-func killTables(t *testing.T, warehouse, db string) map[string]killTable {
+// openCatalog opens the catalog of warehouse on db in this process.
+func openCatalog(t *testing.T, warehouse, db string) (*server.Server, *catalog.SQLStore) {
 	t.Helper()
-	ctx := context.Background()
 	cfg := server.Config{Warehouse: "file://" + warehouse, DB: db, Logger: quiet}
 	if server.IsPostgres(db) {
 		cfg.OpenDB = openDB
 	}
-	srv, err := server.Open(ctx, cfg)
+	srv, err := server.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, srv.Store().(*catalog.SQLStore)
+}
+
+// killTables creates the catalog-managed tables a to d, registered in
+// the database db, and returns them.
+func killTables(t *testing.T, warehouse, db string) map[string]killTable {
+	t.Helper()
+	srv, st := openCatalog(t, warehouse, db)
 	defer srv.Close()
-	st := srv.Store().(*catalog.SQLStore)
-	if err := st.CreateNamespace(ctx, catalog.Namespace{"k"}, nil); err != nil {
+	if err := st.CreateNamespace(context.Background(), catalog.Namespace{"k"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	tables := map[string]killTable{}
 	for _, name := range []string{"a", "b", "c", "d"} {
-		dir := filepath.Join(warehouse, "k", name)
-		reg, err := st.RegisterTable(ctx, catalog.Table{Ident: catalog.TableIdent{Namespace: catalog.Namespace{"k"}, Name: name}, Location: "file://" + dir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		storage, err := local.New(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = delta.CreateStore(ctx, name, catalogmanaged.New(storage, st.ManagedClient(reg.ID)), delta.TableSpec{
-			Schema:     &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.Long}}},
-			Properties: map[string]string{"delta.feature.catalogManaged": "supported", "delta.enableInCommitTimestamps": "true"},
-		})
-		storage.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		reg := catalogtest.ManagedTable(t, st, catalog.TableIdent{Namespace: catalog.Namespace{"k"}, Name: name}, filepath.Join(warehouse, "k", name))
 		tables[name] = killTable{ID: reg.ID, Location: reg.Location}
 	}
 	return tables
@@ -393,16 +375,8 @@ func runKillRounds(t *testing.T, warehouse, db string, replicas, rounds int) {
 // commit, after which the database holds none unpublished.
 func checkAllOrNothing(t *testing.T, ctx context.Context, warehouse, db string, tables map[string]killTable, acked map[int]bool, txns int) {
 	t.Helper()
-	cfg := server.Config{Warehouse: "file://" + warehouse, DB: db, Logger: quiet}
-	if server.IsPostgres(db) {
-		cfg.OpenDB = openDB
-	}
-	srv, err := server.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, st := openCatalog(t, warehouse, db)
 	defer srv.Close()
-	st := srv.Store().(*catalog.SQLStore)
 	where := map[int][]string{} // transaction -> tables it is on
 	for _, name := range slices.Sorted(maps.Keys(tables)) {
 		tb := tables[name]

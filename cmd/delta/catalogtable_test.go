@@ -11,12 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/catalog"
+	"github.com/godelta/delta/catalog/catalogtest"
 	"github.com/godelta/delta/catalog/server"
-	"github.com/godelta/delta/catalogmanaged"
-	"github.com/godelta/delta/logstore/local"
-	"github.com/godelta/delta/schema"
 )
 
 // A TABLE of the form catalog://HOST/NS.TABLE: the server of `delta
@@ -44,22 +41,7 @@ func TestCatalogTableURI(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer srv.Close()
-		st := srv.Store().(*catalog.SQLStore)
-		reg, err := st.RegisterTable(ctx, catalog.Table{Ident: catalog.TableIdent{Namespace: catalog.Namespace{"sales"}, Name: "managed"}, Location: "file://" + managed})
-		if err != nil {
-			t.Fatal(err)
-		}
-		storage, err := local.New(managed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer storage.Close()
-		if _, err := delta.CreateStore(ctx, "managed", catalogmanaged.New(storage, st.ManagedClient(reg.ID)), delta.TableSpec{
-			Schema:     &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.Long}}},
-			Properties: map[string]string{"delta.feature.catalogManaged": "supported", "delta.enableInCommitTimestamps": "true"},
-		}); err != nil {
-			t.Fatal(err)
-		}
+		catalogtest.ManagedTable(t, srv.Store().(*catalog.SQLStore), catalog.TableIdent{Namespace: catalog.Namespace{"sales"}, Name: "managed"}, managed)
 	}()
 
 	sctx, stop := context.WithCancel(ctx)
