@@ -2,6 +2,7 @@ package datafile_test
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -145,6 +146,29 @@ func TestPrimitives(t *testing.T) {
 			[2023-11-14, 2023-11-14T22:13:20.123Z, 2023-11-14T22:13:20.123456Z, 2023-11-14T22:13:20.123456Z, 2023-11-14T22:13:20.123456Z, 2023-11-14T22:13:20.123456, 2023-11-14T22:13:20.123Z, 2023-11-14T22:13:20.123456Z, 1969-12-31T23:59:59.999999Z]
 			[null, null, null, null, null, null, null, null, null]
 			[1969-12-31, 1969-12-31T23:59:59.999Z, 1969-12-31T23:59:59.999999Z, 1969-12-31T23:59:59.999999Z, 1970-01-01T00:00:00Z, 1970-01-01T00:00:00, 1970-01-01T00:00:00Z, 2023-11-14T22:13:20.123456Z, 1969-01-01T00:00:00Z]`,
+	}, {
+		// INT64 TIMESTAMP(NANOS), as pandas, arrow and delta-rs write it,
+		// reads as microseconds rounded toward negative infinity, so that
+		// a value and its stats bound stay ordered before 1970 too
+		// (kernel-rs's arrow cast truncates toward zero; Spark and the Java
+		// kernel refuse the unit).
+		name: "nanosecond timestamps",
+		root: parquet.Group{
+			"ns":   parquet.Optional(parquet.TimestampAdjusted(parquet.Nanosecond, true)),
+			"ntz":  parquet.Optional(parquet.TimestampAdjusted(parquet.Nanosecond, false)),
+			"nsd":  parquet.Optional(dict(parquet.TimestampAdjusted(parquet.Nanosecond, true))),
+			"list": stdList(parquet.Optional(parquet.TimestampAdjusted(parquet.Nanosecond, false))),
+		},
+		patches: []patch{autoAnnotate},
+		rows: rowsOf(
+			row("ns", int64(t1)*1000+999, "ntz", int64(-1000), "nsd", int64(-1001), "list", lst(int64(1), nil, int64(-1))),
+			row("ns", int64(math.MinInt64), "ntz", int64(math.MaxInt64), "nsd", int64(-1001), "list", nil),
+		),
+		want: st(fld("ns", schema.Timestamp), fld("ntz", schema.TimestampNTZ), fld("nsd", schema.Timestamp),
+			fld("list", arr(schema.TimestampNTZ))),
+		expect: `
+			[2023-11-14T22:13:20.123456Z, 1969-12-31T23:59:59.999999, 1969-12-31T23:59:59.999998Z, [1970-01-01T00:00:00, null, 1969-12-31T23:59:59.999999]]
+			[1677-09-21T00:12:43.145224Z, 2262-04-11T23:47:16.854775, 1969-12-31T23:59:59.999998Z, null]`,
 	}, {
 		name: "void columns read as null",
 		root: parquet.Group{"a": parquet.Optional(parquet.Int(64))},
