@@ -27,10 +27,11 @@
 //	decimal(p,s)     Decimal128(p,s) (exact; p ≤ 38)
 //	struct/array/map Struct/List/Map, nullability from the Delta schema
 //	variant          Struct{metadata, value: Binary}
+//	geometry, geography  Binary (WKB; the CRS stays in the Delta schema)
 //	void             Null
 //
-// Geometry and geography columns are refused (ErrUnsupportedType), as the
-// scan refuses them.
+// A variant arrives as Spark writes it unshredded: a shredded file's
+// variants are put back together by the scan.
 //
 // # Writing
 //

@@ -163,8 +163,6 @@ func (b *binder) bind(want schema.DataType, n *pnode, path []string, asElement b
 			}
 			return b.bindStruct(variantStruct, n, path, asElement)
 		}
-	case schema.GeometryType, schema.GeographyType:
-		return nil, unsupported(path, want.String())
 	}
 	if !n.leaf {
 		return nil, mismatch(path, n.describe()+" as "+want.String())

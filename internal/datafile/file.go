@@ -187,6 +187,7 @@ const (
 	annString // STRING, ENUM, JSON: text
 	annTime   // TIME: only a shredded variant's typed_value reads it
 	annUUID   // UUID: likewise
+	annGeo    // GEOMETRY, GEOGRAPHY: WKB, read as Delta's geospatial types
 	annOther  // a type Delta has no equivalent for, or BSON
 )
 
@@ -343,6 +344,8 @@ func annotOf(e *format.SchemaElement) annot {
 		return a
 	case *format.UUIDType:
 		return annot{kind: annUUID, name: "UUID"}
+	case *format.GeometryType, *format.GeographyType:
+		return annot{kind: annGeo, name: lt.String()}
 	case nil:
 	default:
 		return annot{kind: annOther, name: lt.String()}
