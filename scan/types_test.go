@@ -3,19 +3,23 @@ package scan_test
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/logstore/memory"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/schema/variant"
 	"github.com/godelta/delta/snapshot"
+	"github.com/godelta/delta/testutil"
 )
 
 // Nanosecond timestamps: INT64 TIMESTAMP(NANOS) under timestamp and
@@ -148,5 +152,77 @@ func TestShreddedVariantAndNanos(t *testing.T) {
 				t.Fatalf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
 			}
 		})
+	}
+}
+
+// TestCorpusSparkVariants compares every variant Spark wrote in the
+// corpus's spark-shredded-variant-preview-delta (a variantShredding-preview
+// table whose files hold unshredded variants, at the top level and in
+// arrays, structs and maps) with the value encoded directly by package
+// variant: row id holds {"key": id}, id an int8. It pins the object and
+// metadata encoding of package variant to Spark's bytes.
+func TestCorpusSparkVariants(t *testing.T) {
+	store, err := local.New(filepath.Join(testutil.CorpusDir(t), "delta-rs/spark-shredded-variant-preview-delta"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Load(context.Background(), store, deltalog.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scan.New(snap, scan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := variant.AppendMetadata(nil, []string{"key"})
+	meta[0] &^= 1 << 4 // Spark leaves sorted_strings unset
+	rows, variants := 0, 0
+	for row, err := range s.Rows(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows++
+		id, _ := row.Get("id")
+		want, err := variant.AppendObject(nil, []variant.Field{{Name: "key", Value: variant.AppendInt(nil, variant.TypeInt8, id.Int64())}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var check func(v schema.Value, typ schema.DataType)
+		check = func(v schema.Value, typ schema.DataType) {
+			if v.IsNull() {
+				return
+			}
+			switch typ := typ.(type) {
+			case *schema.StructType:
+				for i, f := range v.Fields() {
+					check(f, typ.Fields[i].Type)
+				}
+			case *schema.ArrayType:
+				for _, e := range v.Elements() {
+					check(e, typ.ElementType)
+				}
+			case *schema.MapType:
+				for i := range v.MapLen() {
+					_, mv := v.MapEntry(i)
+					check(mv, typ.ValueType)
+				}
+			default:
+				if typ != schema.Variant {
+					return
+				}
+				variants++
+				f := v.Fields()
+				if !bytes.Equal(f[0].Bytes(), meta) || !bytes.Equal(f[1].Bytes(), want) {
+					t.Fatalf("row %d: variant {% x, % x}, want {% x, % x}", id.Int64(), f[0].Bytes(), f[1].Bytes(), meta, want)
+				}
+			}
+		}
+		for _, f := range s.Schema().Fields {
+			v, _ := row.Get(f.Name)
+			check(v, f.Type)
+		}
+	}
+	if rows != 102 || variants != 1020 {
+		t.Fatalf("%d rows, %d variants compared", rows, variants)
 	}
 }
