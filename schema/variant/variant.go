@@ -162,16 +162,14 @@ func AppendDouble(dst []byte, f float64) []byte {
 	return binary.LittleEndian.AppendUint64(append(dst, primitiveHeader(TypeDouble)), math.Float64bits(f))
 }
 
-// DecimalTypeOf returns the narrowest decimal type that holds the
-// decimal unscaled * 10^-scale, as Spark's VariantBuilder chooses it:
-// decimal4 when the scale and the number of digits of unscaled are at
-// most 9, decimal8 when at most 18, else decimal16.
-func DecimalTypeOf(unscaled *big.Int, scale int) Type {
-	digits := len(new(big.Int).Abs(unscaled).String()) // "0" counts one
+// DecimalType returns the decimal type whose unscaled width the encoding's
+// decimal table gives a precision: decimal4 up to 9 digits, decimal8 up
+// to 18, decimal16 up to 38.
+func DecimalType(precision int) Type {
 	switch {
-	case scale <= 9 && digits <= 9:
+	case precision <= 9:
 		return TypeDecimal4
-	case scale <= 18 && digits <= 18:
+	case precision <= 18:
 		return TypeDecimal8
 	}
 	return TypeDecimal16

@@ -212,26 +212,3 @@ func FuzzDecode(f *testing.F) {
 		variant.Size(value)
 	})
 }
-
-// TestDecimalTypeOf: the narrowest decimal for a value, by its digits and
-// scale, as Spark's VariantBuilder chooses.
-func TestDecimalTypeOf(t *testing.T) {
-	for _, c := range []struct {
-		unscaled string
-		scale    int
-		want     variant.Type
-	}{
-		{"0", 0, variant.TypeDecimal4},
-		{"-999999999", 9, variant.TypeDecimal4},
-		{"1000000000", 0, variant.TypeDecimal8},
-		{"1", 10, variant.TypeDecimal8},
-		{"-999999999999999999", 18, variant.TypeDecimal8},
-		{"1000000000000000000", 0, variant.TypeDecimal16},
-		{"1", 19, variant.TypeDecimal16},
-	} {
-		u, _ := new(big.Int).SetString(c.unscaled, 10)
-		if got := variant.DecimalTypeOf(u, c.scale); got != c.want {
-			t.Errorf("DecimalTypeOf(%s, %d) = %d, want %d", c.unscaled, c.scale, got, c.want)
-		}
-	}
-}
