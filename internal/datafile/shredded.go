@@ -37,6 +37,14 @@ import (
 // an object field in both value and typed_value, or a shredded field name
 // absent from the metadata breaks the spec: the file is corrupt.
 //
+// Each typed_value primitive becomes the variant type the spec's table
+// pairs with its Parquet type (an INT64 an int64, a DECIMAL in INT32 a
+// decimal4, a TIMESTAMP(NANOS) a timestamp with nanoseconds), and the
+// file's metadata is kept: the value is what the spec's construct_variant
+// returns. Spark's rebuild gives the same variant but not the same bytes:
+// it narrows integers and decimals to fit each value and encodes the
+// result against a metadata of its own.
+//
 // The result is the same struct of metadata and value binaries an
 // unshredded variant reads as, so nothing above this package knows a file
 // was shredded.
@@ -205,7 +213,15 @@ func shreddedLeaf(n *pnode, path []string) (*shred, convFunc, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return &shred{kind: shredPrim, prim: variant.DecimalType(a.precision), scale: a.scale}, conv, nil
+		// By the physical type, as the spec's table pairs them.
+		prim := variant.TypeDecimal16
+		switch n.phys {
+		case format.Int32:
+			prim = variant.TypeDecimal4
+		case format.Int64:
+			prim = variant.TypeDecimal8
+		}
+		return &shred{kind: shredPrim, prim: prim, scale: a.scale}, conv, nil
 	}
 	switch n.phys {
 	case format.Boolean:

@@ -308,6 +308,8 @@ func TestShreddedPrimitives(t *testing.T) {
 		{name: "decimal4", typed: parquet.Decimal(2, 9, parquet.Int32Type), rows: []map[string]any{vrow(meta, nil, int32(-12345))}, want: [][]byte{dec(variant.TypeDecimal4, -12345, 2)}},
 		{name: "decimal8", typed: parquet.Decimal(3, 18, parquet.Int64Type), rows: []map[string]any{vrow(meta, nil, int64(1)<<50)}, want: [][]byte{dec(variant.TypeDecimal8, 1<<50, 3)}},
 		{name: "decimal16", typed: parquet.Decimal(0, 38, parquet.FixedLenByteArrayType(16)), rows: []map[string]any{vrow(meta, nil, twos(-7, 16))}, want: [][]byte{dec(variant.TypeDecimal16, -7, 0)}},
+		// The variant decimal follows the physical type, not the precision.
+		{name: "decimal16 of precision 9", typed: parquet.Decimal(2, 9, parquet.FixedLenByteArrayType(4)), rows: []map[string]any{vrow(meta, nil, twos(100, 4))}, want: [][]byte{dec(variant.TypeDecimal16, 100, 2)}},
 		{name: "date", typed: parquet.Date(), rows: []map[string]any{vrow(meta, nil, int32(19675))}, want: [][]byte{vint(variant.TypeDate, 19675)}},
 		{name: "time", typed: parquet.TimeAdjusted(parquet.Microsecond, false), rows: []map[string]any{vrow(meta, nil, int64(3_600_000_000))}, want: [][]byte{vint(variant.TypeTime, 3_600_000_000)}},
 		{name: "timestamp", typed: parquet.TimestampAdjusted(parquet.Microsecond, true), rows: []map[string]any{vrow(meta, nil, int64(-1))}, want: [][]byte{vint(variant.TypeTimestamp, -1)}},

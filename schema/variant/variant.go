@@ -162,19 +162,6 @@ func AppendDouble(dst []byte, f float64) []byte {
 	return binary.LittleEndian.AppendUint64(append(dst, primitiveHeader(TypeDouble)), math.Float64bits(f))
 }
 
-// DecimalType returns the decimal type whose unscaled width the encoding's
-// decimal table gives a precision: decimal4 up to 9 digits, decimal8 up
-// to 18, decimal16 up to 38.
-func DecimalType(precision int) Type {
-	switch {
-	case precision <= 9:
-		return TypeDecimal4
-	case precision <= 18:
-		return TypeDecimal8
-	}
-	return TypeDecimal16
-}
-
 // AppendDecimal appends the decimal unscaled * 10^-scale as type t
 // (TypeDecimal4, 8 or 16): the scale byte, then the unscaled value
 // little-endian in 4, 8 or 16 bytes, two's complement. It reports false,
