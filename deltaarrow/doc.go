@@ -45,7 +45,9 @@
 // error. Besides the types above, the conversion takes narrower signed
 // integers, float32 for double, large and view strings and binaries,
 // Decimal256 and timestamps of any unit whose values are whole
-// microseconds. Batches (a reader) and FromRecord (one record) convert
+// microseconds. Geometry and geography columns convert from any binary
+// array, but the table writer refuses them (the geospatial feature is
+// read-only here). Batches (a reader) and FromRecord (one record) convert
 // records to schema.Batch for other writers. MergeSource binds records
 // the same way and hands them to delta.Table.Merge as its source.
 //
