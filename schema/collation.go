@@ -21,9 +21,10 @@ import (
 // library reads and writes collated strings as any string and compares
 // them by their UTF-8 bytes, which the protocol lets a reader choose. The
 // statistics it writes for them are UTF-8 binary minValues and maxValues
-// (the protocol allows them for a string of any collation, and a reader
-// that compares under another collation must not skip on them) and no
-// statsWithCollation, which is optional.
+// (the protocol allows them for a string of any collation, a reader that
+// compares under another collation must not skip on them, and the Java
+// kernel's default engine writes the same) and no statsWithCollation,
+// which is optional.
 const MetadataCollations = "__COLLATIONS"
 
 // HasCollations reports whether a field of t, at any depth (in structs
