@@ -145,7 +145,7 @@ func (b *binder) bindTyped(n *pnode, path []string) (*col, *shred, error) {
 			return nil, nil, mismatch(path, n.describe()+" as a shredded array")
 		}
 		ep := child(path, "element")
-		ec, sh, err := b.bindField2(lv.elem, ep)
+		ec, sh, err := b.bindShredField(lv.elem, ep)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -163,7 +163,7 @@ func (b *binder) bindTyped(n *pnode, path []string) (*col, *shred, error) {
 		if f.leaf || f.rep == format.Repeated {
 			return nil, nil, mismatch(child(path, f.name), f.describe()+" as a shredded object field")
 		}
-		fc, fs, err := b.bindField2(f, child(path, f.name))
+		fc, fs, err := b.bindShredField(f, child(path, f.name))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -176,9 +176,9 @@ func (b *binder) bindTyped(n *pnode, path []string) (*col, *shred, error) {
 	return c, sh, nil
 }
 
-// bindField2 binds a {value, typed_value} group g (an object field or an
+// bindShredField binds a {value, typed_value} group g (an object field or an
 // array element) as the struct of those two.
-func (b *binder) bindField2(g *pnode, path []string) (*col, *shred, error) {
+func (b *binder) bindShredField(g *pnode, path []string) (*col, *shred, error) {
 	vc, tc, sh, err := b.bindPair(g, path)
 	if err != nil {
 		return nil, nil, err
