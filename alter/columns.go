@@ -209,6 +209,10 @@ func RenameColumn(ctx context.Context, snap *snapshot.Snapshot, path []string, n
 		}
 		old := st.Fields[j].Name
 		st.Fields[j].Name = newName
+		// The collations of its strings are keyed by the field's name.
+		if st.Fields[j].Metadata, err = schema.RenameCollations(st.Fields[j].Metadata, old, newName); err != nil {
+			return change{}, err
+		}
 		m := s.Metadata()
 		m.PartitionColumns = slices.Clone(m.PartitionColumns)
 		if len(path) == 1 {

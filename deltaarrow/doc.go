@@ -27,10 +27,11 @@
 //	decimal(p,s)     Decimal128(p,s) (exact; p ≤ 38)
 //	struct/array/map Struct/List/Map, nullability from the Delta schema
 //	variant          Struct{metadata, value: Binary}
+//	geometry, geography  Binary (WKB; the CRS stays in the Delta schema)
 //	void             Null
 //
-// Geometry and geography columns are refused (ErrUnsupportedType), as the
-// scan refuses them.
+// A variant arrives as Spark writes it unshredded: a shredded file's
+// variants are put back together by the scan.
 //
 // # Writing
 //
@@ -44,7 +45,9 @@
 // error. Besides the types above, the conversion takes narrower signed
 // integers, float32 for double, large and view strings and binaries,
 // Decimal256 and timestamps of any unit whose values are whole
-// microseconds. Batches (a reader) and FromRecord (one record) convert
+// microseconds. Geometry and geography columns convert from any binary
+// array, but the table writer refuses them (the geospatial feature is
+// read-only here). Batches (a reader) and FromRecord (one record) convert
 // records to schema.Batch for other writers. MergeSource binds records
 // the same way and hands them to delta.Table.Merge as its source.
 //

@@ -177,6 +177,11 @@ func bind(at arrow.DataType, dt schema.DataType, path string) (*binding, error) 
 		if int(s) != t.Scale || int(p-s) > t.Precision-t.Scale {
 			return nil, mismatch(path, "arrow %s does not fit %s exactly", at, dt)
 		}
+	case schema.GeometryType, schema.GeographyType:
+		// WKB, in any binary array.
+		if id := at.ID(); id != arrow.BINARY && id != arrow.LARGE_BINARY && id != arrow.BINARY_VIEW {
+			return bad()
+		}
 	case *schema.StructType:
 		st, ok := at.(*arrow.StructType)
 		if !ok {

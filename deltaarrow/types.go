@@ -104,6 +104,8 @@ func arrowType(t schema.DataType, path string) (arrow.DataType, error) {
 		}
 	case schema.DecimalType:
 		return &arrow.Decimal128Type{Precision: int32(t.Precision), Scale: int32(t.Scale)}, nil
+	case schema.GeometryType, schema.GeographyType:
+		return arrow.BinaryTypes.Binary, nil // WKB
 	case *schema.StructType:
 		fields, err := arrowFields(t, path+".")
 		if err != nil {

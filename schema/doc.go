@@ -14,7 +14,10 @@
 // encodes it back; ParseDDL reads Spark SQL column definitions
 // ("id BIGINT NOT NULL, name STRING"), the form a caller writes by hand.
 // Field names are unique regardless of case: Field matches a name exactly and
-// FieldFold ignoring case.
+// FieldFold ignoring case. A string's collation lives in its field's metadata
+// (MetadataCollations; RenameCollations keeps it with a renamed field); a
+// variant is read and written as the struct of its metadata and value
+// binaries, whose encoding package schema/variant builds and takes apart.
 //
 // Column mapping (ColumnMappingMode, PhysicalName, PhysicalSchema,
 // PhysicalPath) turns the logical schema into the names and ids the data files

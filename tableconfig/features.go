@@ -117,11 +117,21 @@ type FeatureInfo struct {
 //     in-commit timestamps must be enabled, and txn refuses a commit
 //     through any other store.
 //
+//   - collations (and its preview): strings are stored alike whatever
+//     their collation; the __COLLATIONS field metadata is kept as written,
+//     and follows a renamed column (package alter); a table created with
+//     it gets the feature and domainMetadata (package write). Statistics
+//     stay UTF-8 binary minValues and maxValues, which the protocol allows
+//     for any collation, without the optional statsWithCollation (see
+//     schema.MetadataCollations); the domain's writeVersions hints are
+//     left alone, as no versioned collation is written.
+//
 // Refused for writing, because a commit built here would break them:
 // catalogOwned-preview (commits go through a catalog; catalogManaged, its
 // successor, is supported), coordinatedCommits-preview, icebergCompatV1, icebergCompatV3 and
 // icebergWriterCompat* (rules on schema and files),
-// materializePartitionColumns, collations, timestampNanos, geospatial,
+// materializePartitionColumns, timestampNanos, geospatial (its columns
+// are read as WKB binaries; the writer has no encoding for them),
 // columnMappingUsageTracking, adaptiveMetadata-preview.
 var featureList = []FeatureInfo{
 	{Name: actions.FeatureAppendOnly, LegacyReader: 1, LegacyWriter: 2, Read: true, Write: WriteHonoured},
@@ -161,8 +171,8 @@ var featureList = []FeatureInfo{
 	{Name: actions.FeatureVariantShreddingPreview, ReaderWriter: true, Read: true, Write: WriteHonoured},
 	{Name: actions.FeatureCheckpointProtection, Read: true, Write: WriteHonoured},
 	{Name: actions.FeatureMaterializePartitionCols, Read: true},
-	{Name: actions.FeatureCollations, Read: true},
-	{Name: actions.FeatureCollationsPreview, Read: true},
+	{Name: actions.FeatureCollations, Read: true, Write: WriteHonoured},
+	{Name: actions.FeatureCollationsPreview, Read: true, Write: WriteHonoured},
 	// Nanosecond timestamps need a type this library does not decode yet.
 	{Name: actions.FeatureTimestampNanos, ReaderWriter: true},
 	{Name: actions.FeatureColumnMappingUsageTracking, Read: true},

@@ -43,6 +43,7 @@ func TestReadSupported(t *testing.T) {
 func TestWriteSupported(t *testing.T) {
 	plain := actions.Metadata{SchemaString: `{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{}}]}`}
 	invariant := actions.Metadata{SchemaString: `{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{"delta.invariants":"{\"expression\":{\"expression\":\"x > 0\"}}"}}]}`}
+	collated := actions.Metadata{SchemaString: `{"type":"struct","fields":[{"name":"s","type":"string","nullable":true,"metadata":{"__COLLATIONS":{"s":"spark.UTF8_LCASE"}}}]}`}
 	identity := actions.Metadata{SchemaString: `{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":{"delta.identity.start":1,"delta.identity.step":1,"delta.identity.allowExplicitInsert":false}}]}`}
 	for _, tt := range []struct {
 		name           string
@@ -56,7 +57,11 @@ func TestWriteSupported(t *testing.T) {
 		// The row writer allocates identity values (package write).
 		{"legacy 6, an identity column", actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 6}, identity, false, true},
 		{"deletion vectors", actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"deletionVectors"}, WriterFeatures: []string{"deletionVectors"}}, plain, true, true},
-		{"collations", actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"collations"}}, plain, false, false},
+		// Collated strings are written as any string, with UTF-8 binary
+		// statistics (the protocol allows them for every collation).
+		{"collations", actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"collations", "domainMetadata"}}, collated, true, true},
+		{"collations-preview", actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"collations-preview", "domainMetadata"}}, collated, true, true},
+		{"geospatial", actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"geospatial"}, WriterFeatures: []string{"geospatial"}}, plain, false, false},
 		{"unknown writer feature", actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"noSuchFeature"}}, plain, false, false},
 		{"writer version 8", actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 8}, plain, false, false},
 		{"unreadable", actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"timestampNanos"}, WriterFeatures: []string{"timestampNanos"}}, plain, false, false},

@@ -137,6 +137,9 @@ func evolve(base actions.Protocol, sch *schema.StructType, raw map[string]string
 	if err := checkColumns(sch, feats); err != nil {
 		return base, nil, err
 	}
+	if tableconfig.HasWriterFeature(&base, actions.FeatureCollationsPreview) {
+		delete(feats, actions.FeatureCollations) // the preview already covers collated columns
+	}
 	p, _ := UpgradeProtocol(base, slices.Collect(maps.Keys(feats))...)
 	if rAsked || wAsked {
 		if r == 3 && w < 7 {
@@ -258,16 +261,18 @@ func requireVersions(p actions.Protocol, r, w int32) (actions.Protocol, error) {
 
 // featureNeeds lists the features a feature needs supported with it.
 var featureNeeds = map[string][]string{
-	actions.FeatureRowTracking:      {actions.FeatureDomainMetadata},
-	actions.FeatureClustering:       {actions.FeatureDomainMetadata},
-	actions.FeatureIcebergCompatV1:  {actions.FeatureColumnMapping},
-	actions.FeatureIcebergCompatV2:  {actions.FeatureColumnMapping},
-	actions.FeatureVariantShredding: {actions.FeatureVariantType},
+	actions.FeatureRowTracking:       {actions.FeatureDomainMetadata},
+	actions.FeatureClustering:        {actions.FeatureDomainMetadata},
+	actions.FeatureCollations:        {actions.FeatureDomainMetadata},
+	actions.FeatureCollationsPreview: {actions.FeatureDomainMetadata},
+	actions.FeatureIcebergCompatV1:   {actions.FeatureColumnMapping},
+	actions.FeatureIcebergCompatV2:   {actions.FeatureColumnMapping},
+	actions.FeatureVariantShredding:  {actions.FeatureVariantType},
 }
 
 // UpgradeProtocol returns the smallest protocol that supports everything
 // p supports and the named features (with the features they need:
-// rowTracking and clustering need domainMetadata, icebergCompat
+// rowTracking, clustering and collations need domainMetadata, icebergCompat
 // columnMapping, variantShredding variantType), and whether it differs
 // from p. It never removes a feature nor lowers a version:
 //

@@ -204,6 +204,10 @@ func checkColumns(sch *schema.StructType, feats map[string]bool) error {
 						return err
 					}
 					feats[actions.FeatureAllowColumnDefaults] = true
+				case e.Key == schema.MetadataCollations:
+					if !feats[actions.FeatureCollationsPreview] {
+						feats[actions.FeatureCollations] = true
+					}
 				}
 			}
 			if err := walkType(f.Type, path); err != nil {

@@ -14,11 +14,12 @@ import (
 type colKind uint8
 
 const (
-	colNull   colKind = iota // absent from the file, or void: always null
-	colLeaf                  // a primitive value of one leaf column
-	colStruct                // a struct (or a variant's two binaries)
-	colList                  // an array
-	colMap                   // a map
+	colNull    colKind = iota // absent from the file, or void: always null
+	colLeaf                   // a primitive value of one leaf column
+	colStruct                 // a struct (or a variant's two binaries)
+	colList                   // an array
+	colMap                    // a map
+	colVariant                // a shredded variant: see shredded.go
 )
 
 // col reads the values of one wanted field (or array element, map key or
@@ -47,6 +48,9 @@ type col struct {
 	// or of the node (structs).
 	def, repDef, rep int
 	scratch          []schema.Value
+	// shred describes the typed_value of a colVariant, whose children
+	// read metadata, value and typed_value.
+	shred *shred
 }
 
 // binder binds a wanted schema to the file's schema.
@@ -154,13 +158,11 @@ func (b *binder) bind(want schema.DataType, n *pnode, path []string, asElement b
 		return b.bindMap(t, n, path)
 	case schema.PrimitiveType:
 		if t == schema.Variant {
-			if !n.leaf && findName(n, "typed_value") != nil {
-				return nil, unsupported(path, "shredded variant")
+			if shreddedVariant(n) {
+				return b.bindVariant(n, path, asElement)
 			}
 			return b.bindStruct(variantStruct, n, path, asElement)
 		}
-	case schema.GeometryType, schema.GeographyType:
-		return nil, unsupported(path, want.String())
 	}
 	if !n.leaf {
 		return nil, mismatch(path, n.describe()+" as "+want.String())

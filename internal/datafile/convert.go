@@ -28,14 +28,23 @@ const (
 // pairs are the file's own type and the widenings of the typeWidening
 // feature: integers to wider integers, to double and to decimal; float to
 // double; decimal to a decimal of no fewer integer and fraction digits;
-// date to timestamp_ntz.
+// date to timestamp_ntz. Geometry and geography read their WKB as binary
+// values.
 func converter(n *pnode, want schema.DataType, path []string) (convFunc, error) {
 	bad := func() (convFunc, error) {
 		return nil, mismatch(path, n.describe()+" as "+want.String())
 	}
 	a := n.ann
-	if dt, ok := want.(schema.DecimalType); ok {
-		return decimalConverter(n, dt, path)
+	switch t := want.(type) {
+	case schema.DecimalType:
+		return decimalConverter(n, t, path)
+	case schema.GeometryType, schema.GeographyType:
+		// Shapes as WKB, in a BYTE_ARRAY annotated GEOMETRY or
+		// GEOGRAPHY, or not at all; the CRS is the table schema's.
+		if n.phys == format.ByteArray && (a.kind == annNone || a.kind == annGeo) {
+			return convBinary, nil
+		}
+		return bad()
 	}
 	pt, ok := want.(schema.PrimitiveType)
 	if !ok {

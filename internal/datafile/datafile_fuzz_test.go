@@ -26,6 +26,7 @@ func FuzzReadDataFile(f *testing.F) {
 			seeds++
 		}
 	}
+	f.Add(shreddedSeed(f))
 	f.Add([]byte("PAR1PAR1"))
 	f.Add([]byte("PAR1\x00\x00\x00\x00PAR1"))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -73,8 +73,11 @@
 // nanoseconds of the day, as Spark writes by default); decimal from INT32,
 // INT64, FIXED_LEN_BYTE_ARRAY and BYTE_ARRAY (two's complement,
 // big-endian); variant from its group of binary metadata and value, read
-// as the struct of those two, metadata first. Lists in the standard
-// three-level form and in the legacy forms of LogicalTypes.md's
+// as the struct of those two, metadata first, and from a shredded group
+// (Parquet's VariantShredding.md: metadata, an optional value and a
+// typed_value primitive, object or array, nested at will), whose value is
+// put back together into the same struct (shredded.go). Lists in the
+// standard three-level form and in the legacy forms of LogicalTypes.md's
 // backward-compatibility rules (two-level, a repeated group named array or
 // <name>_tuple, Spark's bag/array, a bare repeated field); maps annotated
 // MAP or MAP_KEY_VALUE.
@@ -90,7 +93,9 @@
 // Writer (write.go) encodes Delta values as a Parquet file. Its schema
 // conversion (writeschema.go) is the only Delta-to-Parquet schema writer
 // of the module: the checkpoint writer describes its columns as a Delta
-// schema and writes through Writer too. The statistics a Writer gathers
+// schema and writes through Writer too. Variants are written unshredded,
+// the group of value and metadata binaries, which the protocol allows
+// whether or not shredding is enabled. The statistics a Writer gathers
 // are encoded by the one stats codec, internal/statsjson (Stats is its
 // type).
 //

@@ -185,7 +185,10 @@ const (
 	annDate
 	annTimestamp
 	annString // STRING, ENUM, JSON: text
-	annOther  // a type Delta has no equivalent for, or BSON, UUID
+	annTime   // TIME: only a shredded variant's typed_value reads it
+	annUUID   // UUID: likewise
+	annGeo    // GEOMETRY, GEOGRAPHY: WKB, read as Delta's geospatial types
+	annOther  // a type Delta has no equivalent for, or BSON
 )
 
 // annot is a leaf's logical type.
@@ -195,8 +198,8 @@ type annot struct {
 	signed    bool // annInt
 	precision int  // annDecimal
 	scale     int  // annDecimal
-	unit      int  // annTimestamp: 1000, 1 or -1000 for millis, micros, nanos
-	utc       bool // annTimestamp: isAdjustedToUTC
+	unit      int  // annTimestamp, annTime: 1000, 1 or -1000 for millis, micros, nanos
+	utc       bool // annTimestamp, annTime: isAdjustedToUTC
 	name      string
 }
 
@@ -328,6 +331,21 @@ func annotOf(e *format.SchemaElement) annot {
 		return a
 	case *format.StringType, *format.EnumType, *format.JsonType:
 		return annot{kind: annString, name: lt.String()}
+	case *format.TimeType:
+		a := annot{kind: annTime, utc: lt.IsAdjustedToUTC, name: lt.String()}
+		switch lt.Unit.Value.(type) {
+		case *format.MilliSeconds:
+			a.unit = 1000
+		case *format.MicroSeconds:
+			a.unit = 1
+		case *format.NanoSeconds:
+			a.unit = -1000
+		}
+		return a
+	case *format.UUIDType:
+		return annot{kind: annUUID, name: "UUID"}
+	case *format.GeometryType, *format.GeographyType:
+		return annot{kind: annGeo, name: lt.String()}
 	case nil:
 	default:
 		return annot{kind: annOther, name: lt.String()}

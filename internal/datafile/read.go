@@ -12,6 +12,7 @@ import (
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/internal/parquetio"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/schema/variant"
 )
 
 // DefaultBatchSize is the number of rows per batch when ReadOptions
@@ -220,6 +221,12 @@ type reader struct {
 	cols   []*col
 	leaves []*leaf
 	slab   slab
+	// Shredded variants: the buffer a value is built in, and the last
+	// metadata parsed with its bytes.
+	vbuf     []byte
+	vmeta    variant.Metadata
+	vmetaRaw string
+	vmetaOK  bool
 }
 
 func (r *reader) close() {
@@ -277,13 +284,16 @@ func (r *reader) value(c *col) schema.Value {
 		return schema.Value{}
 	}
 	switch c.kind {
-	case colStruct:
+	case colStruct, colVariant:
 		fields := r.slab.take(len(c.children))
 		for i, cc := range c.children {
 			fields[i] = r.value(cc)
 		}
 		if c.extra != nil {
 			c.extra.SkipValue(c.rep)
+		}
+		if c.kind == colVariant {
+			return r.variantValue(c, fields)
 		}
 		return schema.StructValue(fields)
 	case colList, colMap:

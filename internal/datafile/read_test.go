@@ -2,11 +2,13 @@ package datafile_test
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/internal/datafile"
@@ -146,6 +148,63 @@ func TestPrimitives(t *testing.T) {
 			[null, null, null, null, null, null, null, null, null]
 			[1969-12-31, 1969-12-31T23:59:59.999Z, 1969-12-31T23:59:59.999999Z, 1969-12-31T23:59:59.999999Z, 1970-01-01T00:00:00Z, 1970-01-01T00:00:00, 1970-01-01T00:00:00Z, 2023-11-14T22:13:20.123456Z, 1969-01-01T00:00:00Z]`,
 	}, {
+		// INT64 TIMESTAMP(NANOS), as pandas, arrow and delta-rs write it,
+		// reads as microseconds rounded toward negative infinity, so that
+		// a value and its stats bound stay ordered before 1970 too
+		// (kernel-rs's arrow cast truncates toward zero; Spark and the Java
+		// kernel refuse the unit).
+		name: "nanosecond timestamps",
+		root: parquet.Group{
+			"ns":   parquet.Optional(parquet.TimestampAdjusted(parquet.Nanosecond, true)),
+			"ntz":  parquet.Optional(parquet.TimestampAdjusted(parquet.Nanosecond, false)),
+			"nsd":  parquet.Optional(dict(parquet.TimestampAdjusted(parquet.Nanosecond, true))),
+			"list": stdList(parquet.Optional(parquet.TimestampAdjusted(parquet.Nanosecond, false))),
+		},
+		patches: []patch{autoAnnotate},
+		rows: rowsOf(
+			row("ns", int64(t1)*1000+999, "ntz", int64(-1000), "nsd", int64(-1001), "list", lst(int64(1), nil, int64(-1))),
+			row("ns", int64(math.MinInt64), "ntz", int64(math.MaxInt64), "nsd", int64(-1001), "list", nil),
+		),
+		want: st(fld("ns", schema.Timestamp), fld("ntz", schema.TimestampNTZ), fld("nsd", schema.Timestamp),
+			fld("list", arr(schema.TimestampNTZ))),
+		expect: `
+			[2023-11-14T22:13:20.123456Z, 1969-12-31T23:59:59.999999, 1969-12-31T23:59:59.999998Z, [1970-01-01T00:00:00, null, 1969-12-31T23:59:59.999999]]
+			[1677-09-21T00:12:43.145224Z, 2262-04-11T23:47:16.854775, 1969-12-31T23:59:59.999998Z, null]`,
+	}, {
+		// Geometry and geography hold WKB in a BYTE_ARRAY annotated
+		// GEOMETRY or GEOGRAPHY (or not at all): read as binary values.
+		name: "geospatial",
+		root: parquet.Group{
+			"geom":  parquet.Optional(parquet.Leaf(parquet.ByteArrayType)),
+			"geog":  parquet.Optional(parquet.Leaf(parquet.ByteArrayType)),
+			"plain": parquet.Optional(parquet.Leaf(parquet.ByteArrayType)),
+		},
+		patches: []patch{
+			at("geom", func(e *format.SchemaElement) {
+				e.LogicalType = format.LogicalType{Value: &format.GeometryType{CRS: "OGC:CRS84"}}
+			}),
+			at("geog", func(e *format.SchemaElement) {
+				e.LogicalType = format.LogicalType{Value: &format.GeographyType{Algorithm: format.Spherical}}
+			}),
+		},
+		rows: rowsOf(
+			row("geom", wkbPoint, "geog", wkbPoint, "plain", wkbPoint),
+			row("geom", nil, "geog", nil, "plain", nil),
+		),
+		want: st(fld("geom", schema.GeometryType{CRS: "OGC:CRS84"}),
+			fld("geog", schema.GeographyType{CRS: "OGC:CRS84", Algorithm: "spherical"}),
+			fld("plain", schema.GeometryType{CRS: "EPSG:3857"})),
+		expect: `
+			[0101000000000000000000f03f0000000000000040, 0101000000000000000000f03f0000000000000040, 0101000000000000000000f03f0000000000000040]
+			[null, null, null]`,
+	}, {
+		name:    "geometry from an integer",
+		root:    parquet.Group{"g": parquet.Optional(parquet.Int(32))},
+		rows:    rowsOf(row("g", int32(1))),
+		want:    st(fld("g", schema.GeometryType{CRS: "OGC:CRS84"})),
+		err:     datafile.ErrTypeMismatch,
+		errText: "INT32 (INT(32,true)) as geometry(OGC:CRS84)",
+	}, {
 		name: "void columns read as null",
 		root: parquet.Group{"a": parquet.Optional(parquet.Int(64))},
 		rows: rowsOf(row("a", int64(1)), row("a", nil)),
@@ -156,6 +215,9 @@ func TestPrimitives(t *testing.T) {
 	}}
 	runCases(t, cases)
 }
+
+// wkbPoint is POINT(1 2) as little-endian WKB.
+var wkbPoint = []byte{1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0x40}
 
 // TestDecimals reads decimals from each physical encoding, legacy
 // annotated too, at their own type and at wider ones.
