@@ -10,6 +10,7 @@ import (
 
 	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/checkpoint"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
@@ -217,5 +218,111 @@ func TestDropVacuumProtocolCheck(t *testing.T) {
 	}
 	if got := snapIDs(t, tbl, snap); !slices.Equal(got, []int64{1}) {
 		t.Fatalf("ids %v", got)
+	}
+}
+
+// DROP FEATURE v2Checkpoint, as Spark's V2CheckpointPreDowngradeCommand
+// and the fast drop do it: delta.checkpointPolicy set to classic, three
+// barrier checkpoints of empty commits, each a classic checkpoint of the
+// V1 spec (no checkpointMetadata), then the drop commit (protocol without
+// the feature, with checkpointProtection) and a V1 checkpoint of it, which
+// a reader that does not know v2Checkpoint can start from. Time travel to
+// a version resting on the V2 checkpoint still reads.
+func TestDropV2Checkpoint(t *testing.T) {
+	ctx := context.Background()
+	sch := &schema.StructType{Fields: []schema.StructField{{Name: "id", Type: schema.Long}}}
+	tbl, err := delta.Create(ctx, "memory://drop-v2cp", delta.TableSpec{Schema: sch,
+		Properties: map[string]string{"delta.checkpointPolicy": "v2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	for i := range 2 {
+		if _, err := tbl.AppendRows(ctx, [][]schema.Value{{schema.LongValue(int64(i))}}, delta.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := tbl.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.AppendRows(ctx, [][]schema.Value{{schema.LongValue(2)}}, delta.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := tbl.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp := before.Segment().Checkpoint; len(cp) != 1 || cp[0].Kind != deltalog.UUIDCheckpoint {
+		t.Fatalf("the table before the drop rests on %+v, want a UUID-named V2 checkpoint", cp)
+	}
+
+	res, err := tbl.DropFeature(ctx, actions.FeatureV2Checkpoint, delta.AlterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop := res.Version
+	after, err := tbl.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := after.Protocol()
+	if slices.Contains(p.ReaderFeatures, actions.FeatureV2Checkpoint) || slices.Contains(p.WriterFeatures, actions.FeatureV2Checkpoint) ||
+		!slices.Contains(p.WriterFeatures, actions.FeatureCheckpointProtection) || p.MinReaderVersion != 1 {
+		t.Fatalf("protocol after the drop %+v", p)
+	}
+	props := after.Properties()
+	if props["delta.checkpointPolicy"] != "classic" || props["delta.requireCheckpointProtectionBeforeVersion"] != strconv.FormatInt(drop, 10) {
+		t.Fatalf("properties after the drop %v", props)
+	}
+	hist, err := tbl.History(ctx, int(drop-before.Version()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for _, c := range slices.Backward(hist) {
+		ops = append(ops, c.Info.Operation)
+	}
+	if want := []string{"SET TBLPROPERTIES", "Empty Commit", "Empty Commit", "Empty Commit", "DROP FEATURE"}; !slices.Equal(ops, want) {
+		t.Errorf("operations %q, want %q", ops, want)
+	}
+	// The barriers and the drop's checkpoint: classic-named, V1 spec.
+	store := tbl.Store()
+	for _, v := range []int64{drop - 3, drop - 2, drop - 1, drop} {
+		key := fmt.Sprintf("_delta_log/%020d.checkpoint.parquet", v)
+		var v2 bool
+		err := checkpoint.Read(ctx, store, []string{key}, checkpoint.CheckpointMetadata|checkpoint.Sidecar, func(b []actions.Action) error {
+			v2 = v2 || len(b) > 0
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("checkpoint at version %d: %v", v, err)
+		}
+		if v2 {
+			t.Errorf("checkpoint at version %d is of the V2 spec", v)
+		}
+	}
+	// A reader that does not know v2Checkpoint starts from the drop's
+	// checkpoint: its protocol names no feature such a reader lacks.
+	var cpProto *actions.Protocol
+	if err := checkpoint.Read(ctx, store, []string{fmt.Sprintf("_delta_log/%020d.checkpoint.parquet", drop)}, checkpoint.Protocol, func(b []actions.Action) error {
+		for _, a := range b {
+			cpProto = a.Protocol
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if cpProto == nil || slices.Contains(cpProto.ReaderFeatures, actions.FeatureV2Checkpoint) || cpProto.MinReaderVersion != 1 {
+		t.Fatalf("the drop's checkpoint holds protocol %+v", cpProto)
+	}
+	if got := snapIDs(t, tbl, after); !slices.Equal(got, []int64{0, 1, 2}) {
+		t.Fatalf("ids after the drop %v", got)
+	}
+	if got := snapIDs(t, tbl, before); !slices.Equal(got, []int64{0, 1, 2}) {
+		t.Fatalf("ids at version %d (V2 checkpoint) %v", before.Version(), got)
+	}
+	// Later checkpoints are V1 too, and a new drop finds nothing.
+	if _, err := tbl.DropFeature(ctx, actions.FeatureV2Checkpoint, delta.AlterOptions{}); !errors.Is(err, delta.ErrInvalidArgument) {
+		t.Errorf("second drop: %v", err)
 	}
 }

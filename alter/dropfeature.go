@@ -60,8 +60,8 @@ var droppable = map[string]func(s *snapshot.Snapshot, p *actions.Protocol) error
 // the features listed, as Spark normalises it. The commit is Spark's DROP
 // FEATURE, parameters featureName and truncateHistory (false).
 //
-// The reader-writer features deletionVectors and vacuumProtocolCheck are
-// dropped as Spark's fast DROP FEATURE drops them, with checkpoint
+// The reader-writer features deletionVectors, v2Checkpoint and
+// vacuumProtocolCheck are dropped as Spark's fast DROP FEATURE drops them, with checkpoint
 // protection and no history truncated (see dropProtected): the feature's
 // traces are removed first, then barrier checkpoints, then the protocol
 // without it and with checkpointProtection.
@@ -92,7 +92,7 @@ func DropFeature(ctx context.Context, snap *snapshot.Snapshot, name string, opts
 	if info.ReaderWriter || !can {
 		why := "dropping it is not supported here"
 		if info.ReaderWriter {
-			why = "dropping this reader-writer feature is not supported here (deletionVectors and vacuumProtocolCheck are)"
+			why = "dropping this reader-writer feature is not supported here (deletionVectors, v2Checkpoint and vacuumProtocolCheck are)"
 		}
 		return txn.CommitResult{}, &deltaerr.FeatureError{Feature: "DROP FEATURE " + name + ": " + why, Op: "write"}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/checkpoint"
+	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/internal/dv"
 	"github.com/godelta/delta/optimize"
 	"github.com/godelta/delta/snapshot"
@@ -46,6 +47,7 @@ var protectedDroppable = map[string]protectedDrop{
 	// vacuumProtocolCheck leaves no trace but the protocol (Spark's
 	// VacuumProtocolCheckPreDowngradeCommand does nothing); as a
 	// reader-writer feature it still gets the barrier checkpoints.
+	actions.FeatureV2Checkpoint: {prepare: prepareDropV2Checkpoints, clean: noV2Checkpoint},
 	actions.FeatureVacuumProtocolCheck: {
 		prepare: func(_ context.Context, s *snapshot.Snapshot, _ Options) (*snapshot.Snapshot, error) { return s, nil },
 		clean:   func(context.Context, *snapshot.Snapshot) error { return nil },
@@ -58,6 +60,8 @@ var protectedDroppable = map[string]protectedDrop{
 // history:
 //
 //  1. the feature's traces are removed from the latest version (for
+//     V2 checkpoints: delta.checkpointPolicy set to classic, so that the
+//     checkpoints that follow are of the V1 spec; for
 //     deletion vectors: delta.enableDeletionVectors unset, every vector
 //     purged into rewritten files by REORG ... APPLY (PURGE), and a
 //     tombstone (a remove of the vector file, dataChange false) for each
@@ -87,6 +91,11 @@ func dropProtected(ctx context.Context, snap *snapshot.Snapshot, name string, d 
 		if _, err := checkpoint.Write(ctx, s.Store(), s, checkpoint.WriteOptions{}); err != nil {
 			return txn.CommitResult{}, fmt.Errorf("alter: barrier checkpoint of version %d: %w", s.Version(), err)
 		}
+	}
+	// The drop commits on the table as read from the last barrier, as
+	// Spark's does: the invariants ask what checkpoint it rests on.
+	if s, err = snapshot.Load(ctx, s.Store(), s.Version()); err != nil {
+		return txn.CommitResult{}, err
 	}
 	params := map[string]any{"featureName": name, "truncateHistory": false}
 	res, err := run(ctx, s, opts, OpDropFeature, params, func(ctx context.Context, s *snapshot.Snapshot) (change, error) {
@@ -217,6 +226,64 @@ func noDeletionVectors(ctx context.Context, s *snapshot.Snapshot) error {
 		if a.DeletionVector != nil {
 			return invalid("file %s has a deletion vector again (a concurrent DELETE, UPDATE or MERGE)", a.Path)
 		}
+	}
+	return nil
+}
+
+// prepareDropV2Checkpoints is Spark's V2CheckpointPreDowngradeCommand: a
+// SET TBLPROPERTIES delta.checkpointPolicy = classic, so that the barrier
+// checkpoints that follow, and every later one, are classic checkpoints of
+// the V1 spec (package checkpoint writes the V2 spec only under the v2
+// policy).
+func prepareDropV2Checkpoints(ctx context.Context, s *snapshot.Snapshot, opts Options) (*snapshot.Snapshot, error) {
+	if s.Config().CheckpointPolicy() != tableconfig.CheckpointV2 {
+		return s, nil
+	}
+	classic := string(tableconfig.CheckpointClassic)
+	params := map[string]any{"properties": jsonString(map[string]string{tableconfig.KeyCheckpointPolicy: classic})}
+	res, err := run(ctx, s, opts, OpSetProperties, params, func(_ context.Context, s *snapshot.Snapshot) (change, error) {
+		m := s.Metadata()
+		m.Configuration = cloneProps(s)
+		m.Configuration[tableconfig.KeyCheckpointPolicy] = classic
+		return change{protocol: s.Protocol(), metadata: m}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	txn.PostCommit(ctx, &res)
+	return res.Snapshot(ctx)
+}
+
+// noV2Checkpoint is the drop invariant of V2 checkpoints (Spark's
+// V2CheckpointTableFeature.validateDropInvariants): the policy is not v2,
+// and the snapshot does not rest on a checkpoint of the V2 spec (a
+// UUID-named one, or a classic-named one with a checkpointMetadata
+// action).
+func noV2Checkpoint(ctx context.Context, s *snapshot.Snapshot) error {
+	if s.Config().CheckpointPolicy() == tableconfig.CheckpointV2 {
+		return invalid("%s was set to v2 again meanwhile", tableconfig.KeyCheckpointPolicy)
+	}
+	parts := s.Segment().Checkpoint
+	if len(parts) == 0 {
+		return nil
+	}
+	if parts[0].Kind == deltalog.UUIDCheckpoint {
+		return invalid("version %d rests on the V2 checkpoint %s", s.Version(), parts[0].Key)
+	}
+	keys := make([]string, len(parts))
+	for i, p := range parts {
+		keys[i] = p.Key
+	}
+	v2 := false
+	err := checkpoint.Read(ctx, s.Store(), keys, checkpoint.CheckpointMetadata, func(batch []actions.Action) error {
+		v2 = v2 || len(batch) > 0
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if v2 {
+		return invalid("version %d rests on checkpoint %s of the V2 spec", s.Version(), parts[0].Key)
 	}
 	return nil
 }

@@ -96,9 +96,12 @@ const (
 //
 // # Kind and layout
 //
-// A table without the v2Checkpoint feature gets a classic V1 checkpoint,
-// _delta_log/<v>.checkpoint.parquet. A table with it gets a UUID-named V2
-// checkpoint, _delta_log/<v>.checkpoint.<uuid>.parquet (or .json, see
+// A table gets a classic V1 checkpoint, _delta_log/<v>.checkpoint.parquet,
+// unless it has the v2Checkpoint feature and delta.checkpointPolicy is v2
+// (the policy, not the feature, decides, as in Spark: a table that keeps
+// the feature under the classic policy, as the drop of the feature leaves
+// it first, gets V1 checkpoints, which the protocol always allows). Under
+// the v2 policy it gets a UUID-named V2 checkpoint, _delta_log/<v>.checkpoint.<uuid>.parquet (or .json, see
 // WriteOptions.V2Format), whose first action is checkpointMetadata; its add
 // and remove actions are either all in the checkpoint or all in sidecar
 // files _delta_log/_sidecars/<uuid>.parquet, which it names in sidecar
@@ -245,8 +248,12 @@ func newWriter(st State, opts WriteOptions) (*writer, error) {
 	if w.opts.RowGroupRows == 0 {
 		w.opts.RowGroupRows = defaultRowGroupRows
 	}
-	w.v2 = tableconfig.HasReaderFeature(&w.protocol, actions.FeatureV2Checkpoint)
 	cfg := st.Config()
+	// The V2 spec under the v2 policy only, as Spark decides: a table
+	// that supports the feature with the classic policy (the one a drop of
+	// the feature sets first) gets classic checkpoints of the V1 spec,
+	// which the protocol always allows.
+	w.v2 = tableconfig.HasReaderFeature(&w.protocol, actions.FeatureV2Checkpoint) && cfg.CheckpointPolicy() == tableconfig.CheckpointV2
 	now := w.opts.Now()
 	w.tombstoneCutoff = now.Add(-cfg.DeletedFileRetention()).UnixMilli()
 	if d, ok := cfg.SetTransactionRetention(); ok {

@@ -274,6 +274,15 @@ func buildTable(t *testing.T, store logstore.Store, protocol actions.Protocol, c
 	now := time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)
 	ms := func(d time.Duration) *int64 { return ptr(now.Add(-d).UnixMilli()) }
 	created := now.UnixMilli()
+	if tableconfig.HasReaderFeature(&protocol, actions.FeatureV2Checkpoint) {
+		// As Spark makes such a table: V2 checkpoints are written under
+		// the v2 policy.
+		conf = maps.Clone(conf)
+		if conf == nil {
+			conf = map[string]string{}
+		}
+		conf[tableconfig.KeyCheckpointPolicy] = string(tableconfig.CheckpointV2)
+	}
 	commits := [][]actions.Action{
 		{
 			{CommitInfo: &actions.CommitInfo{Operation: "CREATE TABLE"}},

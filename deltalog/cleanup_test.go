@@ -131,16 +131,18 @@ func logTable(t *testing.T, n int, cps []int64, v2 bool, base time.Time) (*logst
 		t.Fatal(err)
 	}
 	proto := actions.Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+	var conf map[string]string
 	if v2 {
 		proto = actions.Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
 			ReaderFeatures: []string{actions.FeatureV2Checkpoint}, WriterFeatures: []string{actions.FeatureV2Checkpoint}}
+		conf = map[string]string{"delta.checkpointPolicy": "v2"} // V2 checkpoints are written under the v2 policy
 	}
 	at := func(v int64) time.Time { return base.Add(time.Duration(v) * day) }
 	for v := int64(0); v < int64(n); v++ {
 		acts := []actions.Action{{Add: &actions.Add{Path: "f" + string(rune('a'+v)) + ".parquet", PartitionValues: map[string]string{}, Size: v, DataChange: true}}}
 		if v == 0 {
 			acts = append([]actions.Action{{Protocol: &proto}, {Metadata: &actions.Metadata{ID: "x", SchemaString: `{"type":"struct","fields":[]}`,
-				Format: actions.Format{Provider: "parquet"}}}}, acts...)
+				Format: actions.Format{Provider: "parquet"}, Configuration: conf}}}, acts...)
 		}
 		data, _ := actions.EncodeCommit(acts)
 		if err := store.PutIfAbsent(ctx, deltalog.CommitKey(v), data); err != nil {

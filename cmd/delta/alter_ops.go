@@ -104,7 +104,7 @@ func init() {
 		Run: func(ctx context.Context, t *delta.Table, args []string) (delta.CommitResult, error) {
 			return t.EnableFeature(ctx, args[0], none)
 		}}
-	alterOps["drop-feature"] = alterOp{Usage: "drop-feature NAME (checkConstraints, domainMetadata, inCommitTimestamp, deletionVectors, vacuumProtocolCheck)", MinArgs: 1, MaxArgs: 1,
+	alterOps["drop-feature"] = alterOp{Usage: "drop-feature NAME (checkConstraints, domainMetadata, inCommitTimestamp, deletionVectors, v2Checkpoint, vacuumProtocolCheck)", MinArgs: 1, MaxArgs: 1,
 		Run: func(ctx context.Context, t *delta.Table, args []string) (delta.CommitResult, error) {
 			return t.DropFeature(ctx, args[0], none)
 		}}
