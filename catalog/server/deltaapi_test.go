@@ -4,15 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/catalog"
+	"github.com/godelta/delta/catalog/catalogtest"
 	"github.com/godelta/delta/catalog/server"
 	"github.com/godelta/delta/catalogmanaged"
 	"github.com/godelta/delta/catalogmanaged/ucrest"
@@ -291,5 +294,107 @@ func TestDeltaAPICorpusTable(t *testing.T) {
 	}
 	if snap.Version() != 2 || rows != 200 {
 		t.Fatalf("version %d with %d rows; want version 2 with 200", snap.Version(), rows)
+	}
+}
+
+// The server's answers to requests of the Delta-Tables API, written as
+// Unity Catalog's spec shows them, and to requests that break it: each
+// refusal is the spec's error model with its DeltaErrorType.
+func TestDeltaAPIRequests(t *testing.T) {
+	ctx := context.Background()
+	wh := t.TempDir()
+	srv, base := serve(t, server.Config{Warehouse: wh, DB: ":memory:", Token: "tok"})
+	st := srv.Store().(*catalog.SQLStore)
+	for _, ns := range []catalog.Namespace{{"sales"}, {"sales", "eu"}} {
+		if err := st.CreateNamespace(ctx, ns, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := catalogtest.ManagedTable(t, st, catalog.TableIdent{Namespace: catalog.Namespace{"sales", "eu"}, Name: "t1"}, filepath.Join(wh, "sales", "t1"))
+	api := base + server.UCRoot + ucrest.V1Path
+	tbl := api + "/catalogs/sales/schemas/eu/tables/t1"
+	staged := "00000000000000000001.a0b6ad8c-8d5d-4b0f-a1ff-5f1f7c3c7e01.json"
+	addCommit := func(v int, name string) string {
+		return fmt.Sprintf(`{"action": "add-commit", "commit": {"version": %d, "timestamp": 1700000001000, "file-name": %q, "file-size": 100, "file-modification-timestamp": 1700000001001}}`, v, name)
+	}
+	update := func(reqs string, updates ...string) string {
+		return `{"requirements": [` + reqs + `], "updates": [` + strings.Join(updates, ",") + `]}`
+	}
+	uuidReq := fmt.Sprintf(`{"type": "assert-table-uuid", "uuid": %q}`, reg.ID)
+	for _, tc := range []struct {
+		name, method, url, body string
+		status                  int
+		typ                     string
+	}{
+		{"no token", "GET", tbl, "", 401, ""},
+		{"config without catalog", "GET", api + "/config?protocol-versions=1.0", "", 400, "InvalidParameterValueException"},
+		{"config of version 2 only", "GET", api + "/config?catalog=sales&protocol-versions=2.3", "", 400, "InvalidParameterValueException"},
+		{"missing catalog", "GET", api + "/catalogs/nope/schemas/eu/tables/t1", "", 404, "NoSuchCatalogException"},
+		{"missing schema", "GET", api + "/catalogs/sales/schemas/nope/tables/t1", "", 404, "NoSuchSchemaException"},
+		{"missing table", "GET", api + "/catalogs/sales/schemas/eu/tables/nope", "", 404, "NoSuchTableException"},
+		{"update not JSON", "POST", tbl, "{", 400, "BadRequestException"},
+		{"update too large", "POST", tbl, `{"requirements": [], "updates": [], "x": "` + strings.Repeat("x", 1<<20) + `"}`, 413, "BadRequestException"},
+		{"unsupported action", "POST", tbl, update("", `{"action": "set-properties", "updates": {"a": "b"}}`), 501, "NotImplementedException"},
+		{"two commits", "POST", tbl, update("", addCommit(1, staged), addCommit(1, staged)), 400, "BadRequestException"},
+		{"unknown requirement", "POST", tbl, update(`{"type": "assert-nothing"}`, addCommit(1, staged)), 400, "BadRequestException"},
+		{"another table's uuid", "POST", tbl, update(`{"type": "assert-table-uuid", "uuid": "00000000-0000-0000-0000-000000000000"}`, addCommit(1, staged)), 409, "UpdateRequirementConflictException"},
+		{"stale etag", "POST", tbl, update(`{"type": "assert-etag", "etag": "old"}`, addCommit(1, staged)), 409, "UpdateRequirementConflictException"},
+		{"commit outside _staged_commits", "POST", tbl, update(uuidReq, addCommit(1, "../../00000000000000000001.json")), 400, "InvalidParameterValueException"},
+		{"commit of a taken version", "POST", tbl, update(uuidReq, addCommit(0, "00000000000000000000.a0b6ad8c-8d5d-4b0f-a1ff-5f1f7c3c7e01.json")), 409, "CommitVersionConflictException"},
+		{"backfill past latest", "POST", tbl, update(uuidReq, `{"action": "set-latest-backfilled-version", "latest-published-version": 5}`), 400, "InvalidParameterValueException"},
+		{"credentials for writing only", "GET", tbl + "/credentials?operation=WRITE", "", 400, "InvalidParameterValueException"},
+		{"create an unstaged managed table", "POST", api + "/catalogs/sales/schemas/eu/tables",
+			`{"name": "t2", "location": "file:///nowhere", "table-type": "MANAGED", "columns": {"type": "struct", "fields": []}, "protocol": {"min-reader-version": 3, "min-writer-version": 7}, "properties": {}, "last-commit-timestamp-ms": 1}`, 404, "NoSuchTableException"},
+		{"create an external table where none is", "POST", api + "/catalogs/sales/schemas/eu/tables",
+			`{"name": "t2", "location": "file://` + filepath.ToSlash(t.TempDir()) + `", "table-type": "EXTERNAL", "columns": {"type": "struct", "fields": []}, "protocol": {"min-reader-version": 1, "min-writer-version": 2}, "properties": {}, "last-commit-timestamp-ms": 1}`, 400, "InvalidParameterValueException"},
+		{"stage in a missing schema", "POST", api + "/catalogs/sales/schemas/nope/staging-tables", `{"name": "t3"}`, 404, "NoSuchSchemaException"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			token := "tok"
+			if tc.status == 401 {
+				token = ""
+			}
+			a := call(t, tc.method, tc.url, token, tc.body)
+			if a.status != tc.status {
+				t.Fatalf("status %d, want %d: %s", a.status, tc.status, a.body)
+			}
+			if tc.typ == "" {
+				return
+			}
+			var e struct {
+				Error struct {
+					Message string `json:"message"`
+					Type    string `json:"type"`
+					Code    int    `json:"code"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(a.body), &e); err != nil || e.Error.Type != tc.typ || e.Error.Code != tc.status || e.Error.Message == "" {
+				t.Fatalf("error %q (%v), want type %s", a.body, err, tc.typ)
+			}
+		})
+	}
+
+	// A commit as delta-kernel-rs's committer sends it: ratified, and
+	// answered in the table's state.
+	before := call(t, "GET", tbl, "tok", "")
+	a := call(t, "POST", tbl, "tok", update(uuidReq, addCommit(1, staged)))
+	if a.status != 200 {
+		t.Fatalf("commit: %d %s", a.status, a.body)
+	}
+	var after, was ucrest.LoadTableResponse
+	if err := json.Unmarshal([]byte(a.body), &after); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(before.body), &was); err != nil {
+		t.Fatal(err)
+	}
+	if *after.LatestTableVersion != 1 || len(after.Commits) != 1 || after.Commits[0].FileName != staged || after.Metadata.Etag == was.Metadata.Etag ||
+		after.Metadata.TableUUID != reg.ID || after.Metadata.TableType != ucrest.Managed {
+		t.Fatalf("after the commit: %s (before: %s)", a.body, before.body)
+	}
+	// Publication reported: the catalog forgets the commit.
+	a = call(t, "POST", tbl, "tok", update(uuidReq, `{"action": "set-latest-backfilled-version", "latest-published-version": 1}`))
+	if err := json.Unmarshal([]byte(a.body), &after); err != nil || a.status != 200 || *after.LatestTableVersion != 1 || len(after.Commits) != 0 {
+		t.Fatalf("after publication: %d %s", a.status, a.body)
 	}
 }
