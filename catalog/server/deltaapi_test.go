@@ -21,6 +21,7 @@ import (
 	"github.com/godelta/delta/catalogmanaged/ucrest"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/local"
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/schema"
@@ -73,6 +74,16 @@ func TestDeltaAPIManagedTable(t *testing.T) {
 	if _, err := client.CreateStagingTable(ctx, "sales", "eu", "orders"); !errors.Is(err, catalogmanaged.ErrConflict) {
 		t.Fatalf("staging a taken name: %v", err)
 	}
+	// Staged, the table has no version yet, and cannot be finalized
+	// before its version 0 is written.
+	name := ucrest.TableName{Catalog: "sales", Schema: "eu", Table: "orders"}
+	if early, err := client.LoadTable(ctx, name); err != nil || early.LatestTableVersion != nil || early.Metadata.TableUUID != staged.TableID {
+		t.Fatalf("load of a staged table: %+v, %v", early, err)
+	}
+	if _, err := client.CreateTable(ctx, "sales", "eu", ucrest.CreateTableRequest{Name: "orders", Location: staged.Location, TableType: ucrest.Managed,
+		Columns: json.RawMessage(`{"type":"struct","fields":[]}`), Protocol: staged.RequiredProtocol, LastCommitTimestampMs: 1}); !errorsAsStatus(err, 400) || !errors.Is(err, logstore.ErrNotWritten) {
+		t.Fatalf("create before version 0: %v", err)
+	}
 	dir := localPath(t, staged.Location)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -108,7 +119,6 @@ func TestDeltaAPIManagedTable(t *testing.T) {
 		t.Fatalf("created %+v", created)
 	}
 
-	name := ucrest.TableName{Catalog: "sales", Schema: "eu", Table: "orders"}
 	view := func() *catalogmanaged.Store { return catalogmanaged.New(storage, client.Table(name, staged.TableID)) }
 	const writers, each = 4, 3
 	var wg sync.WaitGroup
