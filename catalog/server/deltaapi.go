@@ -40,8 +40,8 @@ import (
 // table whose commits the catalog has never ratified (registered from
 // the warehouse, or just created) answers the latest version published
 // in its _delta_log, and its first commit through the API must follow
-// that version. table-type is MANAGED for a table with a ratified
-// version, EXTERNAL otherwise.
+// that version. table-type is MANAGED for a table created through the
+// API or with a ratified version, EXTERNAL otherwise.
 //
 // Creating a managed table: staging-tables registers the name at once,
 // at a new location <warehouse>/_managed/<uuid> (no namespace begins
@@ -70,6 +70,9 @@ func (s *Server) mountDeltaAPI(whURI string) {
 	}
 	s.deltaAPI = http.StripPrefix(UCRoot, ucrest.Handler(deltaCatalog{s}, "", s.log))
 }
+
+// managedDir is the warehouse directory of staged tables.
+const managedDir = "_managed"
 
 // deltaCatalog is the server's catalog as ucrest.Handler sees it.
 type deltaCatalog struct{ s *Server }
@@ -133,7 +136,7 @@ func (c deltaCatalog) table(ctx context.Context, t catalog.Table) (ucrest.Table,
 		return ucrest.Table{}, err
 	}
 	typ := ucrest.External
-	if r.Latest >= 0 {
+	if r.Latest >= 0 || strings.HasPrefix(t.Location, catalog.JoinLocation(c.s.warehouseBase, managedDir)+"/") {
 		typ = ucrest.Managed
 	}
 	shown, _, _ := strings.Cut(t.Location, "?")
@@ -146,7 +149,7 @@ func (c deltaCatalog) StageTable(ctx context.Context, n ucrest.TableName) (ucres
 	if err != nil {
 		return ucrest.Table{}, err
 	}
-	loc := catalog.JoinLocation(c.s.warehouseBase, "_managed", uuid.NewString())
+	loc := catalog.JoinLocation(c.s.warehouseBase, managedDir, uuid.NewString())
 	t, err := c.s.store.RegisterTable(ctx, catalog.Table{Ident: id, Location: loc})
 	if err != nil {
 		return ucrest.Table{}, c.mapErr(ctx, n.Catalog, err)

@@ -115,7 +115,7 @@ func TestDeltaAPIManagedTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if created.Metadata.TableUUID != staged.TableID || created.LatestTableVersion == nil || *created.LatestTableVersion != 0 {
+	if created.Metadata.TableUUID != staged.TableID || created.LatestTableVersion == nil || *created.LatestTableVersion != 0 || created.Metadata.TableType != ucrest.Managed {
 		t.Fatalf("created %+v", created)
 	}
 

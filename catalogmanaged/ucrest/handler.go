@@ -42,7 +42,9 @@ type Table struct {
 	Created, Updated time.Time
 	// Commits is the catalog's client of the table's commits: the
 	// Handler answers load_table from its Commits and ratifies through
-	// its Commit and Published.
+	// its Commit and Published. nil for a table whose commits the
+	// catalog does not keep: it loads without commits or a latest
+	// version, and takes no commit.
 	Commits catalogmanaged.Client
 }
 
@@ -132,9 +134,12 @@ func (h *handler) config(w http.ResponseWriter, r *http.Request) {
 
 // loadResponse answers the table t.
 func (h *handler) loadResponse(ctx context.Context, t Table) (*LoadTableResponse, error) {
-	rat, err := t.Commits.Commits(ctx)
-	if err != nil {
-		return nil, err
+	rat := catalogmanaged.Ratified{Latest: -1}
+	if t.Commits != nil {
+		var err error
+		if rat, err = t.Commits.Commits(ctx); err != nil {
+			return nil, err
+		}
 	}
 	resp := &LoadTableResponse{Commits: []Commit{}, Metadata: TableMetadata{
 		TableType: t.Type, TableUUID: t.ID, Location: t.Location,
@@ -194,6 +199,10 @@ func (h *handler) update(w http.ResponseWriter, r *http.Request) {
 	t, err := h.cat.Table(r.Context(), name(r))
 	if err != nil {
 		h.fail(w, r, err)
+		return
+	}
+	if t.Commits == nil && (add != nil || backfilled != nil) {
+		writeError(w, http.StatusBadRequest, typeInvalidParameter, fmt.Sprintf("the catalog keeps no commits of table %s", name(r)))
 		return
 	}
 	for _, q := range req.Requirements {
