@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/godelta/delta/catalogmanaged"
+	"github.com/godelta/delta/catalogmanaged/internal/ucwire"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
@@ -55,18 +56,7 @@ func (e *APIError) Error() string {
 // logstore.ErrNotWritten: the server did nothing. A 429 may come after
 // the server did nothing too (too many unpublished commits), but is also
 // what a proxy answers, so it stays an unknown outcome.
-func (e *APIError) Is(target error) bool {
-	switch target {
-	case deltaerr.ErrTableNotFound:
-		return e.Status == http.StatusNotFound
-	case catalogmanaged.ErrConflict:
-		return e.Status == http.StatusConflict
-	case logstore.ErrNotWritten:
-		return e.Status >= 400 && e.Status < 500 && e.Status != http.StatusConflict &&
-			e.Status != http.StatusRequestTimeout && e.Status != http.StatusTooManyRequests
-	}
-	return false
-}
+func (e *APIError) Is(target error) bool { return ucwire.StatusIs(e.Status, target) }
 
 // do sends method to apiPath (with query) and body, when not nil, as JSON,
 // and decodes a 2xx answer into out, when not nil.
@@ -99,12 +89,9 @@ func (c *Client) do(ctx context.Context, method, apiPath string, query url.Value
 		return fmt.Errorf("ucrest: %s %s: %w", method, apiPath, err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponse+1))
+	raw, err := ucwire.ReadAnswer(resp.Body, MaxResponse, apiPath)
 	if err != nil {
-		return fmt.Errorf("ucrest: %s %s: reading the answer: %w", method, apiPath, err)
-	}
-	if len(raw) > MaxResponse {
-		return &deltaerr.CorruptError{Path: apiPath, Reason: fmt.Sprintf("an answer over %d bytes", MaxResponse)}
+		return err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		e := &APIError{Status: resp.StatusCode}

@@ -8,13 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"slices"
 	"time"
 
 	"github.com/godelta/delta/catalogmanaged"
+	"github.com/godelta/delta/catalogmanaged/internal/ucwire"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 )
@@ -335,20 +335,11 @@ func (h *handler) create(w http.ResponseWriter, r *http.Request) {
 
 // decode reads a JSON request body into v.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	data, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
-	switch {
-	case err != nil:
-		writeError(w, http.StatusBadRequest, typeBadRequest, "reading the request: "+err.Error())
-		return false
-	case len(data) > maxRequest:
-		writeError(w, http.StatusRequestEntityTooLarge, typeBadRequest, fmt.Sprintf("a request body over %d bytes", maxRequest))
-		return false
+	status, msg, ok := ucwire.DecodeRequest(r, maxRequest, v)
+	if !ok {
+		writeError(w, status, typeBadRequest, msg)
 	}
-	if err := json.Unmarshal(data, v); err != nil {
-		writeError(w, http.StatusBadRequest, typeBadRequest, "the request is not the API's JSON: "+err.Error())
-		return false
-	}
-	return true
+	return ok
 }
 
 // fail answers err with the status its kind calls for.
