@@ -4,8 +4,10 @@
 // servers share, package catalog/postgres), registers the Delta tables of a warehouse
 // (catalog.RegisterWarehouse), and serves the Iceberg REST catalog API
 // (package catalog/icebergrest) at the root path, behind an optional
-// bearer token. The Delta-Tables API of catalog-managed commits will be
-// mounted beside it, on the same port and behind the same token.
+// bearer token. Unity Catalog's commits API (package catalogmanaged/uc)
+// and its Delta-Tables API (package catalogmanaged/ucrest, deltaapi.go)
+// are mounted beside it under UCRoot, on the same port and behind the
+// same token.
 //
 // The warehouse and the tables may be on any store whose backend the
 // program links (logstore.Open; cmd/delta links them all). A warehouse
@@ -89,6 +91,10 @@ type Server struct {
 	handler *icebergrest.Handler
 	// commits serves Unity Catalog's Delta commits API under UCRoot.
 	commits http.Handler
+	// deltaAPI serves its Delta-Tables API (deltaapi.go); warehouseBase
+	// is the warehouse URI staged tables are placed under.
+	deltaAPI      http.Handler
+	warehouseBase string
 	// Registered is what the warehouse scan at Open found.
 	Registered catalog.WarehouseResult
 	// DBPath is the database file opened (a PostgreSQL URL without its
@@ -150,6 +156,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		handler: icebergrest.NewHandler(store, icebergrest.Options{Logger: log}),
 	}
 	srv.commits = http.StripPrefix(UCRoot, uc.Handler(managedCatalog{srv}, ""))
+	srv.mountDeltaAPI(wh.URI())
 	return srv, nil
 }
 
@@ -269,6 +276,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if name, ok := strings.CutPrefix(r.URL.Path, UCRoot+uc.TablesPath+"/"); ok && r.Method == http.MethodGet {
 		s.tableInfo(w, r, name)
+		return
+	}
+	if s.serveDeltaAPI(w, r) {
 		return
 	}
 	if strings.HasPrefix(r.URL.Path, UCRoot+"/") {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"path"
@@ -16,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/godelta/delta/catalogmanaged"
+	"github.com/godelta/delta/catalogmanaged/internal/ucwire"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
@@ -85,18 +85,7 @@ func (e *APIError) Error() string {
 // Is makes a 404 deltaerr.ErrTableNotFound, a 409
 // catalogmanaged.ErrConflict, and another 4xx but 408 and 429 a refusal
 // (logstore.ErrNotWritten: nothing was ratified).
-func (e *APIError) Is(target error) bool {
-	switch target {
-	case deltaerr.ErrTableNotFound:
-		return e.Status == http.StatusNotFound
-	case catalogmanaged.ErrConflict:
-		return e.Status == http.StatusConflict
-	case logstore.ErrNotWritten:
-		return e.Status >= 400 && e.Status < 500 && e.Status != http.StatusConflict &&
-			e.Status != http.StatusRequestTimeout && e.Status != http.StatusTooManyRequests
-	}
-	return false
-}
+func (e *APIError) Is(target error) bool { return ucwire.StatusIs(e.Status, target) }
 
 // do sends method with body as JSON and decodes a 200 answer into out.
 func (c *Client) do(ctx context.Context, method string, body, out any) error {
@@ -289,12 +278,9 @@ func (c *Client) TableInfo(ctx context.Context, fullName string) (TableInfo, err
 // answer other than 200 is an *APIError.
 func readAnswer(resp *http.Response) ([]byte, error) {
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	raw, err := ucwire.ReadAnswer(resp.Body, maxResponse, "unity catalog")
 	if err != nil {
-		return nil, fmt.Errorf("unity catalog: reading the answer: %w", err)
-	}
-	if len(raw) > maxResponse {
-		return nil, fmt.Errorf("unity catalog: an answer over %d bytes: %w", maxResponse, deltaerr.ErrCorrupt)
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		e := &APIError{Status: resp.StatusCode}

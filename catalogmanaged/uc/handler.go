@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 
 	"github.com/godelta/delta/catalogmanaged"
+	"github.com/godelta/delta/catalogmanaged/internal/ucwire"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/deltalog"
 )
@@ -74,20 +74,11 @@ func (h *handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 
 // decode reads a JSON request body into v.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	data, err := io.ReadAll(io.LimitReader(r.Body, maxRequest+1))
-	switch {
-	case err != nil:
-		writeError(w, http.StatusBadRequest, codeInvalidArgument, "reading the request: "+err.Error())
-		return false
-	case len(data) > maxRequest:
-		writeError(w, http.StatusRequestEntityTooLarge, codeInvalidArgument, fmt.Sprintf("a request body over %d bytes", maxRequest))
-		return false
+	status, msg, ok := ucwire.DecodeRequest(r, maxRequest, v)
+	if !ok {
+		writeError(w, status, codeInvalidArgument, msg)
 	}
-	if err := json.Unmarshal(data, v); err != nil {
-		writeError(w, http.StatusBadRequest, codeInvalidArgument, "the request is not the API's JSON: "+err.Error())
-		return false
-	}
-	return true
+	return ok
 }
 
 func (h *handler) table(w http.ResponseWriter, r *http.Request, id, uri string) catalogmanaged.Client {
