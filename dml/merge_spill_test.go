@@ -182,8 +182,8 @@ func TestMergeSpillSameResult(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/dv=%v", tc.name, dv), func(t *testing.T) {
 				type outcome struct {
 					files, changes, rows []string
-					metrics          MergeMetrics
-					committed        bool
+					metrics              MergeMetrics
+					committed            bool
 				}
 				run := func(budget int64) (outcome, int) {
 					var o outcome
