@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"net/url"
 	"os"
@@ -252,18 +251,22 @@ func (s *spiller) route(key []byte) *spillPart {
 // kidOf is the kid, of n, of a key at depth d: a hash salted by d, so
 // that a split spreads the keys its parent gathered.
 func kidOf(key []byte, d, n int) int {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte{byte(d)})
-	_, _ = h.Write(key)
-	return int(h.Sum64() % uint64(n))
+	return int(fnv1a(fnv1a(fnvOffset, []byte{byte(d)}), key) % uint64(n))
 }
 
 // keyHash is the hash of the in-leaf index.
-func keyHash(key []byte) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write(key)
-	return h.Sum64()
+func keyHash(key []byte) uint64 { return fnv1a(fnvOffset, key) }
+
+// fnv1a is 64-bit FNV-1a (as hash/fnv's, without its allocation a call).
+func fnv1a(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
 }
+
+const fnvOffset = 14695981039346656037
 
 // add spills a source row with its key (nil: a null key): a record of
 // its srcID, its key and its values, in the partition the key routes to.
