@@ -81,8 +81,9 @@ const (
 	// loaded whole.
 	spillMaxDepth = 3
 	spillMaxParts = 1024
-	// spillIndexBytes is what a loaded leaf's index costs a row.
-	spillIndexBytes = 16
+	// spillIndexBytes is what a loaded leaf's index costs a row: an
+	// entry, and at most one slot of its directory.
+	spillIndexBytes = 20
 	// spillBufBytes is the read and write buffer of a temporary file.
 	spillBufBytes = 32 << 10
 )
@@ -626,6 +627,19 @@ func (s *spiller) join(ctx context.Context, p *spillPart) error {
 		}
 		return int(a.off - b.off)
 	})
+	// A directory of the entries by the top bits of their hashes, about
+	// one entry a slot: a lookup reads a slot and the entries after it.
+	bits := 1
+	for 1<<bits < len(idx) {
+		bits++
+	}
+	dir := make([]int32, 1<<bits+1)
+	for i, e := range idx {
+		dir[e.hash>>(64-bits)+1] = int32(i + 1)
+	}
+	for i := 1; i < len(dir); i++ {
+		dir[i] = max(dir[i], dir[i-1])
+	}
 	tgt, err := os.Open(p.tgt)
 	if err != nil {
 		return fmt.Errorf("merge: spill: %w", err)
@@ -668,16 +682,11 @@ func (s *spiller) join(ctx context.Context, p *spillPart) error {
 			}
 		}
 		h := keyHash(key)
-		i, _ := slices.BinarySearchFunc(idx, h, func(e entry, h uint64) int {
-			switch {
-			case e.hash < h:
-				return -1
-			case e.hash > h:
-				return 1
-			}
-			return 0
-		})
-		for ; i < len(idx) && idx[i].hash == h; i++ {
+		i, end := int(dir[h>>(64-bits)]), int(dir[h>>(64-bits)+1])
+		for i < end && idx[i].hash < h {
+			i++
+		}
+		for ; i < end && idx[i].hash == h; i++ {
 			r, _, err := parseSrc(data[idx[i].off:])
 			if err != nil {
 				mf.Close()
