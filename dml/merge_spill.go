@@ -519,9 +519,15 @@ func (m *merger) partitionTarget(ctx context.Context, files []*actions.Add) erro
 		}
 		p.tgt, p.tf, p.tw = f.Name(), f, bufio.NewWriterSize(f, spillBufBytes)
 	}
-	cols := make([]string, len(m.keys))
+	// The key columns, each once (t.id = s.a AND t.id = s.b reads id
+	// once), and where each key's is among them.
+	var cols []string
+	slot := make([]int, len(m.keys))
 	for k, key := range m.keys {
-		cols[k] = key.tname
+		if slot[k] = slices.Index(cols, key.tname); slot[k] < 0 {
+			slot[k] = len(cols)
+			cols = append(cols, key.tname)
+		}
 	}
 	fr, err := scan.NewFileReader(m.snap, scan.Options{Columns: cols})
 	if err != nil {
@@ -536,7 +542,7 @@ func (m *merger) partitionTarget(ctx context.Context, files []*actions.Add) erro
 			for r := range b.Len {
 				kb.buf = kb.buf[:0]
 				for k, key := range m.keys {
-					if !kb.add(b.Columns[k][r], &m.tsch.Fields[key.tcol]) {
+					if !kb.add(b.Columns[slot[k]][r], &m.tsch.Fields[key.tcol]) {
 						continue rows
 					}
 				}
