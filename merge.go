@@ -82,6 +82,16 @@ func (b *MergeBuilder) WithSchemaEvolution() *MergeBuilder {
 	return b
 }
 
+// WithMemoryBudget bounds the memory the merge holds its source in
+// (bytes; 0: dml.DefaultMergeMemory, 256 MiB): a larger source is spilled
+// to temporary files under spillDir (empty: os.TempDir(); never inside
+// the table root) and joined partition by partition, with the same
+// result. See dml.MergeSpec.MemoryBudget.
+func (b *MergeBuilder) WithMemoryBudget(bytes int64, spillDir string) *MergeBuilder {
+	b.spec.MemoryBudget, b.spec.SpillDir = bytes, spillDir
+	return b
+}
+
 // Options sets the options of the merge: strategy, files, commit.
 func (b *MergeBuilder) Options(opts DMLOptions) *MergeBuilder {
 	b.opts = opts

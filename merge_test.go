@@ -3,6 +3,7 @@ package delta_test
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
 	"testing"
 
@@ -67,7 +68,9 @@ func TestMergeFacade(t *testing.T) {
 		t.Fatalf("rows %q, want %q", got, want)
 	}
 	// The same table at version 1, as a source: every row matches again,
-	// and the one deleted since comes back.
+	// and the one deleted since comes back. A budget of a byte spills the
+	// source to spill, and nothing stays there.
+	spill := t.TempDir()
 	v1, err := tbl.SnapshotAt(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -76,8 +79,11 @@ func TestMergeFacade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tbl.Merge(src, "t.id = s.id").WhenMatchedUpdateAll("").WhenNotMatchedInsertAll("").Execute(ctx); err != nil {
+	if _, err := tbl.Merge(src, "t.id = s.id").WhenMatchedUpdateAll("").WhenNotMatchedInsertAll("").WithMemoryBudget(1, spill).Execute(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if left, err := os.ReadDir(spill); err != nil || len(left) > 0 {
+		t.Errorf("spill directory: %v, %v", left, err)
 	}
 	if got, want := names(), []string{"1:ann", "2:bob", "3:cy", "5:E"}; !slices.Equal(got, want) {
 		t.Fatalf("rows %q, want %q", got, want)

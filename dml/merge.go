@@ -54,7 +54,7 @@ type Clause struct {
 }
 
 // MergeSpec is a merge statement: the join condition On and the WHEN
-// clauses, each list applied in order. Merge joins a source (rows held in memory) with a target table on a
+// clauses, each list applied in order. Merge joins a source with a target table on a
 // condition and, for each pair, applies the first clause of the right kind
 // whose condition holds, as Spark's MERGE INTO does:
 //
@@ -92,16 +92,23 @@ type Clause struct {
 // DELETE deletes the row once. A merge without MATCHED clauses modifies no
 // matched row, so many matches are not an error there.
 //
-// The source is read whole into memory: that is the memory a merge needs,
-// beyond the row writer's buffers (about 40 bytes per source value, plus
-// the hash index), as in Spark's broadcast hash join; memory does not grow
-// with the target, which is streamed file by file. When
-// the condition has equality terms between a target and a source column
-// (t.a = s.b, ANDed with anything), the source rows are hashed on them
-// and each target row looks up its candidates (a hash join: time linear
-// in both sides); otherwise each target row is tested against every source
-// row (a nested loop: time proportional to target rows read times source
-// rows, so keep such sources small).
+// The source is read into memory, up to MemoryBudget bytes of rows and
+// hash index (about 40 bytes per source value, plus the index), as in
+// Spark's broadcast hash join; memory does not grow with the target, which
+// is streamed file by file. When the condition has equality terms between
+// a target and a source column (t.a = s.b, ANDed with anything), the
+// source rows are hashed on them and each target row looks up its
+// candidates (a hash join: time linear in both sides). A source larger
+// than the budget is then spilled to local temporary files, partitioned
+// by a hash of the join key, and each partition is joined in turn with the
+// keys of the target rows that can match it (a grace hash join: the
+// source is written once and read twice more, the target's key columns
+// read once more); peak memory stays near the budget, whatever the
+// source's size, and the result (rows, files, change data, metrics,
+// errors) is the same as in memory. Without equality terms each target
+// row is tested against every source row (a nested loop: time
+// proportional to target rows read times source rows, so keep such
+// sources small), and the source stays in memory whatever the budget.
 //
 // Only the target files that can hold a matched row are read: the
 // conditions on target columns alone, the range (min, max) of the source's
@@ -142,11 +149,21 @@ type MergeSpec struct {
 	// write read them as null. Without a * clause the schema is left as it
 	// is. See write.MergedMetadata.
 	SchemaEvolution bool
+	// MemoryBudget bounds the bytes of source rows and hash index the
+	// merge holds in memory; past it the source is spilled (see above).
+	// 0 means DefaultMergeMemory.
+	MemoryBudget int64
+	// SpillDir is the local directory under which a spilled source's
+	// temporary files go (a directory of their own, removed when Merge
+	// returns); empty means os.TempDir(). It may not be inside the table
+	// root.
+	SpillDir string
 }
 
 // Source is the data a merge reads: rows of Schema, in batches holding a
 // column per field of Schema, in order. Merge reads Batches once, whole,
-// into memory, so a batch's slices may be reused once it has been yielded.
+// into memory or to its spill files (MergeSpec.MemoryBudget), so a
+// batch's slices may be reused once it has been yielded.
 type Source struct {
 	Schema  *schema.StructType
 	Batches iter.Seq2[schema.Batch, error]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -63,8 +64,9 @@ func Merge(ctx context.Context, snap *snapshot.Snapshot, src Source, spec MergeS
 		return res, err
 	}
 	m := &merger{plan: p}
+	defer m.close() // the spilled source, on every path
 	t0 := time.Now()
-	if err := m.loadSource(src); err != nil {
+	if err := m.loadSource(src, snap, spec); err != nil {
 		return res, err
 	}
 	sourceTime := time.Since(t0)
@@ -92,7 +94,7 @@ func Merge(ctx context.Context, snap *snapshot.Snapshot, src Source, spec MergeS
 				dropWritten(snap, nil, m.staged)
 				return nil, err
 			}
-			mm.NumSourceRows = int64(len(m.rows))
+			mm.NumSourceRows = m.nSource
 			mm.MaterializeSourceTimeMs = sourceTime.Milliseconds()
 			m.staged.Protocol, m.staged.Metadata = ep, em
 			return m.staged, nil
@@ -139,6 +141,7 @@ func (m *merger) plan1(ctx context.Context, snap *snapshot.Snapshot, s Strategy,
 	m.snap = snap
 	m.staged = &Plan{}
 	clear(m.srcMatched)
+	clear(m.srcBits)
 	clear(m.counts)
 	t1 := time.Now()
 	readPred := m.filePredicate()
@@ -151,6 +154,13 @@ func (m *merger) plan1(ctx context.Context, snap *snapshot.Snapshot, s Strategy,
 	m.staged.ScanTime = time.Since(t1)
 	m.staged.ReadPredicate = readPred
 	m.staged.ReadWholeTable = readPred == nil
+	if m.spill != nil {
+		// The grace hash join's partitions of the target keys, joined
+		// with the source's.
+		if err := m.partitionTarget(ctx, files); err != nil {
+			return mm, err
+		}
+	}
 
 	// Matched and not-matched-by-source rows: one rewrite of the files,
 	// which then writes the inserts (not-matched source rows, known once
@@ -182,7 +192,7 @@ func (m *merger) plan1(ctx context.Context, snap *snapshot.Snapshot, s Strategy,
 		if nIns, batches, err = m.insertBatches(); err != nil {
 			return mm, err
 		}
-		if nIns > 0 {
+		if nIns != 0 { // -1: not counted (a spilled source)
 			// The rewrite core with no file to rewrite writes the
 			// inserts (and their change data) and says which identity
 			// values they got.
@@ -193,7 +203,12 @@ func (m *merger) plan1(ctx context.Context, snap *snapshot.Snapshot, s Strategy,
 			if err != nil {
 				return mm, err
 			}
-			m.staged.Adds, m.staged.CDC, m.staged.HighWaterMarks = r.Adds, r.CDC, r.HighWaterMarks
+			nIns = r.Inserted
+			if nIns > 0 {
+				m.staged.Adds, m.staged.CDC, m.staged.HighWaterMarks = r.Adds, r.CDC, r.HighWaterMarks
+			} else if len(r.Adds)+len(r.CDC) > 0 {
+				dropWritten(snap, nil, &Plan{Adds: r.Adds, CDC: r.CDC})
+			}
 		}
 	}
 	m.fillMetrics(&mm, m.staged.Rewritten, useDV)
@@ -203,11 +218,22 @@ func (m *merger) plan1(ctx context.Context, snap *snapshot.Snapshot, s Strategy,
 }
 
 // merger is the state of one merge: the source in memory, its hash index,
-// which source rows matched, and the per-file counts of what happened.
+// which source rows matched, and the per-file counts of what happened; or,
+// for a source over the memory budget, the source spilled (spill) and the
+// bitset of the source rows matched (srcBits).
 type merger struct {
 	*plan
 	snap   *snapshot.Snapshot // the attempt's
 	staged *Plan              // what the attempt wrote
+
+	nSource int64 // the source's rows
+	// spill, when set, holds the source on disk (see merge_spill.go) and
+	// rows is nil. Its state is read and changed by one goroutine at a
+	// time: Rewrite calls the RowFunc file by file, in order.
+	spill     *spiller
+	srcBits   []uint64
+	spillIDs  []int64
+	spillRows [][]schema.Value
 
 	rows  [][]schema.Value   // the source rows
 	index map[string][]int32 // join key -> source rows, with keys
@@ -235,9 +261,34 @@ type fileCounts struct {
 }
 
 // loadSource reads the source into memory and indexes it on the join
-// keys.
-func (m *merger) loadSource(src Source) error {
+// keys; past the memory budget, a source with join keys is spilled to
+// local temporary files instead (see merge_spill.go). The key ranges that
+// skip files are computed either way.
+func (m *merger) loadSource(src Source, snap *snapshot.Snapshot, spec MergeSpec) error {
+	budget := spec.MemoryBudget
+	if budget <= 0 {
+		budget = DefaultMergeMemory
+	}
 	n := len(m.ssch.Fields)
+	m.counts = map[string]*fileCounts{}
+	if len(m.keys) > 0 {
+		m.keyMin = make([]schema.Value, len(m.keys))
+		m.keyMax = make([]schema.Value, len(m.keys))
+		m.keyVals = make([]map[string]schema.Value, len(m.keys))
+		m.noKeys = true
+	}
+	var kb keyBuilder
+	vals := make([]schema.Value, len(m.keys))
+	spillRow := func(row []schema.Value) error {
+		var key []byte
+		if m.sourceKey(row, &kb, vals) {
+			m.observeKey(vals)
+			key = kb.buf
+		}
+		return m.spill.add(row, key)
+	}
+	var held int64
+	var spilled []schema.Value
 	for b, err := range src.Batches {
 		if err != nil {
 			return err
@@ -251,15 +302,55 @@ func (m *merger) loadSource(src Source) error {
 			}
 		}
 		for i := range b.Len {
+			if m.spill != nil {
+				spilled = spilled[:0]
+				for j := range n {
+					spilled = append(spilled, b.Columns[j][i])
+				}
+				if err := spillRow(spilled); err != nil {
+					return err
+				}
+				continue
+			}
 			row := make([]schema.Value, n)
 			for j := range n {
 				row[j] = b.Columns[j][i]
 			}
 			m.rows = append(m.rows, row)
+			if held += rowMemory(row); held <= budget || len(m.keys) == 0 {
+				// Without join keys there is no hash to partition
+				// on: the nested loop needs the source in memory.
+				continue
+			}
+			dir, err := spillDir(spec.SpillDir, snap)
+			if err != nil {
+				return err
+			}
+			if m.spill, err = newSpiller(dir, budget); err != nil {
+				return err
+			}
+			for _, r := range m.rows {
+				if err := spillRow(r); err != nil {
+					return err
+				}
+			}
+			m.rows = nil
 		}
 	}
+	if m.spill != nil {
+		if err := m.spill.finish(); err != nil {
+			return err
+		}
+		if testSpilled != nil {
+			testSpilled(m.spill)
+		}
+		m.nSource = m.spill.rows
+		m.srcBits = make([]uint64, (m.nSource+63)/64)
+		slog.Debug("merge: source spilled", "rows", m.nSource, "partitions", len(m.spill.leaves), "budget", budget, "dir", m.spill.dir)
+		return nil
+	}
+	m.nSource = int64(len(m.rows))
 	m.srcMatched = make([]bool, len(m.rows))
-	m.counts = map[string]*fileCounts{}
 	if len(m.keys) == 0 {
 		return nil
 	}
@@ -269,50 +360,66 @@ func (m *merger) loadSource(src Source) error {
 	} else {
 		m.index = make(map[string][]int32)
 	}
-	m.keyMin = make([]schema.Value, len(m.keys))
-	m.keyMax = make([]schema.Value, len(m.keys))
-	m.keyVals = make([]map[string]schema.Value, len(m.keys))
-	m.noKeys = true
-	var kb keyBuilder
-	vals := make([]schema.Value, len(m.keys))
 	for i, row := range m.rows {
-		kb.buf = kb.buf[:0]
-		ok := true
-		for k, key := range m.keys {
-			v, err := key.prog.Value2(nil, row)
-			if err != nil || !kb.add(v, &m.tsch.Fields[key.tcol]) {
-				ok = false
-				break
-			}
-			vals[k], _ = castTo(v, &m.tsch.Fields[key.tcol])
-		}
-		if !ok {
+		if !m.sourceKey(row, &kb, vals) {
 			continue // a null key matches nothing
 		}
-		m.noKeys = false
 		if intKey {
 			m.intIndex[vals[0].Int64()] = append(m.intIndex[vals[0].Int64()], int32(i))
 		} else {
 			m.index[string(kb.buf)] = append(m.index[string(kb.buf)], int32(i))
 		}
-		for k, v := range vals {
-			if c, ok := expr.Order(v, m.keyMin[k]); m.keyMin[k].IsNull() || ok && c < 0 {
-				m.keyMin[k] = v
+		m.observeKey(vals)
+	}
+	return nil
+}
+
+// sourceKey encodes the join key of a source row into kb and its values,
+// cast to the target columns' types, into vals, and reports false for a
+// key that is null (or cannot be one): it matches nothing.
+func (m *merger) sourceKey(row []schema.Value, kb *keyBuilder, vals []schema.Value) bool {
+	kb.buf = kb.buf[:0]
+	for k, key := range m.keys {
+		v, err := key.prog.Value2(nil, row)
+		if err != nil || !kb.add(v, &m.tsch.Fields[key.tcol]) {
+			return false
+		}
+		vals[k], _ = castTo(v, &m.tsch.Fields[key.tcol])
+	}
+	return true
+}
+
+// observeKey adds a source row's key values to the ranges and partition
+// values that skip target files.
+func (m *merger) observeKey(vals []schema.Value) {
+	m.noKeys = false
+	for k, v := range vals {
+		if c, ok := expr.Order(v, m.keyMin[k]); m.keyMin[k].IsNull() || ok && c < 0 {
+			m.keyMin[k] = v
+		}
+		if c, ok := expr.Order(v, m.keyMax[k]); m.keyMax[k].IsNull() || ok && c > 0 {
+			m.keyMax[k] = v
+		}
+		if m.partitionCol[m.keys[k].tcol] {
+			if m.keyVals[k] == nil {
+				m.keyVals[k] = map[string]schema.Value{}
 			}
-			if c, ok := expr.Order(v, m.keyMax[k]); m.keyMax[k].IsNull() || ok && c > 0 {
-				m.keyMax[k] = v
-			}
-			if m.partitionCol[m.keys[k].tcol] {
-				if m.keyVals[k] == nil {
-					m.keyVals[k] = map[string]schema.Value{}
-				}
-				if len(m.keyVals[k]) <= m.maxPartitionValuesInPruning {
-					m.keyVals[k][v.String()] = v
-				}
+			if len(m.keyVals[k]) <= m.maxPartitionValuesInPruning {
+				m.keyVals[k][v.String()] = v
 			}
 		}
 	}
-	return nil
+}
+
+// testSpilled, when set (by tests), is called with the spiller of a
+// merge whose source was spilled.
+var testSpilled func(*spiller)
+
+// close removes the spilled source, if any.
+func (m *merger) close() {
+	if m.spill != nil {
+		m.spill.close()
+	}
 }
 
 // filePredicate is the predicate over target columns that every target
@@ -482,22 +589,15 @@ const (
 
 // decide finds the fate of the target row trow, and its new values for an
 // update.
-func (m *merger) decide(trow []schema.Value) (decision, []schema.Value, error) {
-	var buf [4]int32
-	hits, err := m.match(trow, buf[:0])
+func (m *merger) decide(add *actions.Add, pos int64, trow []schema.Value) (decision, []schema.Value, error) {
+	hits, srow, err := m.matchRow(add, pos, trow)
 	if err != nil {
 		return keep, nil, err
 	}
-	if len(hits) > 0 {
-		m.mu.Lock()
-		for _, i := range hits {
-			m.srcMatched[i] = true
-		}
-		m.mu.Unlock()
-		if len(hits) > 1 && !m.multiMatchOK {
+	if hits > 0 {
+		if hits > 1 && !m.multiMatchOK {
 			return keep, nil, ErrMultipleMatch
 		}
-		srow := m.rows[hits[0]]
 		for _, c := range m.matched {
 			if ok, err := c.holds(trow, srow); err != nil || !ok {
 				if err != nil {
@@ -527,6 +627,35 @@ func (m *merger) decide(trow []schema.Value) (decision, []schema.Value, error) {
 		return sourceUpdate, vals, err
 	}
 	return keep, nil, nil
+}
+
+// matchRow finds the source rows the target row trow, at position pos of
+// add, matches, marks them matched, and returns how many there are and
+// the first, in source order.
+func (m *merger) matchRow(add *actions.Add, pos int64, trow []schema.Value) (int, []schema.Value, error) {
+	if m.spill != nil {
+		ids, rows, err := m.spillMatch(add, pos, trow)
+		if len(ids) == 0 {
+			return 0, nil, err
+		}
+		m.mu.Lock()
+		for _, id := range ids {
+			m.setMatched(id)
+		}
+		m.mu.Unlock()
+		return len(ids), rows[0], err
+	}
+	var buf [4]int32
+	hits, err := m.match(trow, buf[:0])
+	if len(hits) == 0 {
+		return 0, nil, err
+	}
+	m.mu.Lock()
+	for _, i := range hits {
+		m.srcMatched[i] = true
+	}
+	m.mu.Unlock()
+	return len(hits), m.rows[hits[0]], err
 }
 
 // values computes the row a clause writes: an update starts from trow
@@ -560,7 +689,7 @@ func (m *merger) values(c plannedClause, trow, srow []schema.Value) ([]schema.Va
 
 // rowFunc is the write.RowFunc of the merge's rewrite.
 func (m *merger) rowFunc(add *actions.Add, pos int64, row []schema.Value) (write.Verdict, []schema.Value, error) {
-	d, vals, err := m.decide(row)
+	d, vals, err := m.decide(add, pos, row)
 	if err != nil {
 		return write.Keep, nil, err
 	}
@@ -599,7 +728,7 @@ func (m *merger) rowFunc(add *actions.Add, pos int64, row []schema.Value) (write
 // findMatches reads the candidate files of an insert-only merge to mark
 // the source rows some target row matches.
 func (m *merger) findMatches(ctx context.Context, files []*actions.Add) error {
-	if len(files) == 0 || len(m.rows) == 0 {
+	if len(files) == 0 || m.nSource == 0 {
 		return nil
 	}
 	fr, err := scan.NewFileReader(m.snap, scan.Options{})
@@ -608,20 +737,14 @@ func (m *merger) findMatches(ctx context.Context, files []*actions.Add) error {
 	}
 	defer fr.Close() // the stores of external roots it opened
 	row := make([]schema.Value, len(m.tsch.Fields))
-	var buf []int32
 	for _, a := range files {
 		err := fr.ReadFile(ctx, a, func(b *scan.FileBatch) error {
 			for i := range b.Len {
 				for j := range row {
 					row[j] = b.Columns[j][i]
 				}
-				hits, err := m.match(row, buf)
-				if err != nil {
+				if _, _, err := m.matchRow(a, b.Positions[i], row); err != nil {
 					return err
-				}
-				buf = hits
-				for _, h := range hits {
-					m.srcMatched[h] = true
 				}
 			}
 			return nil
@@ -635,10 +758,15 @@ func (m *merger) findMatches(ctx context.Context, files []*actions.Add) error {
 
 // insertBatches counts the rows the NOT MATCHED clauses insert and yields
 // them in batches of table rows. An error evaluating a condition is
-// returned; one computing a row is yielded.
+// returned; one computing a row is yielded. A spilled source is not
+// counted (-1) and all its errors are yielded: its rows are read once,
+// as they are yielded.
 func (m *merger) insertBatches() (int64, iter.Seq2[schema.Batch, error], error) {
 	if len(m.notMatched) == 0 {
 		return 0, nil, nil
+	}
+	if m.spill != nil {
+		return -1, m.spillInserts(), nil
 	}
 	type ins struct {
 		row    int

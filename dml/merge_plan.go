@@ -1,6 +1,7 @@
 package dml
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -489,6 +490,10 @@ func (k *keyBuilder) add(v schema.Value, f *schema.StructField) bool {
 		return false
 	}
 	switch v.Kind() {
+	case schema.KindByte, schema.KindShort, schema.KindInteger, schema.KindLong, schema.KindDate, schema.KindTimestamp, schema.KindTimestampNTZ:
+		// Fixed width: the key's type is the column's, so the bytes
+		// delimit themselves.
+		k.buf = binary.BigEndian.AppendUint64(k.buf, uint64(v.Int64()))
 	case schema.KindFloat, schema.KindDouble:
 		f := v.Float64()
 		if f == 0 {

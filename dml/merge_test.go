@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -521,7 +522,6 @@ func scenarios() []scenario {
 }
 
 func TestMergeScenarios(t *testing.T) {
-	ctx := context.Background()
 	var configs []table
 	for _, dv := range []bool{false, true} {
 		for _, part := range []bool{false, true} {
@@ -531,57 +531,80 @@ func TestMergeScenarios(t *testing.T) {
 		}
 	}
 	configs = append(configs, table{}, table{dv: true})
+	// Each scenario runs with the source in memory and spilled (a budget
+	// of a few rows: several partitions, split again).
 	for _, sc := range scenarios() {
 		for _, c := range configs {
-			t.Run(sc.name+"/"+c.String(), func(t *testing.T) {
-				snap := newTable(t, c, sc.target...)
-				before := tableRows(t, snap)
-				res, err := Merge(ctx, snap, sourceOf(sc.source), sc.spec(), Options{})
-				if sc.err != nil {
-					if !errors.Is(err, sc.err) {
-						t.Fatalf("err = %v, want %v", err, sc.err)
-					}
-					after, err := snap.Update(ctx)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if after.Version() != snap.Version() {
-						t.Fatalf("a failed merge committed version %d", after.Version())
-					}
-					return
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				wantRows, wantChanges := sc.apply(flatten(sc.target), sc.source)
-				after, err := snap.Update(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := tableRows(t, after)
-				if want := sortedStrings(wantRows); !slices.Equal(got, want) {
-					t.Fatalf("rows after merge:\n got %q\nwant %q\n(before %q)", got, want, before)
-				}
-				if !res.Committed {
-					if len(wantChanges) > 0 {
-						t.Fatal("nothing committed")
-					}
-					return
-				}
-				if after.Version() != snap.Version()+1 {
-					t.Fatalf("version %d after a merge on %d", after.Version(), snap.Version())
-				}
-				slices.Sort(wantChanges)
-				if c.cdf {
-					if got := changeRows(t, after, after.Version()); !slices.Equal(got, wantChanges) {
-						t.Errorf("change data:\n got %q\nwant %q", got, wantChanges)
-					}
-				}
-				checkMetrics(t, res.Merge, wantChanges, len(sc.source), c)
-				checkCommitInfo(t, after)
-			})
+			for _, budget := range []int64{0, 256} {
+				t.Run(fmt.Sprintf("%s/%s/budget=%d", sc.name, c, budget), func(t *testing.T) {
+					runScenario(t, sc, c, budget)
+				})
+			}
 		}
 	}
+}
+
+func runScenario(t *testing.T, sc scenario, c table, budget int64) {
+	t.Helper()
+	ctx := context.Background()
+	snap := newTable(t, c, sc.target...)
+	before := tableRows(t, snap)
+	spec := sc.spec()
+	spec.MemoryBudget, spec.SpillDir = budget, t.TempDir()
+	leaves := 0
+	testSpilled = func(s *spiller) { leaves = len(s.leaves) }
+	defer func() { testSpilled = nil }()
+	res, err := Merge(ctx, snap, sourceOf(sc.source), spec, Options{})
+	if left, _ := os.ReadDir(spec.SpillDir); len(left) > 0 {
+		t.Errorf("spill files left: %v", left)
+	}
+	// Without an equality term (a nested loop) the source stays in
+	// memory; otherwise a small budget spills it in partitions.
+	if spilled := budget > 0 && !strings.Contains(sc.name, "nested loop"); spilled != (leaves > 1) {
+		t.Errorf("spilled into %d partitions with a budget of %d", leaves, budget)
+	}
+	if sc.err != nil {
+		if !errors.Is(err, sc.err) {
+			t.Fatalf("err = %v, want %v", err, sc.err)
+		}
+		after, err := snap.Update(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Version() != snap.Version() {
+			t.Fatalf("a failed merge committed version %d", after.Version())
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRows, wantChanges := sc.apply(flatten(sc.target), sc.source)
+	after, err := snap.Update(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tableRows(t, after)
+	if want := sortedStrings(wantRows); !slices.Equal(got, want) {
+		t.Fatalf("rows after merge:\n got %q\nwant %q\n(before %q)", got, want, before)
+	}
+	if !res.Committed {
+		if len(wantChanges) > 0 {
+			t.Fatal("nothing committed")
+		}
+		return
+	}
+	if after.Version() != snap.Version()+1 {
+		t.Fatalf("version %d after a merge on %d", after.Version(), snap.Version())
+	}
+	slices.Sort(wantChanges)
+	if c.cdf {
+		if got := changeRows(t, after, after.Version()); !slices.Equal(got, wantChanges) {
+			t.Errorf("change data:\n got %q\nwant %q", got, wantChanges)
+		}
+	}
+	checkMetrics(t, res.Merge, wantChanges, len(sc.source), c)
+	checkCommitInfo(t, after)
 }
 
 // checkMetrics checks the row metrics against the expected changes.

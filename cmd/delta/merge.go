@@ -36,6 +36,7 @@ type mergeFlags struct {
 	asJSON                     bool
 	targetSize                 int64
 	mergeSchema                bool
+	memory, spillDir           string
 }
 
 func newMergeCmd() *cobra.Command {
@@ -61,7 +62,8 @@ func newMergeCmd() *cobra.Command {
 			"rows is an error unless the only matched clause is --delete-if true. The table's\n" +
 			"strategy applies as for delete. With --merge-schema, --update-all and --insert-all\n" +
 			"add the source's columns the table lacks to its schema (MERGE WITH SCHEMA\n" +
-			"EVOLUTION), in the same commit.",
+			"EVOLUTION), in the same commit. A source larger than --memory is spilled to\n" +
+			"temporary files in --spill-dir and joined partition by partition.",
 		Args: tableArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.source == "" || f.on == "" {
@@ -115,6 +117,15 @@ func newMergeCmd() *cobra.Command {
 				return c
 			}
 			b := t.Merge(src, f.on).Options(opts)
+			if f.memory != "" || f.spillDir != "" {
+				var budget int64
+				if f.memory != "" {
+					if budget, err = parseSize(f.memory); err != nil || budget <= 0 {
+						return usageErrorf(cmd, "--memory %q: a size such as 512MB", f.memory)
+					}
+				}
+				b.WithMemoryBudget(budget, f.spillDir)
+			}
 			if f.mergeSchema {
 				b.WithSchemaEvolution()
 			}
@@ -163,6 +174,8 @@ func newMergeCmd() *cobra.Command {
 	fs.BoolVar(&f.mergeSchema, "merge-schema", false, "schema evolution: --update-all and --insert-all add the source's new columns to the table")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON document, of a stable shape")
 	fs.Int64Var(&f.targetSize, "target-file-size", 0, "roll data files written at `BYTES` (default 128 MiB)")
+	fs.StringVar(&f.memory, "memory", "", "hold up to `SIZE` of source rows in memory (default 256MB); a larger source is spilled to temporary files")
+	fs.StringVar(&f.spillDir, "spill-dir", "", "the local `DIR` of the spilled source's temporary files (default the system's temp directory)")
 	return cmd
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -98,5 +100,54 @@ func TestMergeSchemaFlag(t *testing.T) {
 	}
 	if v := mustRun(t, "describe", root, "--json").stdout; !strings.Contains(v, `"version": 2`) && !strings.Contains(v, `"version":2`) {
 		t.Errorf("describe: want version 2 (one commit for the merge): %s", v)
+	}
+}
+
+// merge --memory spills a source over the budget to --spill-dir, leaves
+// nothing there, and gives what the merge in memory gives.
+func TestMergeMemoryFlag(t *testing.T) {
+	dir := t.TempDir()
+	csv := "id,name,n\n"
+	for i := range 300 {
+		csv += itoa(i) + ",x" + itoa(i) + "," + itoa(i) + "\n"
+	}
+	src := "id,name,n\n"
+	for i := 200; i < 700; i++ {
+		src += itoa(i) + ",new" + itoa(i) + "," + itoa(i*10) + "\n"
+	}
+	srcFile := writeFile(t, filepath.Join(dir, "s.csv"), src)
+	spill := filepath.Join(dir, "spill")
+	if err := os.Mkdir(spill, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var scans []string
+	for _, extra := range [][]string{nil, {"--memory", "2KB", "--spill-dir", spill}} {
+		root := filepath.Join(dir, fmt.Sprint("t", len(scans)))
+		mustRun(t, "create", root, "--schema", "id BIGINT NOT NULL, name STRING, n INT")
+		mustRun(t, "append", root, writeFile(t, filepath.Join(dir, "a.csv"), csv))
+		r := mustRun(t, append([]string{"merge", root, "--source", srcFile, "--on", "t.id = s.id",
+			"--delete-if", "s.n % 3 = 0", "--update-all", "--insert-all", "--by-source-delete-if", "t.id < 10"}, extra...)...)
+		if !strings.Contains(r.stdout, "400 rows inserted, 67 updated, 43 deleted (of 500 source rows) at version 2") {
+			t.Fatalf("merge %q: %q", extra, r.stdout)
+		}
+		got := strings.Split(strings.TrimSpace(mustRun(t, "scan", root, "--format", "csv").stdout), "\n")
+		slices.Sort(got)
+		scans = append(scans, strings.Join(got, "\n"))
+	}
+	if scans[0] != scans[1] {
+		t.Errorf("spilled merge gives another table:\n%s\nin memory:\n%s", scans[1], scans[0])
+	}
+	if left, _ := os.ReadDir(spill); len(left) > 0 {
+		t.Errorf("spill files left: %v", left)
+	}
+	root := filepath.Join(dir, "t0")
+	for _, bad := range [][]string{{"--memory", "lots"}, {"--memory", "0"}} {
+		if r := runDelta(append([]string{"merge", root, "--source", srcFile, "--on", "t.id = s.id", "--update-all"}, bad...)...); r.code != exitUsage {
+			t.Errorf("%q: exit %d, want usage", bad, r.code)
+		}
+	}
+	// Spill files never go inside the table root.
+	if r := runDelta("merge", root, "--source", srcFile, "--on", "t.id = s.id", "--update-all", "--memory", "1KB", "--spill-dir", filepath.Join(root, "_tmp")); r.code != exitFailure || !strings.Contains(r.stderr, "inside the table root") {
+		t.Errorf("spill dir in the table: exit %d, %q", r.code, r.stderr)
 	}
 }

@@ -1,4 +1,4 @@
-// Command dmlbench measures DELETE and UPDATE (issue 13): the time, the
+// Command dmlbench measures DELETE, UPDATE and MERGE (issues 13, 29): the time, the
 // bytes written and the peak RSS of one operation on a local table, in a
 // process of its own so that the peak is the operation's alone, and a bare
 // parquet-go read-and-rewrite of the same data files for comparison.
@@ -8,6 +8,15 @@
 //	cp -r /tmp/dml10m /tmp/run && /tmp/dmlbench -run /tmp/run -op delete -strategy cow
 //	cp -r /tmp/dml10m /tmp/run && /tmp/dmlbench -run /tmp/run -op update -strategy dv
 //	/tmp/dmlbench -bare /tmp/dml10m -out /tmp/bare        # parquet-go alone
+//
+// -op merge upserts the table in -source (a table of the same columns,
+// such as bench/cmd/genmerge writes) into the -run table: WHEN MATCHED
+// THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT * on t.id = s.id, the
+// source held in -memory bytes at most (0: the default, 256 MiB), spilled
+// beyond; -spill-dir is where (default the system's temp directory):
+//
+//	/tmp/genmerge -rows 10000000 -source 20000000 /tmp/m
+//	/tmp/dmlbench -run /tmp/m/target -op merge -source /tmp/m/source -memory 268435456
 //
 // The table: id BIGINT NOT NULL, v STRING ("value-<id>"), n INT (id % 1000),
 // d DOUBLE, with deletion vectors enabled (so both strategies can run on
@@ -45,7 +54,10 @@ func main() {
 	rows := flag.Int64("rows", 10_000_000, "rows of the table, with -gen")
 	target := flag.Int64("target", 64<<20, "target data file size, with -gen")
 	run := flag.String("run", "", "run -op on the table in `DIR` (it is changed)")
-	op := flag.String("op", "delete", "delete or update")
+	op := flag.String("op", "delete", "delete, update or merge")
+	source := flag.String("source", "", "with -op merge, the source table `DIR`")
+	memory := flag.Int64("memory", 0, "with -op merge, the source's memory budget in `BYTES` (0: the default)")
+	spillDir := flag.String("spill-dir", "", "with -op merge, the `DIR` of the spill files")
 	strategy := flag.String("strategy", "cow", "cow (copy-on-write) or dv (deletion vectors)")
 	bare := flag.String("bare", "", "rewrite the data files of the table in `DIR` with parquet-go alone")
 	out := flag.String("out", "", "with -bare, the directory to write to")
@@ -67,7 +79,11 @@ func main() {
 	case *gen != "":
 		err = generate(*gen, *rows, *target)
 	case *run != "":
-		err = runOp(*run, *op, *strategy)
+		if *op == "merge" {
+			err = runMerge(*run, *source, *strategy, *memory, *spillDir)
+		} else {
+			err = runOp(*run, *op, *strategy)
+		}
 	case *bare != "":
 		err = bareRewrite(*bare, *out)
 	default:
@@ -153,6 +169,48 @@ func runOp(dir, op, strategy string) error {
 	fmt.Printf("%s %s: %.2f s (CPU %.2f s), %d rows deleted, %d updated, %d copied; files +%d -%d; DVs +%d; written %.1f MB (data %d, DV %d); peak RSS %d MiB\n",
 		op, res.Strategy, elapsed.Seconds(), cpu.Seconds(), m.NumDeletedRows, m.NumUpdatedRows, m.NumCopiedRows,
 		m.NumAddedFiles, m.NumRemovedFiles, m.NumDeletionVectorsAdded, float64(written)/1e6, m.NumAddedBytes, m.DVBytes, maxRSS()>>20)
+	return nil
+}
+
+// runMerge upserts the table in src into the table in dir.
+func runMerge(dir, src, strategy string, memory int64, spillDir string) error {
+	if src == "" {
+		return fmt.Errorf("-op merge needs -source")
+	}
+	ctx := context.Background()
+	tbl, err := delta.Open(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer tbl.Close()
+	stbl, err := delta.Open(ctx, src)
+	if err != nil {
+		return err
+	}
+	defer stbl.Close()
+	ssnap, err := stbl.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	source, err := delta.MergeTable(ctx, ssnap, delta.ScanOptions{})
+	if err != nil {
+		return err
+	}
+	opts := delta.DMLOptions{Strategy: delta.StrategyCopyOnWrite}
+	if strategy == "dv" {
+		opts.Strategy = delta.StrategyMergeOnRead
+	}
+	t0, c0 := time.Now(), cpuTime()
+	res, err := tbl.Merge(source, "t.id = s.id").WhenMatchedUpdateAll("").WhenNotMatchedInsertAll("").
+		WithMemoryBudget(memory, spillDir).Options(opts).Execute(ctx)
+	if err != nil {
+		return err
+	}
+	elapsed, cpu := time.Since(t0), cpuTime()-c0
+	m := res.Merge
+	fmt.Printf("merge %s (memory %d): %.2f s (CPU %.2f s), %d source rows, %d inserted, %d updated, %d copied; files +%d -%d; written %.1f MB; source %.1f s; peak RSS %d MiB\n",
+		res.Strategy, memory, elapsed.Seconds(), cpu.Seconds(), m.NumSourceRows, m.NumTargetRowsInserted, m.NumTargetRowsUpdated, m.NumTargetRowsCopied,
+		m.NumTargetFilesAdded, m.NumTargetFilesRemoved, float64(m.NumTargetBytesAdded)/1e6, float64(m.MaterializeSourceTimeMs)/1e3, maxRSS()>>20)
 	return nil
 }
 
