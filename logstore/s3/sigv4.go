@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -40,8 +41,9 @@ func payloadHash(body []byte) string {
 // signV4 signs req for service in region with c at now: it sets
 // X-Amz-Date, X-Amz-Security-Token (for temporary credentials),
 // X-Amz-Content-Sha256 (S3 only) and Authorization. hash is the payload's
-// hex SHA-256. The signed headers are host, content-type, content-md5,
-// range, if-none-match and every x-amz-* header.
+// hex SHA-256. The signed headers are host, content-length (of a body),
+// content-type, content-md5, range, if-none-match and every x-amz-*
+// header.
 func signV4(req *http.Request, c Credentials, service, region, hash string, now time.Time) {
 	amzDate := now.UTC().Format("20060102T150405Z")
 	date := amzDate[:8]
@@ -61,6 +63,9 @@ func signV4(req *http.Request, c Credentials, service, region, hash string, now 
 	}
 	type header struct{ name, value string }
 	headers := []header{{"host", host}}
+	if req.ContentLength > 0 {
+		headers = append(headers, header{"content-length", strconv.FormatInt(req.ContentLength, 10)})
+	}
 	for name, vals := range req.Header {
 		lower := strings.ToLower(name)
 		switch {
