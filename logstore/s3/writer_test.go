@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"testing"
 
-
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/s3"
 	"github.com/godelta/delta/logstore/storetest"
