@@ -63,6 +63,17 @@ func TestHostileAnswers(t *testing.T) {
 			w.Header().Set("Content-Length", "100")
 			w.Write([]byte("short"))
 		}, get, func(err error) bool { return errors.Is(err, io.ErrUnexpectedEOF) }},
+		{"redirect", func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/elsewhere") {
+				w.Write([]byte("followed"))
+				return
+			}
+			w.Header().Set("Location", "/elsewhere"+r.URL.Path)
+			w.WriteHeader(http.StatusTemporaryRedirect)
+		}, get, func(err error) bool {
+			var re *s3.ResponseError
+			return errors.As(err, &re) && re.StatusCode == http.StatusTemporaryRedirect
+		}},
 		{"listing out of order", func(w http.ResponseWriter, r *http.Request) {
 			w.Write([]byte("<ListBucketResult><Contents><Key>p/d/b</Key></Contents><Contents><Key>p/d/a</Key></Contents></ListBucketResult>"))
 		}, list, func(err error) bool { return strings.Contains(err.Error(), "out of order") }},

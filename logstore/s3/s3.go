@@ -369,7 +369,11 @@ func NewDriver(ctx context.Context, bucket, prefix string, opts Options) (*Store
 		}
 		s.conns = &connSet{}
 		s.conns.track(tr)
-		s.http = &http.Client{Transport: tr}
+		s.http = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+			// S3 names the right endpoint in the error of a redirect;
+			// a signed request is not sent on to another host.
+			return http.ErrUseLastResponse
+		}}
 	}
 	provider, err := resolveCredentials(opts, env, prof, region, s.http)
 	if err != nil {
