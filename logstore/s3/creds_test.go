@@ -196,8 +196,18 @@ role_arn = arn:aws:iam::1:role/c
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.Region() != "us-west-1" || s.Endpoint() != "http://127.0.0.1:1" {
-		t.Errorf("region %q, endpoint %q", s.Region(), s.Endpoint())
+	if s.Region() != "us-west-1" || s.Endpoint() != "http://127.0.0.1:1" || !s.PathStyle() {
+		t.Errorf("region %q, endpoint %q, path style %v", s.Region(), s.Endpoint(), s.PathStyle())
+	}
+	// Virtual-hosted where the bucket can be a host label.
+	t.Setenv("AWS_ENDPOINT_URL_S3", "http://s3.example.test")
+	s, err = NewDriver(t.Context(), "my.bucket", "", Options{SkipBucketCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if u := s.url(&request{method: "GET", key: "a b/c"}); s.PathStyle() || u.String() != "http://my.bucket.s3.example.test/a%20b/c" {
+		t.Errorf("virtual-hosted URL = %s", u)
 	}
 }
 

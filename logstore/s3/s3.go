@@ -111,7 +111,8 @@
 // servers need). The URI's parameters and the fields of Options override
 // the environment. Without an endpoint the store talks to AWS,
 // virtual-hosted (https://BUCKET.s3.REGION.amazonaws.com/), or path-style
-// for a bucket name that cannot be a host name. The region is
+// for a bucket name that cannot be a host name; an endpoint that is an IP
+// address is always reached path-style. The region is
 // Options.Region, else AWS_REGION, AWS_DEFAULT_REGION, the profile's
 // region, else us-east-1. The endpoint is Options.Endpoint, else
 // AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile's endpoint_url.
@@ -193,6 +194,7 @@ import (
 	"iter"
 	"math"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -344,7 +346,7 @@ func NewDriver(ctx context.Context, bucket, prefix string, opts Options) (*Store
 
 	s := &Store{
 		endpoint:  ep,
-		pathStyle: opts.PathStyle || !virtualHostable(bucket, ep.Scheme),
+		pathStyle: opts.PathStyle || !virtualHostable(bucket, ep.Scheme) || net.ParseIP(ep.Hostname()) != nil,
 		region:    region,
 		bucket:    bucket,
 		prefix:    prefix,

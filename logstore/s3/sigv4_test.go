@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,5 +82,26 @@ func TestSignV4STS(t *testing.T) {
 	}
 	if got, want := mine.Header.Get("Authorization"), sdk.Header.Get("Authorization"); got != want {
 		t.Errorf("Authorization\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestVirtualHostable(t *testing.T) {
+	tests := []struct {
+		bucket, scheme string
+		want           bool
+	}{
+		{"lake", "https", true},
+		{"my-lake-01", "https", true},
+		{"my.lake", "https", false}, // the certificate's wildcard covers one label
+		{"my.lake", "http", true},
+		{"My_Lake", "https", false},
+		{"ab", "https", false},
+		{"-lake", "https", false},
+		{strings.Repeat("a", 64), "https", false},
+	}
+	for _, tc := range tests {
+		if got := virtualHostable(tc.bucket, tc.scheme); got != tc.want {
+			t.Errorf("virtualHostable(%q, %s) = %v, want %v", tc.bucket, tc.scheme, got, tc.want)
+		}
 	}
 }
