@@ -382,7 +382,11 @@ func NewDriver(ctx context.Context, bucket, prefix string, opts Options) (*Store
 		s.conns.close()
 		return nil, err
 	}
-	s.creds = &credCache{provider: provider}
+	if c, ok := provider.(*credCache); ok {
+		s.creds = c
+	} else {
+		s.creds = &credCache{provider: provider}
+	}
 	if !opts.SkipBucketCheck {
 		// A listing of at most one key, rather than HeadBucket, whose
 		// bodiless 404 would not tell a missing bucket from an unknown
