@@ -84,6 +84,10 @@ func (f failing) source() string                                { return f.from 
 // again.
 const refreshWindow = 5 * time.Minute
 
+// retryRefresh is how long after a failed refresh another is tried, while
+// the credentials held are still valid.
+const retryRefresh = 30 * time.Second
+
 // credCache holds the credentials of a provider and fetches them again
 // before they expire. It is itself a provider (the source of an assumed
 // role is cached too).
@@ -115,6 +119,8 @@ func (c *credCache) get(ctx context.Context) (Credentials, error) {
 	}
 	if err != nil {
 		if c.have && (c.cur.Expires.IsZero() || now.Before(c.cur.Expires)) {
+			// Still valid: try again in a while, not on every request.
+			c.refreshAt = now.Add(min(retryRefresh, c.cur.Expires.Sub(now)/2))
 			return c.cur, nil
 		}
 		var ce *CredentialsError

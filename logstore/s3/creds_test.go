@@ -422,3 +422,50 @@ func TestCredentialsIMDS(t *testing.T) {
 		t.Errorf("New without credentials returned a store")
 	}
 }
+
+// seqProvider answers with its answers in turn, and counts the calls.
+type seqProvider struct {
+	answers []func() (Credentials, error)
+	calls   int
+}
+
+func (s *seqProvider) source() string { return "a test" }
+
+func (s *seqProvider) retrieve(context.Context) (Credentials, error) {
+	a := s.answers[min(s.calls, len(s.answers)-1)]
+	s.calls++
+	return a()
+}
+
+// TestCredentialsRefresh checks the cache's rules: fetch again before
+// the expiry, keep valid credentials when a refresh fails (and do not
+// retry on every request), fail once they have expired.
+func TestCredentialsRefresh(t *testing.T) {
+	soon := time.Now().Add(2 * time.Minute) // inside the refresh window
+	valid := func() (Credentials, error) { return Credentials{AccessKey: "A", SecretKey: "S", Expires: soon}, nil }
+	broken := func() (Credentials, error) { return Credentials{}, errors.New("endpoint down") }
+	p := &seqProvider{answers: []func() (Credentials, error){valid, broken}}
+	c := &credCache{provider: p}
+	// Two minutes left: due for refresh after one.
+	if got, err := c.get(t.Context()); err != nil || got.AccessKey != "A" || p.calls != 1 {
+		t.Fatalf("first get = %+v, %v, %d calls", got, err, p.calls)
+	}
+	c.refreshAt = time.Now().Add(-time.Second) // as a minute later
+	if got, err := c.get(t.Context()); err != nil || got.AccessKey != "A" || p.calls != 2 {
+		t.Fatalf("get with a failed refresh = %+v, %v, %d calls; want the held credentials", got, err, p.calls)
+	}
+	if _, err := c.get(t.Context()); err != nil || p.calls != 2 {
+		t.Errorf("the failed refresh was retried at once: %d calls, %v", p.calls, err)
+	}
+	// Expired and the source still down: an error matching ErrPermission.
+	c.cur.Expires = time.Now().Add(-time.Second)
+	c.refreshAt = c.cur.Expires
+	if _, err := c.get(t.Context()); !errors.Is(err, logstore.ErrPermission) || !strings.Contains(err.Error(), "endpoint down") {
+		t.Errorf("get of expired credentials with the source down = %v", err)
+	}
+	// An answer without a secret is no credentials.
+	c = &credCache{provider: &seqProvider{answers: []func() (Credentials, error){func() (Credentials, error) { return Credentials{AccessKey: "A"}, nil }}}}
+	if _, err := c.get(t.Context()); !errors.Is(err, logstore.ErrPermission) {
+		t.Errorf("credentials without a secret = %v", err)
+	}
+}
