@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +177,39 @@ func TestContainerCredentialsEndToEnd(t *testing.T) {
 	}
 	if calls != 1 {
 		t.Errorf("%d fetches of the container credentials, want 1 (cached)", calls)
+	}
+}
+
+// TestCABundle reaches an https endpoint whose certificate only the
+// bundle of AWS_CA_BUNDLE vouches for.
+func TestCABundle(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("hello"))
+	}))
+	defer srv.Close()
+	bundle := filepath.Join(t.TempDir(), "ca.pem")
+	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(bundle, cert, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := s3.Options{Endpoint: srv.URL, Region: "us-east-1", AccessKey: "k", SecretKey: "s", SkipBucketCheck: true}
+	for _, tc := range []struct {
+		bundle string
+		ok     bool
+	}{{"", false}, {bundle, true}} {
+		t.Setenv("AWS_CA_BUNDLE", tc.bundle)
+		st, err := s3.New(t.Context(), "bkt", "", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.Get(t.Context(), "k")
+		if tc.ok != (err == nil) || tc.ok && string(got) != "hello" {
+			t.Errorf("AWS_CA_BUNDLE=%q: Get = %q, %v", tc.bundle, got, err)
+		}
+		st.Close()
+	}
+	t.Setenv("AWS_CA_BUNDLE", filepath.Join(t.TempDir(), "missing.pem"))
+	if _, err := s3.New(t.Context(), "bkt", "", opts); err == nil {
+		t.Error("New with a missing AWS_CA_BUNDLE: no error")
 	}
 }
