@@ -6,10 +6,13 @@ package s3
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -97,7 +100,7 @@ func (s *Store) do(ctx context.Context, r *request) (*http.Response, error) {
 		if r.once || attempt >= maxAttempts || !retryable(ctx, err) {
 			return nil, err
 		}
-		if serr := sleep(ctx, attempt); serr != nil {
+		if serr := wait(ctx, backoff(attempt)); serr != nil {
 			return nil, err
 		}
 	}
@@ -127,6 +130,31 @@ func (s *Store) send(ctx context.Context, r *request, hash string) (*http.Respon
 	return s.http.Do(req)
 }
 
+// maxBackoff caps the wait between attempts.
+const maxBackoff = 20 * time.Second
+
+// backoff is the wait before attempt+1 of an idempotent request: random
+// up to 2^attempt seconds, at most maxBackoff, as the AWS SDKs' standard
+// retryer waits.
+func backoff(attempt int) time.Duration {
+	if attempt >= 5 {
+		return maxBackoff
+	}
+	return rand.N(time.Second << attempt)
+}
+
+// wait waits d, or until ctx is done.
+func wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 // retryable reports whether a failed attempt may be tried again: a
 // throttling or server error, or a transport error while ctx is live.
 func retryable(ctx context.Context, err error) bool {
@@ -136,13 +164,29 @@ func retryable(ctx context.Context, err error) bool {
 	var re *ResponseError
 	if errors.As(err, &re) {
 		switch re.Code {
-		case "SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "InternalError", "ServiceUnavailable":
+		case "SlowDown", "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException",
+			"TooManyRequestsException", "RequestLimitExceeded", "BandwidthLimitExceeded", "RequestThrottled",
+			"PriorRequestNotComplete", "RequestTimeout", "RequestTimeoutException", "InternalError":
 			return true
 		}
-		return re.StatusCode >= 500 || re.StatusCode == http.StatusTooManyRequests
+		switch re.StatusCode {
+		case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable,
+			http.StatusGatewayTimeout, http.StatusTooManyRequests:
+			return true
+		}
+		return false
 	}
-	var ce *CredentialsError
-	return !errors.As(err, &ce)
+	var (
+		ce       *CredentialsError
+		verify   *tls.CertificateVerificationError
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+	)
+	// A certificate that does not verify will not verify on the next
+	// attempt either.
+	return !errors.As(err, &ce) && !errors.As(err, &verify) && !errors.As(err, &unknown) &&
+		!errors.As(err, &hostname) && !errors.As(err, &invalid)
 }
 
 // readError reads at most maxErrorBody bytes of a failed answer's

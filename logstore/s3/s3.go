@@ -53,8 +53,9 @@
 // object, so it too is ErrOutcomeUnknown. Callers (package txn) read the key
 // back to settle it. Put, Get, Stat, List and Delete are idempotent and are
 // tried up to three times, as the AWS SDKs' standard retryer does, on
-// throttling (429, SlowDown), server errors (5xx) and transport errors,
-// with a jittered, growing backoff.
+// throttling (429, SlowDown and the like), server errors (500, 502, 503,
+// 504, InternalError), request timeouts and transport errors, waiting a
+// random time up to 2^attempt seconds between attempts.
 //
 // # Put
 //
@@ -754,18 +755,10 @@ func drain(resp *http.Response) {
 	resp.Body.Close()
 }
 
-// sleep waits a jittered, growing time before attempt+1.
+// sleep waits a jittered, growing time before attempt+1 of PutIfAbsent.
 func sleep(ctx context.Context, attempt int) error {
 	d := time.Duration(10<<attempt) * time.Millisecond
-	d = d/2 + rand.N(d)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return wait(ctx, d/2+rand.N(d))
 }
 
 // Put implements logstore.Driver.
