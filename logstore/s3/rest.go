@@ -6,8 +6,10 @@ package s3
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -89,6 +91,16 @@ func (s *Store) url(r *request) *url.URL {
 // *CredentialsError, or the transport's error.
 func (s *Store) do(ctx context.Context, r *request) (*http.Response, error) {
 	hash := payloadHash(r.body)
+	if r.method == http.MethodPut && len(r.body) > 0 && r.header.Get("Content-MD5") == "" {
+		// The body's MD5, as S3 requires of a put to a bucket with Object
+		// Lock (the SDK sent a CRC32 checksum instead); the signed payload
+		// hash already protects the body on the way.
+		sum := md5.Sum(r.body)
+		if r.header == nil {
+			r.header = http.Header{}
+		}
+		r.header.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum[:]))
+	}
 	for attempt := 1; ; attempt++ {
 		resp, err := s.send(ctx, r, hash)
 		if err == nil {
