@@ -6,15 +6,13 @@ import (
 	"net"
 	"net/http"
 	"sync"
-
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 )
 
 // connSet is the set of network connections the HTTP client a Store built
-// for itself has dialled and not yet closed. The SDK gives each client its
-// own http.Transport, whose pool keeps idle connections (and a reader and
-// a writer goroutine for each) until they time out, long after the store
-// is dropped; no SDK call closes them. Store.Close therefore closes every
+// for itself has dialled and not yet closed. Each such client has its own
+// http.Transport, whose pool keeps idle connections (and a reader and a
+// writer goroutine for each) until they time out, long after the store is
+// dropped. Store.Close therefore closes every
 // connection in the set, idle or in use, and later dials fail.
 //
 // A caller's Options.HTTPClient is the caller's: its connections are never
@@ -25,38 +23,31 @@ type connSet struct {
 	closed bool
 }
 
-// track returns client (the SDK's buildable client, after the S3 client
-// has applied its defaults to it) with its dials recorded in the set. A
-// client of another type is returned as it is.
-func (c *connSet) track(client any) (*awshttp.BuildableClient, bool) {
-	b, ok := client.(*awshttp.BuildableClient)
-	if !ok {
-		return nil, false
+// track records the dials of tr in the set. tr is the transport of the
+// client the store built for itself.
+func (c *connSet) track(tr *http.Transport) {
+	dial := tr.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
 	}
-	return b.WithTransportOptions(func(tr *http.Transport) {
-		dial := tr.DialContext
-		if dial == nil {
-			dial = (&net.Dialer{}).DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
 		}
-		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			conn, err := dial(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			if c.closed {
-				conn.Close()
-				return nil, fmt.Errorf("logstore/s3: dial after Close: %w", net.ErrClosed)
-			}
-			if c.open == nil {
-				c.open = map[*trackedConn]struct{}{}
-			}
-			tc := &trackedConn{Conn: conn, set: c}
-			c.open[tc] = struct{}{}
-			return tc, nil
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.closed {
+			conn.Close()
+			return nil, fmt.Errorf("logstore/s3: dial after Close: %w", net.ErrClosed)
 		}
-	}), true
+		if c.open == nil {
+			c.open = map[*trackedConn]struct{}{}
+		}
+		tc := &trackedConn{Conn: conn, set: c}
+		c.open[tc] = struct{}{}
+		return tc, nil
+	}
 }
 
 // close closes every connection of the set; dials fail from then on. A

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	smithyhttp "github.com/aws/smithy-go/transport/http"
-
 	"github.com/godelta/delta"
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/logstore"
@@ -75,18 +73,18 @@ func TestWrongCredentials(t *testing.T) {
 
 func checkDenied(t *testing.T, method string, err error) {
 	t.Helper()
-	// The SDK's error stays reachable: every HTTP answer is a
-	// *smithyhttp.ResponseError (an APIError too when the server's error
-	// body could be read; versitygw sometimes closes the connection of a
+	// The service's answer stays reachable: every HTTP answer is an
+	// *s3.ResponseError (with its error code when the server's error body
+	// could be read; versitygw sometimes closes the connection of a
 	// refused PUT before its body is read, which leaves only the status).
-	var re *smithyhttp.ResponseError
+	var re *s3.ResponseError
 	switch {
 	case !errors.Is(err, logstore.ErrPermission):
 		t.Errorf("%s with wrong credentials = %v, want ErrPermission", method, err)
 	case errors.Is(err, logstore.ErrNotFound), errors.Is(err, logstore.ErrAlreadyExists):
 		t.Errorf("%s with wrong credentials = %v: also NotFound or AlreadyExists", method, err)
 	case method != "Stat" && method != "New" && !errors.As(err, &re):
-		t.Errorf("%s with wrong credentials = %v: the SDK error is not reachable", method, err)
+		t.Errorf("%s with wrong credentials = %v: the service's answer is not reachable", method, err)
 	case strings.Contains(err.Error(), "not-the-secret"):
 		t.Errorf("%s: the error shows the secret: %v", method, err)
 	}

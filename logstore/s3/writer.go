@@ -18,14 +18,9 @@ package s3
 // so that no part lands after the abort.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	s3api "github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/godelta/delta/logstore"
 )
@@ -62,7 +57,7 @@ func (s *Store) NewWriter(ctx context.Context, key string) (logstore.Writer, err
 	if size == 0 {
 		size = DefaultWriterPartSize // a Store not made by New
 	}
-	u := &uploader{s: s, key: key, full: aws.String(s.prefix + key)}
+	u := &uploader{s: s, key: key, full: s.prefix + key}
 	return logstore.NewPartWriter(ctx, logstore.PartConfig{
 		Size:     int(size),
 		MaxParts: maxParts,
@@ -79,75 +74,39 @@ var errWriterClosed = errors.New("logstore/s3: writer is closed")
 type uploader struct {
 	s        *Store
 	key      string
-	full     *string // the object's name in the bucket
-	uploadID *string // set by Begin, before the first Part
+	full     string // the object's name in the bucket
+	uploadID string // set by Begin, before the first Part
 }
 
 // Put is one PutObject, for an object of at most one part.
 func (u *uploader) Put(ctx context.Context, data []byte) error {
-	_, err := u.s.client.PutObject(ctx, &s3api.PutObjectInput{
-		Bucket:        aws.String(u.s.bucket),
-		Key:           u.full,
-		Body:          bytes.NewReader(data),
-		ContentLength: aws.Int64(int64(len(data))),
-	})
-	return err
+	return u.s.putObject(ctx, u.full, data)
 }
 
 // Begin creates the multipart upload.
 func (u *uploader) Begin(ctx context.Context) error {
-	out, err := u.s.client.CreateMultipartUpload(ctx, &s3api.CreateMultipartUploadInput{
-		Bucket: aws.String(u.s.bucket),
-		Key:    u.full,
-	})
+	id, err := u.s.createUpload(ctx, u.full)
 	if err != nil {
 		return err
 	}
-	u.uploadID = out.UploadId
+	u.uploadID = id
 	return nil
 }
 
 // Part sends part n with UploadPart and returns its ETag.
 func (u *uploader) Part(ctx context.Context, n int, data []byte) (string, error) {
-	out, err := u.s.client.UploadPart(ctx, &s3api.UploadPartInput{
-		Bucket:        aws.String(u.s.bucket),
-		Key:           u.full,
-		UploadId:      u.uploadID,
-		PartNumber:    aws.Int32(int32(n)),
-		Body:          bytes.NewReader(data),
-		ContentLength: aws.Int64(int64(len(data))),
-	})
-	if err != nil {
-		return "", err
-	}
-	return aws.ToString(out.ETag), nil
+	return u.s.uploadPart(ctx, u.full, u.uploadID, n, data)
 }
 
 // Complete is CompleteMultipartUpload of the parts' ETags, numbered from 1.
 func (u *uploader) Complete(ctx context.Context, etags []string) error {
-	parts := make([]types.CompletedPart, len(etags))
-	for i, etag := range etags {
-		parts[i] = types.CompletedPart{PartNumber: aws.Int32(int32(i + 1))}
-		if etag != "" {
-			parts[i].ETag = aws.String(etag)
-		}
-	}
-	_, err := u.s.client.CompleteMultipartUpload(ctx, &s3api.CompleteMultipartUploadInput{
-		Bucket:          aws.String(u.s.bucket),
-		Key:             u.full,
-		UploadId:        u.uploadID,
-		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts},
-	})
-	return err
+	return u.s.completeUpload(ctx, u.full, u.uploadID, etags)
 }
 
 // Abort is AbortMultipartUpload; an upload the service no longer knows is
 // already gone.
 func (u *uploader) Abort(ctx context.Context) error {
-	_, err := u.s.client.AbortMultipartUpload(ctx, &s3api.AbortMultipartUploadInput{
-		Bucket: aws.String(u.s.bucket), Key: u.full, UploadId: u.uploadID,
-	})
-	if err != nil && apiCode(err) != "NoSuchUpload" {
+	if err := u.s.abortUpload(ctx, u.full, u.uploadID); err != nil {
 		return u.s.wrap("abort write", u.key, err)
 	}
 	return nil
