@@ -78,6 +78,10 @@ type fileTable struct {
 
 	seed  maphash.Seed
 	index []uint32 // open addressing, row+1 per slot, 0 empty
+	// hashes holds the hash of each row's canonical path, by chunk, while
+	// the table is built: add has the path at hand, and finish builds the
+	// index from them without making every path again.
+	hashes []*[rowChunk]uint64
 }
 
 // fileChunk holds the fixed-size fields of rowChunk files.
@@ -213,8 +217,10 @@ func (t *fileTable) at(i int) (*fileChunk, int) { return t.chunks[i/rowChunk], i
 func (t *fileTable) add(a *actions.Add) {
 	if t.n%rowChunk == 0 {
 		t.chunks = append(t.chunks, new(fileChunk))
+		t.hashes = append(t.hashes, new([rowChunk]uint64))
 	}
 	c, j := t.at(t.n)
+	hashes := t.hashes[len(t.hashes)-1]
 	t.n++
 	t.totalSize += a.Size
 	if len(a.Tags) > 0 || a.DeletionVector != nil {
@@ -223,6 +229,7 @@ func (t *fileTable) add(a *actions.Add) {
 		}
 		t.full[t.n-1] = t.cloneAdd(a)
 		c.shape[j] = shapeFull
+		hashes[j] = maphash.String(t.seed, keyOf(a.Path, a.DeletionVector).path)
 		return
 	}
 	c.pv[j] = t.partitions(a.PartitionValues)
@@ -236,8 +243,11 @@ func (t *fileTable) add(a *actions.Add) {
 	if a.DataChange {
 		ref.shape |= dataChange
 	}
-	if location.Canonical(a.Path) == a.Path {
+	if canon := location.Canonical(a.Path); canon == a.Path {
 		ref.shape |= plainPath
+		hashes[j] = maphash.String(t.seed, a.Path)
+	} else {
+		hashes[j] = maphash.String(t.seed, canon)
 	}
 	c.shape[j], c.rec[j] = ref.shape, ref.rec
 }
@@ -276,20 +286,11 @@ func nameKey(name string) [2]string {
 // and bytes, or a template's id plus one, the prefix and suffix lengths it
 // shares with the template, and the length and bytes of the rest.
 func (c *nameCoder) appendName(rec []byte, name string) []byte {
-	id, ok := c.template(name)
+	id, p, q, ok := c.template(name)
 	if !ok {
 		rec = binary.AppendUvarint(rec, 0)
 		rec = binary.AppendUvarint(rec, uint64(len(name)))
 		return append(rec, name...)
-	}
-	tmpl := c.tmpls[id]
-	p := 0
-	for p < len(name) && p < len(tmpl) && name[p] == tmpl[p] {
-		p++
-	}
-	q := 0
-	for q < len(name)-p && q < len(tmpl)-p && name[len(name)-1-q] == tmpl[len(tmpl)-1-q] {
-		q++
 	}
 	rec = binary.AppendUvarint(rec, uint64(id)+1)
 	rec = binary.AppendUvarint(rec, uint64(p))
@@ -300,45 +301,58 @@ func (c *nameCoder) appendName(rec []byte, name string) []byte {
 }
 
 // template returns the template to store name against, making name one
-// when none fits and there is room.
-func (c *nameCoder) template(name string) (uint32, bool) {
+// when none fits and there is room, and the lengths p and q of the prefix
+// and the suffix name shares with it (see shared).
+func (c *nameCoder) template(name string) (id uint32, p, q int, ok bool) {
 	if len(name) < 2*minShared {
-		return 0, false
+		return 0, 0, 0, false
 	}
-	if len(c.tmpls) > 0 && shared(name, c.tmpls[c.last]) >= minShared {
-		return c.last, true
+	if len(c.tmpls) > 0 {
+		if p, q := shared(name, c.tmpls[c.last]); p+q >= minShared {
+			return c.last, p, q, true
+		}
 	}
 	k := nameKey(name)
-	if id, ok := c.byKey[k]; ok && shared(name, c.tmpls[id]) >= minShared {
-		c.last = id
-		return id, true
+	if id, ok := c.byKey[k]; ok {
+		if p, q := shared(name, c.tmpls[id]); p+q >= minShared {
+			c.last = id
+			return id, p, q, true
+		}
 	}
 	if len(c.tmpls) >= maxTemplates {
-		return 0, false
+		return 0, 0, 0, false
 	}
 	if c.byKey == nil {
 		c.byKey = map[[2]string]uint32{}
 	}
 	t := strings.Clone(name)
-	id := uint32(len(c.tmpls))
+	id = uint32(len(c.tmpls))
 	c.tmpls = append(c.tmpls, t)
 	c.byKey[nameKey(t)] = id
 	c.last = id
-	return id, true
+	return id, len(name), 0, true
 }
 
-// shared returns how many bytes a and b share at their start and end,
-// without overlap.
-func shared(a, b string) int {
-	p := 0
+// shared returns the lengths p and q of the longest prefix and then the
+// longest suffix a and b share, without overlap: q counts only bytes past
+// a[:p] and b[:p].
+//
+// Names of one job differ in a run of digits only, so after the prefix
+// the suffix is first tried from the end of a's digit run there: one
+// comparison of the whole rest (memequal) instead of a byte at a time;
+// the byte loop then extends it, so the result is the same either way.
+func shared(a, b string) (p, q int) {
 	for p < len(a) && p < len(b) && a[p] == b[p] {
 		p++
 	}
-	q := 0
-	for q < len(a)-p && q < len(b)-p && a[len(a)-1-q] == b[len(b)-1-q] {
+	limit := min(len(a), len(b)) - p
+	if g := len(a) - digitsEnd(a, p); g > 0 && g <= limit && a[len(a)-g:] == b[len(b)-g:] {
+		q = g
+	}
+	for q < limit && a[len(a)-1-q] == b[len(b)-1-q] {
 		q++
 	}
-	return p + q
+	return p, q
 }
 
 // appendTo appends the name encoded at the start of b to buf, and returns
@@ -733,17 +747,6 @@ func (t *fileTable) hasKey(i int, k fileKey, buf []byte) (bool, []byte) {
 	return CanonicalPath(string(buf)) == k.path, buf
 }
 
-// hash returns the hash of the canonical path of row i; buf is scratch
-// space, returned for reuse.
-func (t *fileTable) hash(i int, buf []byte) (uint64, []byte) {
-	c, j := t.at(i)
-	if c.shape[j] == shapeFull || c.shape[j]&plainPath == 0 {
-		return maphash.String(t.seed, t.key(i).path), buf
-	}
-	buf = t.appendPath(c, j, buf[:0])
-	return maphash.Bytes(t.seed, buf), buf
-}
-
 // finish builds the path index once every row is in.
 func (t *fileTable) finish() {
 	t.scratch, t.shapeBuf, t.lastSegs = nil, nil, nil
@@ -760,16 +763,14 @@ func (t *fileTable) finish() {
 	}
 	t.index = make([]uint32, size)
 	mask := uint64(size - 1)
-	var buf []byte
 	for i := 0; i < t.n; i++ {
-		var h uint64
-		h, buf = t.hash(i, buf)
-		h &= mask
+		h := t.hashes[i/rowChunk][i%rowChunk] & mask
 		for t.index[h] != 0 {
 			h = (h + 1) & mask
 		}
 		t.index[h] = uint32(i + 1)
 	}
+	t.hashes = nil
 }
 
 // lookupAll calls fn with every row whose file has key k.
