@@ -896,8 +896,8 @@ func matchStats(segs []shapeSeg, s string, vals []byte, d *strDict) (out []byte,
 		case seg.hole == noHole:
 			continue
 		case seg.hole == numHole:
-			j = digitsEnd(s, i)
-			x, ok := canonicalNumber(s[i:j])
+			var x uint64
+			j, x, ok = scanNumber(s, i)
 			if !ok {
 				return vals, false
 			}
@@ -927,9 +927,28 @@ func digitsEnd(s string, i int) int {
 	return i
 }
 
+// scanNumber returns the end j of the run of digits at s[i:] and, as
+// canonicalNumber(s[i:j]) does, its value and whether it formats back the
+// same, in one pass.
+func scanNumber(s string, i int) (j int, x uint64, ok bool) {
+	j = i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		x = x*10 + uint64(s[j]-'0')
+		j++
+	}
+	n := j - i
+	return j, x, n > 0 && n <= maxNumDigits && (s[i] != '0' || n == 1)
+}
+
 // stringEnd returns the index of the quote that ends the JSON string
 // whose content starts at s[i], or len(s) or more when it is not ended.
 func stringEnd(s string, i int) int {
+	if i < len(s) {
+		// Most strings hold no escape: find the quote at once.
+		if k := strings.IndexByte(s[i:], '"'); k >= 0 && strings.IndexByte(s[i:i+k], '\\') < 0 {
+			return i + k
+		}
+	}
 	for i < len(s) && s[i] != '"' {
 		if s[i] == '\\' {
 			i++
