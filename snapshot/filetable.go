@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/internal/invariants"
 	"github.com/godelta/delta/location"
 )
 
@@ -19,11 +20,12 @@ import (
 // columns, against 240 before the columns and the records; see
 // bench/RESULTS.md, issue 26):
 //
-//   - the fixed-size fields of each file (where its record is, the
-//     directory of its path, the shape of its stats and two flags) in
-//     columns of fixed-size chunks (no slice doubling), with its partition
-//     map by reference, one copy per map of the decoder (which shares a
-//     map between files with equal values): 24 bytes a file;
+//   - the fixed-size fields of each file (where its record is, its place:
+//     the directory of its path with its partition values, and the shape
+//     of its stats and its flags) in columns of fixed-size chunks (no
+//     slice doubling, no pointer): 12 bytes a file; a place is interned
+//     per table, its partition map one copy per map of the decoder (which
+//     shares a map between files with equal values);
 //   - a record per file in an arena of byte blocks: its size and
 //     modification time as varints, its file name (the path after its
 //     directory, which is interned per table) stored against a template
@@ -62,9 +64,9 @@ type fileTable struct {
 
 	clusterings []string // clustering providers, by rowExtras.clustering
 
-	dirs   []string          // by directory id
-	dirIDs map[string]uint32 // directory -> id
-	lastD  uint32            // id of the last directory stored
+	places   []place             // by place id
+	placeIDs map[placeKey]uint32 // while the table is built
+	lastP    uint32              // id of the last place stored
 
 	shapes    []string          // by shape id
 	shapeIDs  map[string]uint32 // shape -> id
@@ -84,12 +86,50 @@ type fileTable struct {
 	hashes []*[rowChunk]uint64
 }
 
-// fileChunk holds the fixed-size fields of rowChunk files.
+// fileChunk holds the fixed-size fields of rowChunk files: 12 bytes a
+// file, and no pointer for the collector to follow.
 type fileChunk struct {
-	rec   [rowChunk]uint64 // where the row's record starts: block<<32 | offset
-	dir   [rowChunk]uint32 // directory id
-	shape [rowChunk]uint32 // statsRef.shape, with the flags dataChange and plainPath
-	pv    [rowChunk]map[string]string
+	// rec is where the row's record starts: its block, less firstBlock,
+	// above recOffBits, and its offset in the block below. A row adds at
+	// most one block to the arena (store), so the rows of a chunk span at
+	// most rowChunk+1 blocks: the difference fits in 32-recOffBits bits.
+	rec        [rowChunk]uint32
+	place      [rowChunk]uint32 // place id: directory and partition values
+	shape      [rowChunk]uint32 // statsRef.shape, with the flags dataChange and plainPath
+	firstBlock uint32           // the arena block the chunk's first record is in
+}
+
+// recAt returns where row j's record starts, as store returned it.
+func (c *fileChunk) recAt(j int) uint64 {
+	r := c.rec[j]
+	return uint64(c.firstBlock+r>>recOffBits)<<32 | uint64(r&(blockSize-1))
+}
+
+// place is a directory of the table's files and the partition values of
+// the files in it: in a partitioned table the two go together (the
+// directory names the values), so a file refers to both with one id. The
+// values are the table's copy (fileTable.partitions); a directory with
+// files of different values (which the protocol allows) has a place for
+// each.
+type place struct {
+	dir string
+	pv  map[string]string
+}
+
+// placeKey identifies a place while the table is built: its directory and
+// its partition map, by identity (partitions hands out one map per set of
+// values).
+type placeKey struct {
+	dir string
+	pv  unsafe.Pointer
+}
+
+// mapID returns the identity of map m.
+func mapID(m map[string]string) unsafe.Pointer {
+	if m == nil {
+		return nil
+	}
+	return reflect.ValueOf(m).UnsafePointer()
 }
 
 // statsRef locates a row's encoded stats: its shape (shapeNone, shapeRaw,
@@ -109,8 +149,12 @@ const (
 	hasExtras  = 1 << 29   // the record holds rowExtras
 	shapeMask  = 1<<29 - 1
 
-	rowChunk  = 4096
-	blockSize = 1 << 20
+	rowChunk = 4096
+	// blockSize is the size of the arena's blocks, a power of two: an
+	// offset in one takes recOffBits bits, and 32-recOffBits bits are
+	// left for rowChunk+1 blocks.
+	blockSize  = 1 << recOffBits
+	recOffBits = 19
 	// maxShapes bounds the interned shapes: past it, stats are kept raw.
 	maxShapes = 1 << 16
 	// hole marks a value taken out of a shape, kept in the values as its
@@ -205,7 +249,7 @@ func (d *strDict) appendSegValue(vals []byte, v string, seg *shapeSeg) []byte {
 const dictTrial = 256
 
 func newFileTable() *fileTable {
-	return &fileTable{shapeIDs: map[string]uint32{}, dirIDs: map[string]uint32{}, lastShape: shapeRaw, lastD: ^uint32(0), seed: maphash.MakeSeed()}
+	return &fileTable{shapeIDs: map[string]uint32{}, placeIDs: map[placeKey]uint32{}, lastShape: shapeRaw, lastP: ^uint32(0), seed: maphash.MakeSeed()}
 }
 
 func (t *fileTable) len() int { return t.n }
@@ -216,7 +260,11 @@ func (t *fileTable) at(i int) (*fileChunk, int) { return t.chunks[i/rowChunk], i
 // add appends a copy of a.
 func (t *fileTable) add(a *actions.Add) {
 	if t.n%rowChunk == 0 {
-		t.chunks = append(t.chunks, new(fileChunk))
+		c := new(fileChunk)
+		if len(t.blocks) > 0 {
+			c.firstBlock = uint32(len(t.blocks) - 1)
+		}
+		t.chunks = append(t.chunks, c)
 		t.hashes = append(t.hashes, new([rowChunk]uint64))
 	}
 	c, j := t.at(t.n)
@@ -232,9 +280,8 @@ func (t *fileTable) add(a *actions.Add) {
 		hashes[j] = maphash.String(t.seed, keyOf(a.Path, a.DeletionVector).path)
 		return
 	}
-	c.pv[j] = t.partitions(a.PartitionValues)
 	dir, name := splitPath(a.Path)
-	c.dir[j] = t.dirID(dir)
+	c.place[j] = t.placeID(dir, t.partitions(a.PartitionValues))
 	ex := t.extrasOf(a)
 	ref := t.putRecord(a.Size, a.ModificationTime, ex, name, a.Stats)
 	if ex.has != 0 {
@@ -249,7 +296,11 @@ func (t *fileTable) add(a *actions.Add) {
 	} else {
 		hashes[j] = maphash.String(t.seed, canon)
 	}
-	c.shape[j], c.rec[j] = ref.shape, ref.rec
+	block, off := uint32(ref.rec>>32), uint32(ref.rec)
+	if invariants.Enabled {
+		invariants.Assertf(block-c.firstBlock < 1<<(32-recOffBits) && off < blockSize, "snapshot: record at block %d offset %d in a chunk from block %d", block, off, c.firstBlock)
+	}
+	c.shape[j], c.rec[j] = ref.shape, (block-c.firstBlock)<<recOffBits|off
 }
 
 // nameCoder stores file names against templates: names seen before,
@@ -478,19 +529,23 @@ func splitPath(p string) (dir, name string) {
 	return p[:i], p[i:]
 }
 
-// dirID returns the id of directory dir, interning it.
-func (t *fileTable) dirID(dir string) uint32 {
-	if t.lastD != ^uint32(0) && t.dirs[t.lastD] == dir {
-		return t.lastD
+// placeID returns the id of the place of directory dir and partition
+// values pv (the table's copy), interning it.
+func (t *fileTable) placeID(dir string, pv map[string]string) uint32 {
+	k := placeKey{dir: dir, pv: mapID(pv)}
+	if t.lastP != ^uint32(0) {
+		if p := &t.places[t.lastP]; p.dir == dir && mapID(p.pv) == k.pv {
+			return t.lastP
+		}
 	}
-	id, ok := t.dirIDs[dir]
+	id, ok := t.placeIDs[k]
 	if !ok {
-		id = uint32(len(t.dirs))
-		c := strings.Clone(dir)
-		t.dirs = append(t.dirs, c)
-		t.dirIDs[c] = id
+		id = uint32(len(t.places))
+		k.dir = strings.Clone(dir)
+		t.places = append(t.places, place{dir: k.dir, pv: pv})
+		t.placeIDs[k] = id
 	}
-	t.lastD = id
+	t.lastP = id
 	return id
 }
 
@@ -649,8 +704,8 @@ func (a *strArena) str(b []byte) string {
 
 // appendPath appends the path of row i, which is not a full row, to buf.
 func (t *fileTable) appendPath(c *fileChunk, j int, buf []byte) []byte {
-	_, _, _, b := t.record(c.shape[j], c.rec[j])
-	buf = append(buf, t.dirs[c.dir[j]]...)
+	_, _, _, b := t.record(c.shape[j], c.recAt(j))
+	buf = append(buf, t.places[c.place[j]].dir...)
 	buf, _ = t.names.appendTo(buf, b)
 	return buf
 }
@@ -688,11 +743,13 @@ func (t *fileTable) buildIn(i int, dst *actions.Add, buf []byte, a *strArenas) [
 		*dst = *t.full[i]
 		return buf
 	}
-	size, modTime, ex, b := t.record(c.shape[j], c.rec[j])
-	buf, _ = t.names.appendTo(append(buf[:0], t.dirs[c.dir[j]]...), b)
+	rec := c.recAt(j)
+	pl := &t.places[c.place[j]]
+	size, modTime, ex, b := t.record(c.shape[j], rec)
+	buf, _ = t.names.appendTo(append(buf[:0], pl.dir...), b)
 	*dst = actions.Add{
 		Path:             a.paths.str(buf),
-		PartitionValues:  c.pv[j],
+		PartitionValues:  pl.pv,
 		Size:             size,
 		ModificationTime: modTime,
 		DataChange:       c.shape[j]&dataChange != 0,
@@ -706,7 +763,7 @@ func (t *fileTable) buildIn(i int, dst *actions.Add, buf []byte, a *strArenas) [
 	if ex.has&extraClustering != 0 {
 		dst.ClusteringProvider = t.clusterings[ex.clustering]
 	}
-	dst.Stats, buf = t.statsIn(statsRef{shape: c.shape[j], rec: c.rec[j]}, buf, &a.stats)
+	dst.Stats, buf = t.statsIn(statsRef{shape: c.shape[j], rec: rec}, buf, &a.stats)
 	return buf
 }
 
@@ -716,7 +773,7 @@ func (t *fileTable) partitionValues(i int) map[string]string {
 	if c.shape[j] == shapeFull {
 		return t.full[i].PartitionValues
 	}
-	return c.pv[j]
+	return t.places[c.place[j]].pv
 }
 
 // key returns the file key of row i.
@@ -750,7 +807,7 @@ func (t *fileTable) hasKey(i int, k fileKey, buf []byte) (bool, []byte) {
 // finish builds the path index once every row is in.
 func (t *fileTable) finish() {
 	t.scratch, t.shapeBuf, t.lastSegs = nil, nil, nil
-	t.dirIDs = nil
+	t.placeIDs = nil
 	t.dict.ids = nil // the strings stay, by index
 	t.names.byKey = nil
 	t.pvs = nil
@@ -796,7 +853,7 @@ func (t *fileTable) size(i int) int64 {
 	if c.shape[j] == shapeFull {
 		return t.full[i].Size
 	}
-	size, _, _, _ := t.record(c.shape[j], c.rec[j])
+	size, _, _, _ := t.record(c.shape[j], c.recAt(j))
 	return size
 }
 
