@@ -58,9 +58,9 @@ type fileTable struct {
 	// totalSize is the size of all files.
 	totalSize int64
 
-	// pvs maps a partition map of the decoder to the table's copy, while
-	// the table is built.
-	pvs map[unsafe.Pointer]map[string]string
+	// pvs maps a partition map of the decoder to the table's copy and the
+	// last place of files with it, while the table is built.
+	pvs map[unsafe.Pointer]pvEntry
 
 	clusterings []string // clustering providers, by rowExtras.clustering
 
@@ -114,6 +114,15 @@ func (c *fileChunk) recAt(j int) uint64 {
 type place struct {
 	dir string
 	pv  map[string]string
+}
+
+// pvEntry is the table's copy of a partition map of the decoder, and the
+// place of the last file added with it (^0 for none): the next file with
+// the same values is most likely in the same directory, so one lookup by
+// the map's identity finds both.
+type pvEntry struct {
+	pv    map[string]string
+	place uint32
 }
 
 // placeKey identifies a place while the table is built: its directory and
@@ -281,7 +290,7 @@ func (t *fileTable) add(a *actions.Add) {
 		return
 	}
 	dir, name := splitPath(a.Path)
-	c.place[j] = t.placeID(dir, t.partitions(a.PartitionValues))
+	c.place[j] = t.placeOf(dir, a.PartitionValues)
 	ex := t.extrasOf(a)
 	ref := t.putRecord(a.Size, a.ModificationTime, ex, name, a.Stats)
 	if ex.has != 0 {
@@ -508,19 +517,41 @@ func (t *fileTable) partitions(m map[string]string) map[string]string {
 	if m == nil {
 		return nil
 	}
-	p := reflect.ValueOf(m).UnsafePointer()
-	if c, ok := t.pvs[p]; ok {
-		return c
+	return t.pvEntry(m).pv
+}
+
+// pvEntry returns the entry of the decoder's partition map m, not nil,
+// making the table's copy on first sight.
+func (t *fileTable) pvEntry(m map[string]string) pvEntry {
+	p := mapID(m)
+	if e, ok := t.pvs[p]; ok {
+		return e
 	}
 	c := make(map[string]string, len(m))
 	for k, v := range m {
 		c[strings.Clone(k)] = strings.Clone(v)
 	}
 	if t.pvs == nil {
-		t.pvs = map[unsafe.Pointer]map[string]string{}
+		t.pvs = map[unsafe.Pointer]pvEntry{}
 	}
-	t.pvs[p] = c
-	return c
+	e := pvEntry{pv: c, place: ^uint32(0)}
+	t.pvs[p] = e
+	return e
+}
+
+// placeOf returns the id of the place of a file in directory dir with the
+// decoder's partition map m.
+func (t *fileTable) placeOf(dir string, m map[string]string) uint32 {
+	if m == nil {
+		return t.placeID(dir, nil)
+	}
+	e := t.pvEntry(m)
+	if e.place != ^uint32(0) && t.places[e.place].dir == dir {
+		return e.place
+	}
+	e.place = t.placeID(dir, e.pv)
+	t.pvs[mapID(m)] = e
+	return e.place
 }
 
 // splitPath splits a path after its last slash.
@@ -962,7 +993,12 @@ func matchStats(segs []shapeSeg, s string, vals []byte, d *strDict) (out []byte,
 			i = j
 			continue
 		case seg.quoted:
-			if j = stringEnd(s, i); j >= len(s) {
+			// The value of the last file, when it is there and a quote
+			// follows, ends there: stringEnd scans its bytes as it did
+			// then, and stopped at that quote.
+			if n := len(seg.last); seg.hasLast && len(s)-i > n && s[i+n] == '"' && s[i:i+n] == seg.last {
+				j = i + n
+			} else if j = stringEnd(s, i); j >= len(s) {
 				return vals, false
 			}
 		default:
