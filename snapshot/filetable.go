@@ -41,7 +41,10 @@ import (
 //
 // The invariant: nothing of the checkpoint decoder's memory is kept (every
 // byte is copied into the table's own columns, arena and interned
-// strings), and statistics stay in their compact form until something
+// strings). It is what lets readBaseFiles read the checkpoint with
+// checkpoint.ReadTransient, whose strings alias pages that the decoder
+// reuses once a batch is applied: a string kept would change under the
+// table. Statistics stay in their compact form until something
 // asks for the add: Files builds an actions.Add per row as it yields it,
 // its path and stats JSON carved from shared chunks (strArena), and only a
 // predicate parses that JSON (package expr, one file at a time). A hash
