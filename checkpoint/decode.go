@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"strings"
+
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/godelta/delta/actions"
@@ -130,13 +132,19 @@ func (m *mapCols) cached(keys, vals []string) map[string]string {
 		return c
 	}
 	out := make(map[string]string, len(keys))
+	caching := len(m.cache) < maxCachedMaps
 	for i, key := range keys {
+		if caching {
+			// A cached map outlives the page its strings come from
+			// (ReadTransient), and need not keep a page string alive.
+			key, vals[i] = strings.Clone(key), strings.Clone(vals[i])
+		}
 		out[key] = vals[i]
 	}
 	if m.cache == nil {
 		m.cache = make(map[string]map[string]string)
 	}
-	if len(m.cache) < maxCachedMaps {
+	if caching {
 		m.cache[string(sig)] = out
 	}
 	return out

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -54,6 +55,15 @@ func readParquet(ctx context.Context, store logstore.Store, key string, want Act
 	if len(tops) == 0 {
 		return nil, nil
 	}
+	if out.transient {
+		// The strings of the actions alias the pages, which the leaves
+		// hold until the batch is handed over (releaseHeld).
+		for _, t := range tops {
+			for _, l := range t.g.leaves {
+				l.Hold, l.raw.Alias = true, true
+			}
+		}
+	}
 
 	metas := file.Metadata().RowGroups
 	rgs := file.RowGroups()
@@ -90,6 +100,7 @@ func readParquet(ctx context.Context, store logstore.Store, key string, want Act
 				if ferr := out.flush(); ferr != nil {
 					return nil, ferr
 				}
+				src.releaseHeld()
 			}
 		}
 		if err != nil {
@@ -128,7 +139,17 @@ func fill(tops []*top, out *emitter, follow bool, sidecars *[]actions.Sidecar) (
 		best.g.row++
 		best.ready = false
 		if follow && a.Sidecar != nil {
-			*sidecars = append(*sidecars, *a.Sidecar)
+			// Kept past the batch: its strings must not alias a page.
+			sc := *a.Sidecar
+			sc.Path = strings.Clone(sc.Path)
+			if sc.Tags != nil {
+				tags := make(map[string]string, len(sc.Tags))
+				for k, v := range sc.Tags {
+					tags[strings.Clone(k)] = strings.Clone(v)
+				}
+				sc.Tags = tags
+			}
+			*sidecars = append(*sidecars, sc)
 		}
 	}
 	return false
@@ -223,6 +244,16 @@ func (s *source) allNull(g *group) bool {
 		}
 	}
 	return true
+}
+
+// releaseHeld releases the pages the leaves of the open groups hold
+// (ReadTransient), once the actions that alias them are handed over.
+func (s *source) releaseHeld() {
+	for _, g := range s.opened {
+		for _, l := range g.leaves {
+			l.ReleaseHeld()
+		}
+	}
 }
 
 // close closes every group opened on the current row group.

@@ -120,7 +120,15 @@ func (b *baseState) exists(ctx context.Context) error {
 // checkpoint that is missing or cannot be decoded gives a
 // *checkpointError.
 func readCheckpoint(ctx context.Context, store logstore.Store, version int64, keys []string, want checkpoint.ActionSet, fn func([]actions.Action) error) error {
-	err := checkpoint.Read(ctx, store, keys, want, func(batch []actions.Action) error {
+	return readCheckpointWith(checkpoint.Read, ctx, store, version, keys, want, fn)
+}
+
+// checkpointReader is checkpoint.Read or checkpoint.ReadTransient.
+type checkpointReader func(ctx context.Context, store logstore.Store, parts []string, want checkpoint.ActionSet, fn func([]actions.Action) error) error
+
+// readCheckpointWith is readCheckpoint through read.
+func readCheckpointWith(read checkpointReader, ctx context.Context, store logstore.Store, version int64, keys []string, want checkpoint.ActionSet, fn func([]actions.Action) error) error {
+	err := read(ctx, store, keys, want, func(batch []actions.Action) error {
 		// A Parquet checkpoint does not go through actions.EachAction:
 		// hold its actions to the same per-action rules, so that an add
 		// without a path is never counted as a live file or copied into
@@ -295,7 +303,9 @@ func rebuildListed(ctx context.Context, store logstore.Store, version int64) (*r
 func readBaseFiles(ctx context.Context, store logstore.Store, version int64, keys []string, tail map[fileKey]fileEntry, order []fileEntry) (*baseFiles, error) {
 	t := newFileTable()
 	if len(keys) > 0 {
-		err := eachCheckpointFile(ctx, store, version, keys, tail, func(a *actions.Add) bool {
+		// The table copies every byte it keeps (fileTable.add): the
+		// checkpoint is read without copying its pages' strings first.
+		err := eachCheckpointFile(ctx, store, version, keys, tail, true, func(a *actions.Add) bool {
 			t.add(a)
 			return true
 		}, nil)
@@ -312,7 +322,7 @@ func readBaseFiles(ctx context.Context, store logstore.Store, version int64, key
 func readBaseTombstones(ctx context.Context, store logstore.Store, version int64, keys []string, tail map[fileKey]fileEntry, order []fileEntry) ([]actions.Remove, error) {
 	var ts []actions.Remove
 	if len(keys) > 0 {
-		err := eachCheckpointFile(ctx, store, version, keys, tail, nil, func(r *actions.Remove) {
+		err := eachCheckpointFile(ctx, store, version, keys, tail, false, nil, func(r *actions.Remove) {
 			ts = append(ts, *r)
 		})
 		if err != nil {
@@ -332,11 +342,17 @@ func readBaseTombstones(ctx context.Context, store logstore.Store, version int64
 // its function is nil), less those whose key is in tail: the commits
 // after the checkpoint supersede them. add returning false stops the read.
 //
+// With copies, add and remove copy whatever they keep of an action before
+// they return: the checkpoint is then read with checkpoint.ReadTransient,
+// its strings aliasing the decoder's pages, and on this goroutine (the
+// pages are released once a batch is applied). Without, it is read ahead
+// on another goroutine (readAhead), and the actions may be kept.
+//
 // It is the one place a checkpoint's files enter a snapshot: kept in a
 // file table (readBaseFiles, where tail is empty but for a rebuild, the
 // snapshot's own tail being applied later by newFileView with the same
 // rule) or streamed to a caller who keeps what it wants (StreamFiles).
-func eachCheckpointFile(ctx context.Context, store logstore.Store, version int64, keys []string, tail map[fileKey]fileEntry, add func(*actions.Add) bool, remove func(*actions.Remove)) error {
+func eachCheckpointFile(ctx context.Context, store logstore.Store, version int64, keys []string, tail map[fileKey]fileEntry, copies bool, add func(*actions.Add) bool, remove func(*actions.Remove)) error {
 	var want checkpoint.ActionSet
 	if add != nil {
 		want |= checkpoint.Add
@@ -351,9 +367,7 @@ func eachCheckpointFile(ctx context.Context, store logstore.Store, version int64
 		_, ok := tail[keyOf(path, dv)]
 		return ok
 	}
-	return readAhead(func(fn func([]actions.Action) error) error {
-		return readCheckpoint(ctx, store, version, keys, want, fn)
-	}, func(batch []actions.Action) bool {
+	apply := func(batch []actions.Action) bool {
 		for i := range batch {
 			switch a := &batch[i]; {
 			case a.Add != nil && add != nil:
@@ -367,7 +381,22 @@ func eachCheckpointFile(ctx context.Context, store logstore.Store, version int64
 			}
 		}
 		return true
-	})
+	}
+	if copies {
+		err := readCheckpointWith(checkpoint.ReadTransient, ctx, store, version, keys, want, func(batch []actions.Action) error {
+			if !apply(batch) {
+				return errStopped
+			}
+			return nil
+		})
+		if errors.Is(err, errStopped) {
+			return nil
+		}
+		return err
+	}
+	return readAhead(func(fn func([]actions.Action) error) error {
+		return readCheckpoint(ctx, store, version, keys, want, fn)
+	}, apply)
 }
 
 // newBaseFiles finishes a checkpoint's file table (nil for an empty one),

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/godelta/delta/actions"
+	"github.com/godelta/delta/internal/invariants"
 	"github.com/godelta/delta/location"
 )
 
@@ -19,11 +20,12 @@ import (
 // columns, against 240 before the columns and the records; see
 // bench/RESULTS.md, issue 26):
 //
-//   - the fixed-size fields of each file (where its record is, the
-//     directory of its path, the shape of its stats and two flags) in
-//     columns of fixed-size chunks (no slice doubling), with its partition
-//     map by reference, one copy per map of the decoder (which shares a
-//     map between files with equal values): 24 bytes a file;
+//   - the fixed-size fields of each file (where its record is, its place:
+//     the directory of its path with its partition values, and the shape
+//     of its stats and its flags) in columns of fixed-size chunks (no
+//     slice doubling, no pointer): 12 bytes a file; a place is interned
+//     per table, its partition map one copy per map of the decoder (which
+//     shares a map between files with equal values);
 //   - a record per file in an arena of byte blocks: its size and
 //     modification time as varints, its file name (the path after its
 //     directory, which is interned per table) stored against a template
@@ -39,7 +41,10 @@ import (
 //
 // The invariant: nothing of the checkpoint decoder's memory is kept (every
 // byte is copied into the table's own columns, arena and interned
-// strings), and statistics stay in their compact form until something
+// strings). It is what lets readBaseFiles read the checkpoint with
+// checkpoint.ReadTransient, whose strings alias pages that the decoder
+// reuses once a batch is applied: a string kept would change under the
+// table. Statistics stay in their compact form until something
 // asks for the add: Files builds an actions.Add per row as it yields it,
 // its path and stats JSON carved from shared chunks (strArena), and only a
 // predicate parses that JSON (package expr, one file at a time). A hash
@@ -56,15 +61,15 @@ type fileTable struct {
 	// totalSize is the size of all files.
 	totalSize int64
 
-	// pvs maps a partition map of the decoder to the table's copy, while
-	// the table is built.
-	pvs map[unsafe.Pointer]map[string]string
+	// pvs maps a partition map of the decoder to the table's copy and the
+	// last place of files with it, while the table is built.
+	pvs map[unsafe.Pointer]pvEntry
 
 	clusterings []string // clustering providers, by rowExtras.clustering
 
-	dirs   []string          // by directory id
-	dirIDs map[string]uint32 // directory -> id
-	lastD  uint32            // id of the last directory stored
+	places   []place             // by place id
+	placeIDs map[placeKey]uint32 // while the table is built
+	lastP    uint32              // id of the last place stored
 
 	shapes    []string          // by shape id
 	shapeIDs  map[string]uint32 // shape -> id
@@ -78,14 +83,65 @@ type fileTable struct {
 
 	seed  maphash.Seed
 	index []uint32 // open addressing, row+1 per slot, 0 empty
+	// hashes holds the hash of each row's canonical path, by chunk, while
+	// the table is built: add has the path at hand, and finish builds the
+	// index from them without making every path again.
+	hashes []*[rowChunk]uint64
 }
 
-// fileChunk holds the fixed-size fields of rowChunk files.
+// fileChunk holds the fixed-size fields of rowChunk files: 12 bytes a
+// file, and no pointer for the collector to follow.
 type fileChunk struct {
-	rec   [rowChunk]uint64 // where the row's record starts: block<<32 | offset
-	dir   [rowChunk]uint32 // directory id
-	shape [rowChunk]uint32 // statsRef.shape, with the flags dataChange and plainPath
-	pv    [rowChunk]map[string]string
+	// rec is where the row's record starts: its block, less firstBlock,
+	// above recOffBits, and its offset in the block below. A row adds at
+	// most one block to the arena (store), so the rows of a chunk span at
+	// most rowChunk+1 blocks: the difference fits in 32-recOffBits bits.
+	rec        [rowChunk]uint32
+	place      [rowChunk]uint32 // place id: directory and partition values
+	shape      [rowChunk]uint32 // statsRef.shape, with the flags dataChange and plainPath
+	firstBlock uint32           // the arena block the chunk's first record is in
+}
+
+// recAt returns where row j's record starts, as store returned it.
+func (c *fileChunk) recAt(j int) uint64 {
+	r := c.rec[j]
+	return uint64(c.firstBlock+r>>recOffBits)<<32 | uint64(r&(blockSize-1))
+}
+
+// place is a directory of the table's files and the partition values of
+// the files in it: in a partitioned table the two go together (the
+// directory names the values), so a file refers to both with one id. The
+// values are the table's copy (fileTable.partitions); a directory with
+// files of different values (which the protocol allows) has a place for
+// each.
+type place struct {
+	dir string
+	pv  map[string]string
+}
+
+// pvEntry is the table's copy of a partition map of the decoder, and the
+// place of the last file added with it (^0 for none): the next file with
+// the same values is most likely in the same directory, so one lookup by
+// the map's identity finds both.
+type pvEntry struct {
+	pv    map[string]string
+	place uint32
+}
+
+// placeKey identifies a place while the table is built: its directory and
+// its partition map, by identity (partitions hands out one map per set of
+// values).
+type placeKey struct {
+	dir string
+	pv  unsafe.Pointer
+}
+
+// mapID returns the identity of map m.
+func mapID(m map[string]string) unsafe.Pointer {
+	if m == nil {
+		return nil
+	}
+	return reflect.ValueOf(m).UnsafePointer()
 }
 
 // statsRef locates a row's encoded stats: its shape (shapeNone, shapeRaw,
@@ -105,8 +161,12 @@ const (
 	hasExtras  = 1 << 29   // the record holds rowExtras
 	shapeMask  = 1<<29 - 1
 
-	rowChunk  = 4096
-	blockSize = 1 << 20
+	rowChunk = 4096
+	// blockSize is the size of the arena's blocks, a power of two: an
+	// offset in one takes recOffBits bits, and 32-recOffBits bits are
+	// left for rowChunk+1 blocks.
+	blockSize  = 1 << recOffBits
+	recOffBits = 19
 	// maxShapes bounds the interned shapes: past it, stats are kept raw.
 	maxShapes = 1 << 16
 	// hole marks a value taken out of a shape, kept in the values as its
@@ -201,7 +261,7 @@ func (d *strDict) appendSegValue(vals []byte, v string, seg *shapeSeg) []byte {
 const dictTrial = 256
 
 func newFileTable() *fileTable {
-	return &fileTable{shapeIDs: map[string]uint32{}, dirIDs: map[string]uint32{}, lastShape: shapeRaw, lastD: ^uint32(0), seed: maphash.MakeSeed()}
+	return &fileTable{shapeIDs: map[string]uint32{}, placeIDs: map[placeKey]uint32{}, lastShape: shapeRaw, lastP: ^uint32(0), seed: maphash.MakeSeed()}
 }
 
 func (t *fileTable) len() int { return t.n }
@@ -212,9 +272,15 @@ func (t *fileTable) at(i int) (*fileChunk, int) { return t.chunks[i/rowChunk], i
 // add appends a copy of a.
 func (t *fileTable) add(a *actions.Add) {
 	if t.n%rowChunk == 0 {
-		t.chunks = append(t.chunks, new(fileChunk))
+		c := new(fileChunk)
+		if len(t.blocks) > 0 {
+			c.firstBlock = uint32(len(t.blocks) - 1)
+		}
+		t.chunks = append(t.chunks, c)
+		t.hashes = append(t.hashes, new([rowChunk]uint64))
 	}
 	c, j := t.at(t.n)
+	hashes := t.hashes[len(t.hashes)-1]
 	t.n++
 	t.totalSize += a.Size
 	if len(a.Tags) > 0 || a.DeletionVector != nil {
@@ -223,11 +289,11 @@ func (t *fileTable) add(a *actions.Add) {
 		}
 		t.full[t.n-1] = t.cloneAdd(a)
 		c.shape[j] = shapeFull
+		hashes[j] = maphash.String(t.seed, keyOf(a.Path, a.DeletionVector).path)
 		return
 	}
-	c.pv[j] = t.partitions(a.PartitionValues)
 	dir, name := splitPath(a.Path)
-	c.dir[j] = t.dirID(dir)
+	c.place[j] = t.placeOf(dir, a.PartitionValues)
 	ex := t.extrasOf(a)
 	ref := t.putRecord(a.Size, a.ModificationTime, ex, name, a.Stats)
 	if ex.has != 0 {
@@ -236,10 +302,17 @@ func (t *fileTable) add(a *actions.Add) {
 	if a.DataChange {
 		ref.shape |= dataChange
 	}
-	if location.Canonical(a.Path) == a.Path {
+	if canon := location.Canonical(a.Path); canon == a.Path {
 		ref.shape |= plainPath
+		hashes[j] = maphash.String(t.seed, a.Path)
+	} else {
+		hashes[j] = maphash.String(t.seed, canon)
 	}
-	c.shape[j], c.rec[j] = ref.shape, ref.rec
+	block, off := uint32(ref.rec>>32), uint32(ref.rec)
+	if invariants.Enabled {
+		invariants.Assertf(block-c.firstBlock < 1<<(32-recOffBits) && off < blockSize, "snapshot: record at block %d offset %d in a chunk from block %d", block, off, c.firstBlock)
+	}
+	c.shape[j], c.rec[j] = ref.shape, (block-c.firstBlock)<<recOffBits|off
 }
 
 // nameCoder stores file names against templates: names seen before,
@@ -276,20 +349,11 @@ func nameKey(name string) [2]string {
 // and bytes, or a template's id plus one, the prefix and suffix lengths it
 // shares with the template, and the length and bytes of the rest.
 func (c *nameCoder) appendName(rec []byte, name string) []byte {
-	id, ok := c.template(name)
+	id, p, q, ok := c.template(name)
 	if !ok {
 		rec = binary.AppendUvarint(rec, 0)
 		rec = binary.AppendUvarint(rec, uint64(len(name)))
 		return append(rec, name...)
-	}
-	tmpl := c.tmpls[id]
-	p := 0
-	for p < len(name) && p < len(tmpl) && name[p] == tmpl[p] {
-		p++
-	}
-	q := 0
-	for q < len(name)-p && q < len(tmpl)-p && name[len(name)-1-q] == tmpl[len(tmpl)-1-q] {
-		q++
 	}
 	rec = binary.AppendUvarint(rec, uint64(id)+1)
 	rec = binary.AppendUvarint(rec, uint64(p))
@@ -300,45 +364,58 @@ func (c *nameCoder) appendName(rec []byte, name string) []byte {
 }
 
 // template returns the template to store name against, making name one
-// when none fits and there is room.
-func (c *nameCoder) template(name string) (uint32, bool) {
+// when none fits and there is room, and the lengths p and q of the prefix
+// and the suffix name shares with it (see shared).
+func (c *nameCoder) template(name string) (id uint32, p, q int, ok bool) {
 	if len(name) < 2*minShared {
-		return 0, false
+		return 0, 0, 0, false
 	}
-	if len(c.tmpls) > 0 && shared(name, c.tmpls[c.last]) >= minShared {
-		return c.last, true
+	if len(c.tmpls) > 0 {
+		if p, q := shared(name, c.tmpls[c.last]); p+q >= minShared {
+			return c.last, p, q, true
+		}
 	}
 	k := nameKey(name)
-	if id, ok := c.byKey[k]; ok && shared(name, c.tmpls[id]) >= minShared {
-		c.last = id
-		return id, true
+	if id, ok := c.byKey[k]; ok {
+		if p, q := shared(name, c.tmpls[id]); p+q >= minShared {
+			c.last = id
+			return id, p, q, true
+		}
 	}
 	if len(c.tmpls) >= maxTemplates {
-		return 0, false
+		return 0, 0, 0, false
 	}
 	if c.byKey == nil {
 		c.byKey = map[[2]string]uint32{}
 	}
 	t := strings.Clone(name)
-	id := uint32(len(c.tmpls))
+	id = uint32(len(c.tmpls))
 	c.tmpls = append(c.tmpls, t)
 	c.byKey[nameKey(t)] = id
 	c.last = id
-	return id, true
+	return id, len(name), 0, true
 }
 
-// shared returns how many bytes a and b share at their start and end,
-// without overlap.
-func shared(a, b string) int {
-	p := 0
+// shared returns the lengths p and q of the longest prefix and then the
+// longest suffix a and b share, without overlap: q counts only bytes past
+// a[:p] and b[:p].
+//
+// Names of one job differ in a run of digits only, so after the prefix
+// the suffix is first tried from the end of a's digit run there: one
+// comparison of the whole rest (memequal) instead of a byte at a time;
+// the byte loop then extends it, so the result is the same either way.
+func shared(a, b string) (p, q int) {
 	for p < len(a) && p < len(b) && a[p] == b[p] {
 		p++
 	}
-	q := 0
-	for q < len(a)-p && q < len(b)-p && a[len(a)-1-q] == b[len(b)-1-q] {
+	limit := min(len(a), len(b)) - p
+	if g := len(a) - digitsEnd(a, p); g > 0 && g <= limit && a[len(a)-g:] == b[len(b)-g:] {
+		q = g
+	}
+	for q < limit && a[len(a)-1-q] == b[len(b)-1-q] {
 		q++
 	}
-	return p + q
+	return p, q
 }
 
 // appendTo appends the name encoded at the start of b to buf, and returns
@@ -443,19 +520,41 @@ func (t *fileTable) partitions(m map[string]string) map[string]string {
 	if m == nil {
 		return nil
 	}
-	p := reflect.ValueOf(m).UnsafePointer()
-	if c, ok := t.pvs[p]; ok {
-		return c
+	return t.pvEntry(m).pv
+}
+
+// pvEntry returns the entry of the decoder's partition map m, not nil,
+// making the table's copy on first sight.
+func (t *fileTable) pvEntry(m map[string]string) pvEntry {
+	p := mapID(m)
+	if e, ok := t.pvs[p]; ok {
+		return e
 	}
 	c := make(map[string]string, len(m))
 	for k, v := range m {
 		c[strings.Clone(k)] = strings.Clone(v)
 	}
 	if t.pvs == nil {
-		t.pvs = map[unsafe.Pointer]map[string]string{}
+		t.pvs = map[unsafe.Pointer]pvEntry{}
 	}
-	t.pvs[p] = c
-	return c
+	e := pvEntry{pv: c, place: ^uint32(0)}
+	t.pvs[p] = e
+	return e
+}
+
+// placeOf returns the id of the place of a file in directory dir with the
+// decoder's partition map m.
+func (t *fileTable) placeOf(dir string, m map[string]string) uint32 {
+	if m == nil {
+		return t.placeID(dir, nil)
+	}
+	e := t.pvEntry(m)
+	if e.place != ^uint32(0) && t.places[e.place].dir == dir {
+		return e.place
+	}
+	e.place = t.placeID(dir, e.pv)
+	t.pvs[mapID(m)] = e
+	return e.place
 }
 
 // splitPath splits a path after its last slash.
@@ -464,19 +563,23 @@ func splitPath(p string) (dir, name string) {
 	return p[:i], p[i:]
 }
 
-// dirID returns the id of directory dir, interning it.
-func (t *fileTable) dirID(dir string) uint32 {
-	if t.lastD != ^uint32(0) && t.dirs[t.lastD] == dir {
-		return t.lastD
+// placeID returns the id of the place of directory dir and partition
+// values pv (the table's copy), interning it.
+func (t *fileTable) placeID(dir string, pv map[string]string) uint32 {
+	k := placeKey{dir: dir, pv: mapID(pv)}
+	if t.lastP != ^uint32(0) {
+		if p := &t.places[t.lastP]; p.dir == dir && mapID(p.pv) == k.pv {
+			return t.lastP
+		}
 	}
-	id, ok := t.dirIDs[dir]
+	id, ok := t.placeIDs[k]
 	if !ok {
-		id = uint32(len(t.dirs))
-		c := strings.Clone(dir)
-		t.dirs = append(t.dirs, c)
-		t.dirIDs[c] = id
+		id = uint32(len(t.places))
+		k.dir = strings.Clone(dir)
+		t.places = append(t.places, place{dir: k.dir, pv: pv})
+		t.placeIDs[k] = id
 	}
-	t.lastD = id
+	t.lastP = id
 	return id
 }
 
@@ -635,8 +738,8 @@ func (a *strArena) str(b []byte) string {
 
 // appendPath appends the path of row i, which is not a full row, to buf.
 func (t *fileTable) appendPath(c *fileChunk, j int, buf []byte) []byte {
-	_, _, _, b := t.record(c.shape[j], c.rec[j])
-	buf = append(buf, t.dirs[c.dir[j]]...)
+	_, _, _, b := t.record(c.shape[j], c.recAt(j))
+	buf = append(buf, t.places[c.place[j]].dir...)
 	buf, _ = t.names.appendTo(buf, b)
 	return buf
 }
@@ -674,11 +777,13 @@ func (t *fileTable) buildIn(i int, dst *actions.Add, buf []byte, a *strArenas) [
 		*dst = *t.full[i]
 		return buf
 	}
-	size, modTime, ex, b := t.record(c.shape[j], c.rec[j])
-	buf, _ = t.names.appendTo(append(buf[:0], t.dirs[c.dir[j]]...), b)
+	rec := c.recAt(j)
+	pl := &t.places[c.place[j]]
+	size, modTime, ex, b := t.record(c.shape[j], rec)
+	buf, _ = t.names.appendTo(append(buf[:0], pl.dir...), b)
 	*dst = actions.Add{
 		Path:             a.paths.str(buf),
-		PartitionValues:  c.pv[j],
+		PartitionValues:  pl.pv,
 		Size:             size,
 		ModificationTime: modTime,
 		DataChange:       c.shape[j]&dataChange != 0,
@@ -692,7 +797,7 @@ func (t *fileTable) buildIn(i int, dst *actions.Add, buf []byte, a *strArenas) [
 	if ex.has&extraClustering != 0 {
 		dst.ClusteringProvider = t.clusterings[ex.clustering]
 	}
-	dst.Stats, buf = t.statsIn(statsRef{shape: c.shape[j], rec: c.rec[j]}, buf, &a.stats)
+	dst.Stats, buf = t.statsIn(statsRef{shape: c.shape[j], rec: rec}, buf, &a.stats)
 	return buf
 }
 
@@ -702,7 +807,7 @@ func (t *fileTable) partitionValues(i int) map[string]string {
 	if c.shape[j] == shapeFull {
 		return t.full[i].PartitionValues
 	}
-	return c.pv[j]
+	return t.places[c.place[j]].pv
 }
 
 // key returns the file key of row i.
@@ -733,21 +838,10 @@ func (t *fileTable) hasKey(i int, k fileKey, buf []byte) (bool, []byte) {
 	return CanonicalPath(string(buf)) == k.path, buf
 }
 
-// hash returns the hash of the canonical path of row i; buf is scratch
-// space, returned for reuse.
-func (t *fileTable) hash(i int, buf []byte) (uint64, []byte) {
-	c, j := t.at(i)
-	if c.shape[j] == shapeFull || c.shape[j]&plainPath == 0 {
-		return maphash.String(t.seed, t.key(i).path), buf
-	}
-	buf = t.appendPath(c, j, buf[:0])
-	return maphash.Bytes(t.seed, buf), buf
-}
-
 // finish builds the path index once every row is in.
 func (t *fileTable) finish() {
 	t.scratch, t.shapeBuf, t.lastSegs = nil, nil, nil
-	t.dirIDs = nil
+	t.placeIDs = nil
 	t.dict.ids = nil // the strings stay, by index
 	t.names.byKey = nil
 	t.pvs = nil
@@ -760,16 +854,14 @@ func (t *fileTable) finish() {
 	}
 	t.index = make([]uint32, size)
 	mask := uint64(size - 1)
-	var buf []byte
 	for i := 0; i < t.n; i++ {
-		var h uint64
-		h, buf = t.hash(i, buf)
-		h &= mask
+		h := t.hashes[i/rowChunk][i%rowChunk] & mask
 		for t.index[h] != 0 {
 			h = (h + 1) & mask
 		}
 		t.index[h] = uint32(i + 1)
 	}
+	t.hashes = nil
 }
 
 // lookupAll calls fn with every row whose file has key k.
@@ -795,7 +887,7 @@ func (t *fileTable) size(i int) int64 {
 	if c.shape[j] == shapeFull {
 		return t.full[i].Size
 	}
-	size, _, _, _ := t.record(c.shape[j], c.rec[j])
+	size, _, _, _ := t.record(c.shape[j], c.recAt(j))
 	return size
 }
 
@@ -895,8 +987,8 @@ func matchStats(segs []shapeSeg, s string, vals []byte, d *strDict) (out []byte,
 		case seg.hole == noHole:
 			continue
 		case seg.hole == numHole:
-			j = digitsEnd(s, i)
-			x, ok := canonicalNumber(s[i:j])
+			var x uint64
+			j, x, ok = scanNumber(s, i)
 			if !ok {
 				return vals, false
 			}
@@ -904,7 +996,12 @@ func matchStats(segs []shapeSeg, s string, vals []byte, d *strDict) (out []byte,
 			i = j
 			continue
 		case seg.quoted:
-			if j = stringEnd(s, i); j >= len(s) {
+			// The value of the last file, when it is there and a quote
+			// follows, ends there: stringEnd scans its bytes as it did
+			// then, and stopped at that quote.
+			if n := len(seg.last); seg.hasLast && len(s)-i > n && s[i+n] == '"' && s[i:i+n] == seg.last {
+				j = i + n
+			} else if j = stringEnd(s, i); j >= len(s) {
 				return vals, false
 			}
 		default:
@@ -926,9 +1023,28 @@ func digitsEnd(s string, i int) int {
 	return i
 }
 
+// scanNumber returns the end j of the run of digits at s[i:] and, as
+// canonicalNumber(s[i:j]) does, its value and whether it formats back the
+// same, in one pass.
+func scanNumber(s string, i int) (j int, x uint64, ok bool) {
+	j = i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		x = x*10 + uint64(s[j]-'0')
+		j++
+	}
+	n := j - i
+	return j, x, n > 0 && n <= maxNumDigits && (s[i] != '0' || n == 1)
+}
+
 // stringEnd returns the index of the quote that ends the JSON string
 // whose content starts at s[i], or len(s) or more when it is not ended.
 func stringEnd(s string, i int) int {
+	if i < len(s) {
+		// Most strings hold no escape: find the quote at once.
+		if k := strings.IndexByte(s[i:], '"'); k >= 0 && strings.IndexByte(s[i:i+k], '\\') < 0 {
+			return i + k
+		}
+	}
 	for i < len(s) && s[i] != '"' {
 		if s[i] == '\\' {
 			i++

@@ -126,6 +126,14 @@ func TestFileTable(t *testing.T) {
 		if i%11 == 0 {
 			a.Tags = map[string]string{"k": "v"}
 		}
+		switch {
+		case i%13 == 0: // a directory whose files differ in their values
+			a.PartitionValues = map[string]string{"p": "other"}
+		case i%17 == 0:
+			a.PartitionValues = nil
+		case i%2503 == 0: // a record larger than an arena block, alone in its block
+			a.Stats = fmt.Sprintf(`{"numRecords":%d,"minValues":{"x":"%0*d"}}`, i, blockSize+10, i)
+		}
 		want = append(want, a)
 		ft.add(&a)
 	}

@@ -5,8 +5,10 @@
 // Every measurement runs in a child process (this binary, re-executed with
 // -child), so that its peak RSS is the child's own (getrusage). The two
 // libraries alternate, repetition by repetition, on the same table, and
-// each child prints a digest of the sorted paths of the active files it
-// saw; the parent checks that both libraries agree.
+// each child prints a digest of the paths of the active files it saw (an
+// order-independent sum of their hashes, computed the same way by both,
+// after the timed operation; its memory counts in the peak RSS); the
+// parent checks that both libraries agree.
 package main
 
 import (

@@ -60,6 +60,11 @@ type Cursor struct {
 	MaxRep byte
 	Kind   parquet.Kind
 	Loader Loader // nil when the column is read for its levels only
+	// Hold keeps the pages the cursor leaves instead of releasing them to
+	// parquet-go's pools, until ReleaseHeld or Close: for a Loader whose
+	// values alias a page's bytes (Raw.Alias), which stay valid while the
+	// page is held.
+	Hold bool
 
 	Defs []byte
 	Reps []byte
@@ -74,6 +79,7 @@ type Cursor struct {
 	dict  parquet.Dictionary
 	// dictLen is the number of values of dict.
 	dictLen int
+	held    []parquet.Page // pages left while Hold is set
 }
 
 // Open puts the cursor at the start of a column chunk, read from pages.
@@ -94,8 +100,9 @@ func (c *Cursor) Open(pages PageReader) {
 	c.dict, c.dictLen = nil, 0
 }
 
-// Close releases the current page and the page reader.
+// Close releases the current page, the held pages and the page reader.
 func (c *Cursor) Close() {
+	c.ReleaseHeld()
 	if c.page != nil {
 		parquet.Release(c.page)
 		c.page = nil
@@ -137,10 +144,24 @@ func (c *Cursor) Corruptf(format string, args ...any) {
 	Corruptf(c.File, "column "+c.Name+": "+format, args...)
 }
 
+// ReleaseHeld releases the pages the cursor left while Hold was set; the
+// current page stays.
+func (c *Cursor) ReleaseHeld() {
+	for i, p := range c.held {
+		parquet.Release(p)
+		c.held[i] = nil
+	}
+	c.held = c.held[:0]
+}
+
 // nextPage reads the next page and checks it.
 func (c *Cursor) nextPage() {
 	if c.page != nil {
-		parquet.Release(c.page)
+		if c.Hold {
+			c.held = append(c.held, c.page)
+		} else {
+			parquet.Release(c.page)
+		}
 		c.page = nil
 	}
 	c.Defs, c.Reps, c.Idx = nil, nil, nil

@@ -1,6 +1,8 @@
 package parquetio
 
 import (
+	"unsafe"
+
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/encoding"
@@ -14,6 +16,11 @@ type Raw struct {
 	// one string and each value is a substring of it, and a dictionary's
 	// values are made strings once.
 	Text bool
+	// Alias makes the strings of a Text loader's plain pages alias the
+	// page's bytes instead of copying them: they are valid only while the
+	// page is, so the cursor must hold its pages (Cursor.Hold) for as long
+	// as they are used. Dictionaries are still copied, once per chunk.
+	Alias bool
 
 	Page Values // values of the current plain page
 	Dict Values // values of the chunk's dictionary
@@ -21,7 +28,8 @@ type Raw struct {
 
 // Values holds the decoded values of a page or a dictionary, by physical
 // kind. The slices point into parquet-go's page buffers and are valid only
-// while the page is; Text and Strs are copies, and so outlive it.
+// while the page is; Text and Strs are copies, and so outlive it, but for
+// the Text of a plain page of an Alias loader.
 //
 // The [Cursor] has checked what they hold: for byte arrays, Offs[j] <=
 // Offs[j+1] <= len(Bytes) for every value j.
@@ -74,8 +82,13 @@ func (r *Raw) load(vs *Values, d encoding.Values, dictionary bool) {
 		vs.Bytes, vs.Offs = d.ByteArray()
 		vs.N = max(len(vs.Offs)-1, 0)
 		if r.Text && vs.N > 0 {
-			// One copy per page; each value is then a substring of it.
-			vs.Text = string(vs.Bytes[:vs.Offs[vs.N]])
+			// One copy per page, or none when aliased; each value is then
+			// a substring of it.
+			if n := vs.Offs[vs.N]; r.Alias && !dictionary && n > 0 {
+				vs.Text = unsafe.String(&vs.Bytes[0], n)
+			} else {
+				vs.Text = string(vs.Bytes[:n])
+			}
 			if dictionary {
 				vs.Strs = make([]string, vs.N)
 				for j := range vs.Strs {
