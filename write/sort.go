@@ -46,12 +46,21 @@ type RowKey struct {
 
 // colSorter is the external sort of a sorted rewrite. Rows are staged as
 // compact records in chunks (recChunk: varints for integers, dates and
-// timestamps, 8 bytes for floats, length and bytes for strings), so that
-// the memory counted against the budget is the memory held. The keys are
-// computed once every row has been seen (SortKey.Prepare: a curve's
-// ranges come from a sample of all the rows): the rows in memory are then
+// timestamps, 8 bytes for floats, length and bytes for strings), each in
+// a page of pageBytes, so that the memory counted against the budget is
+// the memory held. The keys are computed once every row has been seen
+// (SortKey.Prepare: a curve's ranges come from a sample of all the rows).
+//
+// The rows in memory are then sorted by key buckets (sortedRows): one
+// sequential pass computes every key and a histogram of their top
+// prefixBits bits; the prefixes are cut into buckets of about bucketBytes
+// of records; a second sequential pass moves each record into its
+// bucket's pages, giving each page it empties back for the buckets to
+// fill; then each bucket, small enough to stay in the core's cache, is
 // sorted by (key, read order), as packed integers when the key and the
-// row's index fit in one word.
+// row's index in its bucket fit in one word, and its rows are given out.
+// A gather over all the records in key order would instead miss the cache
+// (and the TLB) on every row.
 //
 // Past the budget the chunks are spilled as they are, unsorted, to a
 // temporary file. At the end, if anything was spilled, the rows in memory
@@ -60,6 +69,11 @@ type RowKey struct {
 // rows come out of the merge of the sorted runs. The order is by (key,
 // read order) whichever the budget, so a sort that spills gives the rows
 // in exactly the order one in memory does.
+//
+// Pages whose rows were never given out (spilled, or written to a sorted
+// run, or emptied into buckets) are reused; a page whose strings were
+// given to the caller is never written again (drain's contract), and is
+// left to the collector once its bucket is written.
 type colSorter struct {
 	budget int64
 	dir    string
@@ -70,6 +84,13 @@ type colSorter struct {
 	width  int   // values of a staged row
 	rows   int   // rows in chunks
 	bytes  int64 // memory the chunks hold, and the keys they will need
+
+	page int         // bytes of a page: pageBytes, less for a small budget
+	free []*recChunk // empty pages to reuse, none given out
+
+	// bucketBytes is what the records of a bucket aim at
+	// (defaultBucketBytes; tests set less).
+	bucketBytes int
 
 	unsorted []string  // spilled chunks, in read order
 	sorted   []runFile // sorted runs
@@ -86,11 +107,27 @@ type runFile struct {
 	rank int
 }
 
-// chunkRows is the number of rows of a chunk (a power of 2); blockRows
-// that of a block of a sorted run.
+// chunkRows bounds the rows of a chunk (a power of 2); blockRows is that
+// of a block of a sorted run. A chunk's records are in a page of
+// pageBytes (less for a budget under 64 pages): a chunk with less than
+// recReserve free takes no more rows
+// (and a record longer than what is free grows its chunk's buffer past
+// the page, which is then not reused).
 const (
-	chunkRows = 1 << 13
-	blockRows = 1 << 12
+	chunkShift = 13
+	chunkRows  = 1 << chunkShift
+	blockRows  = 1 << 12
+	pageBytes  = 64 << 10
+	recReserve = 1 << 10
+)
+
+// The buckets of the in-memory sort: the keys' top prefixBits bits are
+// counted, and cut into buckets of about defaultBucketBytes of records,
+// which, with their keys, stay in a core's cache (the machines measured
+// have 1 to 4 MiB of L2 a core).
+const (
+	prefixBits         = 16
+	defaultBucketBytes = 1 << 20
 )
 
 // keyBytesPerRow is what the budget counts per row for its key and its
@@ -101,7 +138,32 @@ func newColSorter(budget int64, dir string, key SortKey, keyWidth int) *colSorte
 	if budget <= 0 {
 		budget = DefaultSortMemory
 	}
-	return &colSorter{budget: budget, dir: dir, key: key, kw: keyWidth}
+	// A budget of at least 64 pages; a small one (tests) takes smaller
+	// pages, so that it spills after some rows, not after each one.
+	page := int(min(max(budget/64, 4<<10), pageBytes))
+	return &colSorter{budget: budget, dir: dir, key: key, kw: keyWidth, page: page, bucketBytes: defaultBucketBytes}
+}
+
+// newChunk returns an empty chunk, on a page given back if there is one.
+func (s *colSorter) newChunk() *recChunk {
+	if n := len(s.free); n > 0 {
+		c := s.free[n-1]
+		s.free[n-1] = nil
+		s.free = s.free[:n-1]
+		return c
+	}
+	return &recChunk{data: make([]byte, 0, s.page), ends: make([]uint32, 0, s.page/64)}
+}
+
+// recycle gives c's page back for newChunk. Only for a chunk none of
+// whose strings were given out; a buffer grown past a page is left to
+// the collector.
+func (s *colSorter) recycle(c *recChunk) {
+	if cap(c.data) != s.page {
+		return
+	}
+	c.n, c.data, c.ends = 0, c.data[:0], c.ends[:0]
+	s.free = append(s.free, c)
 }
 
 // add stages a copy of row, whose first kw values are the table row.
@@ -114,8 +176,9 @@ func (s *colSorter) add(row []schema.Value) error {
 	if n := len(s.chunks); n > 0 && !s.chunks[n-1].full() {
 		c = s.chunks[n-1]
 	} else {
-		c = &recChunk{}
+		c = s.newChunk()
 		s.chunks = append(s.chunks, c)
+		s.bytes += int64(cap(c.data) + 4*cap(c.ends))
 	}
 	s.bytes += c.add(row) + keyBytesPerRow
 	s.rows++
@@ -144,6 +207,9 @@ func (s *colSorter) spill() error {
 		return err
 	}
 	s.unsorted = append(s.unsorted, name)
+	for _, c := range s.chunks {
+		s.recycle(c)
+	}
 	s.dropChunks()
 	return nil
 }
@@ -175,13 +241,30 @@ func (s *colSorter) writeRun(fill func(*bufio.Writer) error) (string, error) {
 	return f.Name(), nil
 }
 
-// order returns the keys of the rows in memory (rk.Words a row) and their
-// indexes (chunk*chunkRows + row, the rank in read order) sorted by (key,
-// index).
-func (s *colSorter) order(rk RowKey) ([]uint64, []uint32, error) {
-	w := rk.Words
-	keys := make([]uint64, s.rows*w)
-	row := make([]schema.Value, s.kw)
+// bucket is a bucket of the in-memory sort: its rows in read order, each
+// as its key (8 bytes a word, little-endian) then its record, in chunks.
+type bucket struct {
+	n      int
+	chunks []*recChunk
+}
+
+// sampleRows is about how many rows, evenly spaced in read order, the
+// buckets are cut from.
+const sampleRows = 1 << 16
+
+// sortedRows calls emit with the key and the record of every row in
+// memory, in (key, read order) order, and drops the rows: see colSorter
+// for how. givesOut says whether emit gives the record's strings out:
+// if not, the pages of each bucket are reused once it is done.
+func (s *colSorter) sortedRows(rk RowKey, givesOut bool, emit func(key []uint64, rec []byte) error) error {
+	defer s.dropChunks()
+	w, n := rk.Words, s.rows
+	if n == 0 {
+		return nil
+	}
+	if n > math.MaxUint32 {
+		return fmt.Errorf("write: sort: %d rows in memory", n)
+	}
 	// The key reads the values up to its last column: the others stay
 	// null.
 	prefix := s.kw
@@ -189,61 +272,147 @@ func (s *colSorter) order(rk RowKey) ([]uint64, []uint32, error) {
 		prefix = 0
 		for _, j := range rk.Columns {
 			if j < 0 || j >= s.kw {
-				return nil, nil, fmt.Errorf("write: sort key column %d of %d", j, s.kw)
+				return fmt.Errorf("write: sort key column %d of %d", j, s.kw)
 			}
 			prefix = max(prefix, j+1)
 		}
 	}
-	var or uint64
-	i := 0
+	row := make([]schema.Value, s.kw)
+	key := make([]uint64, w)
+	keyOf := func(rec []byte) error {
+		if _, err := decodeRecord(rec, row[:prefix]); err != nil {
+			return err
+		}
+		return rk.Key(key, row)
+	}
+	// The buckets: runs of key prefixes of about bucketBytes of records,
+	// as estimated from the keys of every stride-th row. The estimate
+	// only sizes the buckets; every row goes where its prefix says.
+	stride := max(n/sampleRows, 1)
+	sizes := make([]int64, 1<<prefixBits)
+	next := 0 // the index in the chunk of the next row sampled
 	for _, c := range s.chunks {
+		for ; next < c.n; next += stride {
+			rec := c.rec(next)
+			if err := keyOf(rec); err != nil {
+				return err
+			}
+			sizes[key[0]>>(64-prefixBits)] += int64(stride * (8*w + len(rec)))
+		}
+		next -= c.n
+	}
+	bucketOf := make([]uint32, 1<<prefixBits)
+	var bks []bucket
+	acc := int64(0)
+	for p, size := range sizes {
+		if len(bks) == 0 || size > 0 && acc >= int64(s.bucketBytes) {
+			bks = append(bks, bucket{})
+			acc = 0
+		}
+		bucketOf[p] = uint32(len(bks) - 1)
+		acc += size
+	}
+	sizes = nil
+	// Every row's key, and the row with its key into its bucket, in read
+	// order; each chunk emptied gives its page back for the buckets.
+	var or uint64
+	var kb []byte
+	for ci, c := range s.chunks {
 		for r := range c.n {
-			if _, err := decodeRecord(c.rec(r), row[:prefix]); err != nil {
-				return nil, nil, err
+			rec := c.rec(r)
+			if err := keyOf(rec); err != nil {
+				return err
 			}
-			k := keys[i*w : i*w+w]
-			if err := rk.Key(k, row); err != nil {
-				return nil, nil, err
+			or |= key[w-1]
+			b := &bks[bucketOf[key[0]>>(64-prefixBits)]]
+			m := len(b.chunks)
+			if m == 0 || b.chunks[m-1].full() {
+				b.chunks = append(b.chunks, s.newChunk())
+				m++
 			}
-			or |= k[w-1]
-			i++
+			kb = kb[:0]
+			for _, k := range key {
+				kb = binary.LittleEndian.AppendUint64(kb, k)
+			}
+			b.chunks[m-1].appendRec2(kb, rec)
+			b.n++
 		}
+		s.chunks[ci] = nil
+		s.recycle(c)
 	}
-	n := s.rows
-	if n > math.MaxUint32 {
-		return nil, nil, fmt.Errorf("write: sort: %d rows in memory", n)
+	// Then bucket by bucket, in key order.
+	maxN := 0
+	for _, b := range bks {
+		maxN = max(maxN, b.n)
 	}
-	// Every chunk but the last is full: a row's index is its rank in
-	// read order.
-	perm := make([]uint32, n)
-	// One word, and room under the key's last bit for the row's index:
-	// sort the keys with the indexes in their low bits, as integers.
-	if ib := bits.Len(uint(max(n-1, 0))); w == 1 && ib <= bits.TrailingZeros64(or) {
-		for i := range keys {
-			keys[i] |= uint64(i)
+	ib := bits.Len(uint(maxN - 1))
+	packed := w == 1 && ib <= bits.TrailingZeros64(or)
+	mask := uint64(1)<<uint(ib) - 1
+	// A bucket's keys, and where each of its rows is: chunk<<chunkShift
+	// | row.
+	ks := make([]uint64, 0, maxN*w)
+	loc := make([]uint32, maxN)
+	var perm []uint32
+	for bi := range bks {
+		b := &bks[bi]
+		ks = ks[:0]
+		j := 0
+		for ck, c := range b.chunks {
+			for r := range c.n {
+				e := c.rec(r)
+				for k := range w {
+					ks = append(ks, binary.LittleEndian.Uint64(e[8*k:]))
+				}
+				loc[j] = uint32(ck)<<chunkShift | uint32(r)
+				j++
+			}
 		}
-		slices.Sort(keys)
-		mask := uint64(1)<<uint(ib) - 1
-		for i, k := range keys {
-			perm[i] = uint32(k & mask)
-			keys[i] = k &^ mask
+		rec := func(j int) []byte {
+			l := loc[j]
+			return b.chunks[l>>chunkShift].rec(int(l & (chunkRows - 1)))[8*w:]
 		}
-		return keys, perm, nil
-	}
-	for i := range perm {
-		perm[i] = uint32(i)
-	}
-	slices.SortFunc(perm, func(a, b uint32) int {
-		if c := slices.Compare(keys[int(a)*w:int(a)*w+w], keys[int(b)*w:int(b)*w+w]); c != 0 {
-			return c
+		if packed {
+			// One word, and room under the key's last bit for the
+			// row's index in its bucket: sort as integers.
+			for j := range ks {
+				ks[j] |= uint64(j)
+			}
+			slices.Sort(ks)
+			for _, x := range ks {
+				key[0] = x &^ mask
+				if err := emit(key, rec(int(x&mask))); err != nil {
+					return err
+				}
+			}
+		} else {
+			perm = perm[:0]
+			for j := range b.n {
+				perm = append(perm, uint32(j))
+			}
+			slices.SortFunc(perm, func(a, c uint32) int {
+				if d := slices.Compare(ks[int(a)*w:int(a)*w+w], ks[int(c)*w:int(c)*w+w]); d != 0 {
+					return d
+				}
+				return int(a) - int(c)
+			})
+			for _, j := range perm {
+				if err := emit(ks[int(j)*w:int(j)*w+w], rec(int(j))); err != nil {
+					return err
+				}
+			}
 		}
-		return int(a) - int(b)
-	})
-	sorted := make([]uint64, len(keys))
-	for i, p := range perm {
-		copy(sorted[i*w:i*w+w], keys[int(p)*w:int(p)*w+w])
+		// The bucket is done: its pages are reused, or, when its
+		// strings were given out, left to the collector once nothing
+		// holds them.
+		for ck, c := range b.chunks {
+			if !givesOut {
+				s.recycle(c)
+			}
+			b.chunks[ck] = nil
+		}
+		b.chunks = nil
 	}
-	return sorted, perm, nil
+	return nil
 }
 
 // drain calls fn with every row staged, in order, then removes the runs.
@@ -259,20 +428,13 @@ func (s *colSorter) drain(fn func(row []schema.Value) error) error {
 		return fmt.Errorf("write: sort key of %d words", rk.Words)
 	}
 	if len(s.unsorted) == 0 {
-		_, perm, err := s.order(rk)
-		if err != nil {
-			return err
-		}
 		row := make([]schema.Value, s.width)
-		for _, p := range perm {
-			if err := s.chunks[p/chunkRows].row(int(p%chunkRows), row); err != nil {
-				return err
+		return s.sortedRows(rk, true, func(_ []uint64, rec []byte) error {
+			if k, err := decodeRecord(rec, row); err != nil || k != len(rec) {
+				return errRun
 			}
-			if err := fn(row); err != nil {
-				return err
-			}
-		}
-		return nil
+			return fn(row)
+		})
 	}
 	// The rows in memory come after those spilled.
 	if err := s.sortRun(rk, len(s.unsorted)); err != nil {
@@ -323,36 +485,37 @@ func (s *colSorter) sortRun(rk RowKey, rank int) error {
 	if s.rows == 0 {
 		return nil
 	}
-	keys, perm, err := s.order(rk)
-	if err != nil {
-		return err
-	}
-	w := rk.Words
 	blk := &recChunk{}
+	var keys []uint64
 	name, err := s.writeRun(func(bw *bufio.Writer) error {
-		for lo := 0; lo < len(perm); lo += blockRows {
-			hi := min(lo+blockRows, len(perm))
-			blk.n, blk.data, blk.ends = 0, blk.data[:0], blk.ends[:0]
-			for _, p := range perm[lo:hi] {
-				blk.appendRec(s.chunks[p/chunkRows].rec(int(p % chunkRows)))
-			}
-			s.buf = binary.AppendUvarint(s.buf[:0], uint64(hi-lo))
-			for _, k := range keys[lo*w : hi*w] {
+		flush := func() error {
+			s.buf = binary.AppendUvarint(s.buf[:0], uint64(blk.n))
+			for _, k := range keys {
 				s.buf = binary.LittleEndian.AppendUint64(s.buf, k)
 			}
 			s.buf = blk.encode(s.buf)
-			if _, err := bw.Write(s.buf); err != nil {
-				return err
-			}
+			blk.n, blk.data, blk.ends, keys = 0, blk.data[:0], blk.ends[:0], keys[:0]
+			_, err := bw.Write(s.buf)
+			return err
 		}
-		return nil
+		err := s.sortedRows(rk, false, func(key []uint64, rec []byte) error {
+			blk.appendRec(rec)
+			keys = append(keys, key...)
+			if blk.n == blockRows {
+				return flush()
+			}
+			return nil
+		})
+		if err == nil && blk.n > 0 {
+			err = flush()
+		}
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	s.sorted = append(s.sorted, runFile{name: name, rank: rank})
 	s.spills++
-	s.dropChunks()
 	return nil
 }
 
@@ -438,7 +601,7 @@ func (s *colSorter) close() {
 	for _, name := range s.temps {
 		_ = os.Remove(name)
 	}
-	s.temps, s.unsorted, s.sorted = nil, nil, nil
+	s.temps, s.unsorted, s.sorted, s.free = nil, nil, nil, nil
 	s.dropChunks()
 }
 
@@ -512,8 +675,11 @@ func (c *recChunk) add(row []schema.Value) int64 {
 	return int64(cap(c.data) + 4*cap(c.ends) - before)
 }
 
-// full reports whether the chunk takes no more rows.
-func (c *recChunk) full() bool { return c.n >= chunkRows || len(c.data) >= chunkBytes }
+// full reports whether the chunk takes no more rows: it has chunkRows,
+// or less than recReserve free in its page (or a buffer grown past it).
+func (c *recChunk) full() bool {
+	return c.n >= chunkRows || len(c.data)+recReserve > cap(c.data) || len(c.data) >= chunkBytes
+}
 
 // rec returns the record of row r.
 func (c *recChunk) rec(r int) []byte {
@@ -598,6 +764,13 @@ func decodeRecord(b []byte, dst []schema.Value) (int, error) {
 // appendRec appends a record as it is.
 func (c *recChunk) appendRec(rec []byte) {
 	c.data = append(c.data, rec...)
+	c.ends = append(c.ends, uint32(len(c.data)))
+	c.n++
+}
+
+// appendRec2 appends a record made of a and b.
+func (c *recChunk) appendRec2(a, b []byte) {
+	c.data = append(append(c.data, a...), b...)
 	c.ends = append(c.ends, uint32(len(c.data)))
 	c.n++
 }

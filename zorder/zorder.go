@@ -38,6 +38,7 @@
 package zorder
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -158,7 +159,15 @@ type Ranges struct {
 	scale int
 	nb    []uint64
 	sb    []string
+	// cells narrows ID's search in nb (see cutCells): cells[c] is the
+	// index of the last boundary at or below the start of cell c, cell
+	// c being the integers nb[0] + [c<<shift, (c+1)<<shift).
+	cells []uint32
+	shift uint
 }
+
+// cellBits is log2 of the most cells cutCells makes (16 KiB of them).
+const cellBits = 12
 
 // NewRanges returns the ranges of a column from a sample of its non-null
 // values: at most n ranges of about equal frequency (n 0 means
@@ -183,9 +192,11 @@ func NewRanges(sample []schema.Value, n int) (*Ranges, error) {
 		}
 		return c
 	}
-	slices.SortFunc(vals, cmpv)
-	if bad != nil {
-		return nil, bad
+	if !sortNormed(vals) {
+		slices.SortFunc(vals, cmpv)
+		if bad != nil {
+			return nil, bad
+		}
 	}
 	vals = slices.CompactFunc(vals, func(a, b schema.Value) bool { return cmpv(a, b) == 0 })
 	r := &Ranges{}
@@ -208,6 +219,40 @@ func NewRanges(sample []schema.Value, n int) (*Ranges, error) {
 	}
 	r.fastBounds()
 	return r, nil
+}
+
+// sortNormed sorts vals in expr.Order's order as integers, when they
+// are all of one kind (and scale) that norm maps (a sample of 100,000
+// values then sorts in a few milliseconds, not tens); false, and vals
+// untouched, when they are not.
+func sortNormed(vals []schema.Value) bool {
+	if len(vals) == 0 {
+		return false
+	}
+	k := vals[0].Kind()
+	scale := 0
+	if t, ok := vals[0].Type().(schema.DecimalType); ok {
+		scale = t.Scale
+	}
+	type normed struct {
+		x uint64
+		i int
+	}
+	ns := make([]normed, len(vals))
+	for i, v := range vals {
+		x, ok := norm(v, k, scale)
+		if !ok {
+			return false
+		}
+		ns[i] = normed{x, i}
+	}
+	slices.SortFunc(ns, func(a, b normed) int { return cmp.Compare(a.x, b.x) })
+	sorted := make([]schema.Value, len(vals))
+	for i, n := range ns {
+		sorted[i] = vals[n.i]
+	}
+	copy(vals, sorted)
+	return true
 }
 
 // fastBounds sets nb or sb when every boundary has the same kind (and
@@ -245,6 +290,36 @@ func (r *Ranges) fastBounds() {
 		nb[i] = x
 	}
 	r.nb = nb
+	r.cutCells()
+}
+
+// cutCells cuts [nb[0], nb[len-1]] into at most 1<<cellBits cells of
+// equal width and notes, for each, the boundaries a value in it can fall
+// between: ID then searches a few boundaries instead of all of them.
+// Equal-frequency boundaries of a value spread over a few binades (floats)
+// or uniformly (integers) leave a handful in each cell.
+func (r *Ranges) cutCells() {
+	nb := r.nb
+	if len(nb) < 16 {
+		return
+	}
+	span := nb[len(nb)-1] - nb[0]
+	r.shift = uint(max(bits.Len64(span)-cellBits, 0))
+	n := int(span>>r.shift) + 1
+	r.cells = make([]uint32, n+1)
+	j := 0
+	for c := range n + 1 {
+		// The start of cell c, past the last boundary for the one after
+		// the last cell.
+		if d := uint64(c) << r.shift; c < n && d <= span {
+			for j+1 < len(nb) && nb[j+1]-nb[0] <= d {
+				j++
+			}
+		} else {
+			j = len(nb) - 1
+		}
+		r.cells[c] = uint32(j)
+	}
 }
 
 // norm maps a value of kind k (and scale, for a decimal) to an unsigned
@@ -309,9 +384,21 @@ func (r *Ranges) ID(v schema.Value) (uint32, error) {
 	if r.nb != nil {
 		if x, ok := norm(v, r.kind, r.scale); ok {
 			// The last boundary at or below x (or the first), by a
-			// search whose steps the compiler makes branch-free.
+			// search whose steps the compiler makes branch-free, over
+			// the boundaries of x's cell.
 			nb := r.nb
 			base, n := 0, len(nb)
+			if r.cells != nil {
+				if x <= nb[0] {
+					return 1, nil
+				}
+				c := (x - nb[0]) >> r.shift
+				if c >= uint64(len(r.cells)-1) {
+					return uint32(len(nb)), nil
+				}
+				lo, hi := int(r.cells[c]), int(r.cells[c+1])
+				base, n = lo, hi-lo+1
+			}
 			for n > 1 {
 				half := n >> 1
 				if nb[base+half] <= x {

@@ -5,10 +5,13 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
+	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/schema"
 )
 
@@ -275,5 +278,132 @@ func TestKeyer(t *testing.T) {
 	}
 	if _, err := NewKeyer(Curve(9), []*Ranges{mk(1)}); err == nil {
 		t.Error("unknown curve accepted")
+	}
+}
+
+// TestRangesIDCells: the cells that narrow ID's search give every value
+// the id a count of the boundaries at or below it gives, for boundaries
+// spread evenly, over binades, over the whole int64 range and over a span
+// narrower than the cells; at each boundary, next to it and outside.
+func TestRangesIDCells(t *testing.T) {
+	cases := []struct {
+		name string
+		gen  func(*rand.Rand) schema.Value
+	}{
+		{"long", func(rng *rand.Rand) schema.Value { return schema.LongValue(rng.Int64N(3_000_000)) }},
+		{"long-full-range", func(rng *rand.Rand) schema.Value { return schema.LongValue(int64(rng.Uint64())) }},
+		{"long-narrow", func(rng *rand.Rand) schema.Value { return schema.LongValue(rng.Int64N(1500) - 700) }},
+		{"double-binades", func(rng *rand.Rand) schema.Value { return schema.DoubleValue(rng.Float64() * 1000) }},
+		{"double-signed", func(rng *rand.Rand) schema.Value { return schema.DoubleValue(rng.NormFloat64() * 1e6) }},
+		{"timestamp", func(rng *rand.Rand) schema.Value {
+			return schema.TimestampValue(1_700_000_000_000_000 + rng.Int64N(1e12))
+		}},
+	}
+	for k, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(9, uint64(k)))
+			var sample []schema.Value
+			for range 20000 {
+				sample = append(sample, tc.gen(rng))
+			}
+			r, err := NewRanges(sample, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.cells == nil {
+				t.Fatalf("%d boundaries and no cells", len(r.bounds))
+			}
+			want := func(v schema.Value) uint32 {
+				n := 0
+				for _, b := range r.bounds {
+					if cmpValues(b, v) <= 0 {
+						n++
+					}
+				}
+				return uint32(max(n, 1))
+			}
+			probes := slices.Clone(sample[:2000])
+			for _, b := range r.bounds {
+				probes = append(probes, b)
+				switch b.Kind() {
+				case schema.KindDouble:
+					probes = append(probes, schema.DoubleValue(math.Nextafter(b.Float64(), math.Inf(-1))), schema.DoubleValue(math.Nextafter(b.Float64(), math.Inf(1))))
+				case schema.KindTimestamp:
+					probes = append(probes, schema.TimestampValue(b.Int64()-1), schema.TimestampValue(b.Int64()+1))
+				default:
+					probes = append(probes, schema.LongValue(b.Int64()-1), schema.LongValue(b.Int64()+1))
+				}
+			}
+			switch r.bounds[0].Kind() {
+			case schema.KindDouble:
+				probes = append(probes, schema.DoubleValue(math.Inf(-1)), schema.DoubleValue(math.Inf(1)), schema.DoubleValue(math.MaxFloat64))
+			case schema.KindLong:
+				probes = append(probes, schema.LongValue(math.MinInt64), schema.LongValue(math.MaxInt64))
+			}
+			for _, v := range probes {
+				got, err := r.ID(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w := want(v); got != w {
+					t.Fatalf("ID(%v) = %d, want %d", v, got, w)
+				}
+			}
+		})
+	}
+}
+
+// TestSortNormed: the integer sort of NewRanges orders a sample as
+// expr.Order does (equal values may swap), and declines mixed kinds.
+func TestSortNormed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	dec := func(i int64) schema.Value {
+		v, _ := schema.DecimalValueInt64(i, 12, 3)
+		return v
+	}
+	cases := []struct {
+		name string
+		gen  func(i int) schema.Value
+		ok   bool
+	}{
+		{"long", func(int) schema.Value { return schema.LongValue(rng.Int64N(200) - 100) }, true},
+		{"double", func(i int) schema.Value {
+			return []schema.Value{schema.DoubleValue(math.NaN()), schema.DoubleValue(math.Copysign(0, -1)), schema.DoubleValue(0),
+				schema.DoubleValue(math.Inf(-1)), schema.DoubleValue(rng.NormFloat64())}[i%5]
+		}, true},
+		{"date", func(int) schema.Value { return schema.DateValue(rng.Int32N(1000) - 500) }, true},
+		{"decimal", func(int) schema.Value { return dec(rng.Int64N(1e6) - 5e5) }, true},
+		{"mixed", func(i int) schema.Value {
+			if i == 7 {
+				return schema.IntegerValue(3)
+			}
+			return schema.LongValue(int64(i))
+		}, false},
+		{"string", func(i int) schema.Value { return schema.StringValue(fmt.Sprint(i)) }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var vals []schema.Value
+			for i := range 3000 {
+				vals = append(vals, tc.gen(i))
+			}
+			got := slices.Clone(vals)
+			if ok := sortNormed(got); ok != tc.ok {
+				t.Fatalf("sortNormed = %v, want %v", ok, tc.ok)
+			}
+			if !tc.ok {
+				if !slices.EqualFunc(got, vals, func(a, b schema.Value) bool { return a.String() == b.String() }) {
+					t.Fatal("declined, and changed the values")
+				}
+				return
+			}
+			want := slices.Clone(vals)
+			slices.SortFunc(want, func(a, b schema.Value) int { c, _ := expr.Order(a, b); return c })
+			for i := range want {
+				if c, ok := expr.Order(got[i], want[i]); !ok || c != 0 {
+					t.Fatalf("value %d: %v, want %v", i, got[i], want[i])
+				}
+			}
+		})
 	}
 }
