@@ -85,8 +85,8 @@ type colSorter struct {
 	rows   int   // rows in chunks
 	bytes  int64 // memory the chunks hold, and the keys they will need
 
-	page int         // bytes of a page: pageBytes, less for a small budget
-	free []*recChunk // empty pages to reuse, none given out
+	free    []*recChunk // empty pages to reuse, none given out
+	scratch []byte      // the record being staged
 
 	// bucketBytes is what the records of a bucket aim at
 	// (defaultBucketBytes; tests set less).
@@ -109,16 +109,14 @@ type runFile struct {
 
 // chunkRows bounds the rows of a chunk (a power of 2); blockRows is that
 // of a block of a sorted run. A chunk's records are in a page of
-// pageBytes (less for a budget under 64 pages): a chunk with less than
-// recReserve free takes no more rows
-// (and a record longer than what is free grows its chunk's buffer past
-// the page, which is then not reused).
+// pageBytes, or, for a record longer than a page, in a buffer of its own.
+// Pages are small so that, as the buckets are filled, a page emptied is
+// filled again while it is still in cache.
 const (
 	chunkShift = 13
 	chunkRows  = 1 << chunkShift
 	blockRows  = 1 << 12
-	pageBytes  = 64 << 10
-	recReserve = 1 << 10
+	pageBytes  = 4 << 10
 )
 
 // The buckets of the in-memory sort: the keys' top prefixBits bits are
@@ -138,28 +136,30 @@ func newColSorter(budget int64, dir string, key SortKey, keyWidth int) *colSorte
 	if budget <= 0 {
 		budget = DefaultSortMemory
 	}
-	// A budget of at least 64 pages; a small one (tests) takes smaller
-	// pages, so that it spills after some rows, not after each one.
-	page := int(min(max(budget/64, 4<<10), pageBytes))
-	return &colSorter{budget: budget, dir: dir, key: key, kw: keyWidth, page: page, bucketBytes: defaultBucketBytes}
+	return &colSorter{budget: budget, dir: dir, key: key, kw: keyWidth, bucketBytes: defaultBucketBytes}
 }
 
-// newChunk returns an empty chunk, on a page given back if there is one.
-func (s *colSorter) newChunk() *recChunk {
+// newChunk returns an empty chunk for records of size bytes and more: on
+// a page, given back if there is one, or in a buffer of its own for more
+// than a page.
+func (s *colSorter) newChunk(size int) *recChunk {
+	if size > pageBytes {
+		return &recChunk{data: make([]byte, 0, size), ends: make([]uint32, 0, 1)}
+	}
 	if n := len(s.free); n > 0 {
 		c := s.free[n-1]
 		s.free[n-1] = nil
 		s.free = s.free[:n-1]
 		return c
 	}
-	return &recChunk{data: make([]byte, 0, s.page), ends: make([]uint32, 0, s.page/64)}
+	return &recChunk{data: make([]byte, 0, pageBytes), ends: make([]uint32, 0, pageBytes/64)}
 }
 
 // recycle gives c's page back for newChunk. Only for a chunk none of
 // whose strings were given out; a buffer grown past a page is left to
 // the collector.
 func (s *colSorter) recycle(c *recChunk) {
-	if cap(c.data) != s.page {
+	if cap(c.data) != pageBytes {
 		return
 	}
 	c.n, c.data, c.ends = 0, c.data[:0], c.ends[:0]
@@ -172,15 +172,22 @@ func (s *colSorter) add(row []schema.Value) error {
 		return err
 	}
 	s.width = len(row)
+	s.scratch = appendRow(s.scratch[:0], row)
+	size := len(s.scratch)
+	if size > chunkBytes {
+		return fmt.Errorf("write: sort: a row of %d bytes", size)
+	}
 	var c *recChunk
-	if n := len(s.chunks); n > 0 && !s.chunks[n-1].full() {
+	if n := len(s.chunks); n > 0 && s.chunks[n-1].fits(size) {
 		c = s.chunks[n-1]
 	} else {
-		c = s.newChunk()
+		c = s.newChunk(size)
 		s.chunks = append(s.chunks, c)
-		s.bytes += int64(cap(c.data) + 4*cap(c.ends))
+		s.bytes += int64(cap(c.data))
 	}
-	s.bytes += c.add(row) + keyBytesPerRow
+	before := cap(c.ends)
+	c.appendRec(s.scratch)
+	s.bytes += int64(4*(cap(c.ends)-before)) + keyBytesPerRow
 	s.rows++
 	if s.bytes >= s.budget {
 		return s.spill()
@@ -326,8 +333,8 @@ func (s *colSorter) sortedRows(rk RowKey, givesOut bool, emit func(key []uint64,
 			or |= key[w-1]
 			b := &bks[bucketOf[key[0]>>(64-prefixBits)]]
 			m := len(b.chunks)
-			if m == 0 || b.chunks[m-1].full() {
-				b.chunks = append(b.chunks, s.newChunk())
+			if size := 8*w + len(rec); m == 0 || !b.chunks[m-1].fits(size) {
+				b.chunks = append(b.chunks, s.newChunk(size))
 				m++
 			}
 			kb = kb[:0]
@@ -353,6 +360,7 @@ func (s *colSorter) sortedRows(rk RowKey, givesOut bool, emit func(key []uint64,
 	ks := make([]uint64, 0, maxN*w)
 	loc := make([]uint32, maxN)
 	var perm []uint32
+	var tmp []uint64
 	for bi := range bks {
 		b := &bks[bi]
 		ks = ks[:0]
@@ -377,7 +385,7 @@ func (s *colSorter) sortedRows(rk RowKey, givesOut bool, emit func(key []uint64,
 			for j := range ks {
 				ks[j] |= uint64(j)
 			}
-			slices.Sort(ks)
+			tmp = radixSort(ks, tmp[:0], ib)
 			for _, x := range ks {
 				key[0] = x &^ mask
 				if err := emit(key, rec(int(x&mask))); err != nil {
@@ -413,6 +421,67 @@ func (s *colSorter) sortedRows(rk RowKey, givesOut bool, emit func(key []uint64,
 		b.chunks = nil
 	}
 	return nil
+}
+
+// radixDigit is the most bits a pass of radixSort sorts by; radixPasses
+// the most passes it makes before it leaves the sort to slices.Sort.
+const (
+	radixDigit  = 11
+	radixPasses = 3
+)
+
+// radixSort sorts ks, whose elements are distinct and whose low low
+// bits are their indexes in ks, by a stable least-significant-digit radix
+// sort of the bits above those in which the elements differ (in a bucket,
+// keys share their top bits and, on a curve, their lowest ones are zero;
+// the indexes, being in order, need no pass).
+// tmp is scratch memory, returned for the next call.
+func radixSort(ks, tmp []uint64, low int) []uint64 {
+	if len(ks) < 2 {
+		return tmp
+	}
+	var diff uint64
+	for _, k := range ks {
+		diff |= k ^ ks[0]
+	}
+	diff &^= uint64(1)<<uint(low) - 1
+	if diff == 0 {
+		return tmp
+	}
+	low = bits.TrailingZeros64(diff)
+	width := bits.Len64(diff) - low
+	passes := (width + radixDigit - 1) / radixDigit
+	if passes > radixPasses {
+		slices.Sort(ks)
+		return tmp
+	}
+	digit := (width + passes - 1) / passes
+	tmp = slices.Grow(tmp[:0], len(ks))[:len(ks)]
+	count := make([]int, 1<<digit)
+	mask := uint64(1)<<uint(digit) - 1
+	src, dst := ks, tmp
+	for p := range passes {
+		shift := uint(low + p*digit)
+		clear(count)
+		for _, k := range src {
+			count[(k>>shift)&mask]++
+		}
+		sum := 0
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for _, k := range src {
+			d := (k >> shift) & mask
+			dst[count[d]] = k
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if passes%2 == 1 {
+		copy(ks, src)
+	}
+	return tmp
 }
 
 // drain calls fn with every row staged, in order, then removes the runs.
@@ -661,24 +730,22 @@ type recChunk struct {
 	ends []uint32 // where each record ends in data
 }
 
-// chunkBytes bounds the records of a chunk.
+// chunkBytes bounds a record (a row staged), so that the ends of a
+// chunk's records fit in 32 bits.
 const chunkBytes = 1 << 30
 
-// add appends row and returns the bytes of memory the chunk grew by.
-func (c *recChunk) add(row []schema.Value) int64 {
-	before := cap(c.data) + 4*cap(c.ends)
+// appendRow appends the record of row to b.
+func appendRow(b []byte, row []schema.Value) []byte {
 	for _, v := range row {
-		c.data = schema.AppendBinary(c.data, v)
+		b = schema.AppendBinary(b, v)
 	}
-	c.ends = append(c.ends, uint32(len(c.data)))
-	c.n++
-	return int64(cap(c.data) + 4*cap(c.ends) - before)
+	return b
 }
 
-// full reports whether the chunk takes no more rows: it has chunkRows,
-// or less than recReserve free in its page (or a buffer grown past it).
-func (c *recChunk) full() bool {
-	return c.n >= chunkRows || len(c.data)+recReserve > cap(c.data) || len(c.data) >= chunkBytes
+// fits reports whether the chunk takes a record of size bytes without
+// growing its buffer.
+func (c *recChunk) fits(size int) bool {
+	return c.n < chunkRows && len(c.data)+size <= cap(c.data)
 }
 
 // rec returns the record of row r.
