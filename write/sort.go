@@ -355,30 +355,28 @@ func (s *colSorter) sortedRows(rk RowKey, givesOut bool, emit func(key []uint64,
 	ib := bits.Len(uint(maxN - 1))
 	packed := w == 1 && ib <= bits.TrailingZeros64(or)
 	mask := uint64(1)<<uint(ib) - 1
-	// A bucket's keys, and where each of its rows is: chunk<<chunkShift
-	// | row.
+	// A bucket's keys, and its records.
 	ks := make([]uint64, 0, maxN*w)
-	loc := make([]uint32, maxN)
+	recs := make([][]byte, maxN)
 	var perm []uint32
 	var tmp []uint64
 	for bi := range bks {
 		b := &bks[bi]
 		ks = ks[:0]
 		j := 0
-		for ck, c := range b.chunks {
-			for r := range c.n {
-				e := c.rec(r)
+		for _, c := range b.chunks {
+			lo := uint32(0)
+			for _, hi := range c.ends {
+				e := c.data[lo:hi]
 				for k := range w {
 					ks = append(ks, binary.LittleEndian.Uint64(e[8*k:]))
 				}
-				loc[j] = uint32(ck)<<chunkShift | uint32(r)
+				recs[j] = e[8*w:]
+				lo = hi
 				j++
 			}
 		}
-		rec := func(j int) []byte {
-			l := loc[j]
-			return b.chunks[l>>chunkShift].rec(int(l & (chunkRows - 1)))[8*w:]
-		}
+		rec := func(j int) []byte { return recs[j] }
 		if packed {
 			// One word, and room under the key's last bit for the
 			// row's index in its bucket: sort as integers.
@@ -419,6 +417,7 @@ func (s *colSorter) sortedRows(rk RowKey, givesOut bool, emit func(key []uint64,
 			b.chunks[ck] = nil
 		}
 		b.chunks = nil
+		clear(recs[:b.n])
 	}
 	return nil
 }

@@ -521,6 +521,13 @@ func (k *Keyer) KeyWords(dst []uint64, vals []schema.Value) error {
 // interleaveWords writes the interleave MortonKey makes of the low width
 // bits of ids into the words of dst, most significant first.
 func interleaveWords(dst []uint64, ids []uint32, width int) {
+	if len(ids) == 2 && width <= 32 {
+		// Two columns, the commonest curve: spread each id's bits
+		// apart by the usual masks.
+		m := uint64(1)<<uint(width) - 1
+		dst[0] = (spread2(uint64(ids[0])&m)<<1 | spread2(uint64(ids[1])&m)) << uint(64-2*width)
+		return
+	}
 	clear(dst)
 	w, n := 0, 0
 	var acc uint64
@@ -537,6 +544,15 @@ func interleaveWords(dst []uint64, ids []uint32, width int) {
 	if n > 0 {
 		dst[w] = acc << uint(64-n)
 	}
+}
+
+// spread2 moves bit i of the low 32 bits of x to bit 2i.
+func spread2(x uint64) uint64 {
+	x = (x | x<<16) & 0x0000ffff0000ffff
+	x = (x | x<<8) & 0x00ff00ff00ff00ff
+	x = (x | x<<4) & 0x0f0f0f0f0f0f0f0f
+	x = (x | x<<2) & 0x3333333333333333
+	return (x | x<<1) & 0x5555555555555555
 }
 
 // MortonKey appends to dst the interleave of the low width bits of each id,
@@ -586,27 +602,46 @@ func axesToTranspose(x []uint32, width int) {
 	if n == 0 || width == 0 {
 		return
 	}
-	m := uint32(1) << uint(width-1)
-	for q := m; q > 1; q >>= 1 {
-		p := q - 1
+	// Without branches: which way each step goes depends on the data's
+	// bits, and a mispredicted branch cost more than the step. set is all
+	// ones when bit b of x[i] is 1.
+	if n == 2 {
+		// The same steps, the two coordinates in registers.
+		x0, x1 := x[0], x[1]
+		for b := width - 1; b >= 1; b-- {
+			p := uint32(1)<<uint(b) - 1
+			x0 ^= p & uint32(int32(x0<<uint(31-b))>>31)
+			set := uint32(int32(x1<<uint(31-b)) >> 31)
+			t := (x0 ^ x1) & p &^ set
+			x0 ^= p&set | t
+			x1 ^= t
+		}
+		x1 ^= x0
+		var t uint32
+		for b := width - 1; b >= 1; b-- {
+			t ^= (uint32(1)<<uint(b) - 1) & uint32(int32(x1<<uint(31-b))>>31)
+		}
+		x[0], x[1] = x0^t, x1^t
+		return
+	}
+	for b := width - 1; b >= 1; b-- {
+		p := uint32(1)<<uint(b) - 1
 		for i := range n {
-			if x[i]&q != 0 {
-				x[0] ^= p // invert the low bits of x[0]
-			} else {
-				t := (x[0] ^ x[i]) & p // swap the low bits of x[0] and x[i]
-				x[0] ^= t
-				x[i] ^= t
-			}
+			set := uint32(int32(x[i]<<uint(31-b)) >> 31)
+			// Set: invert the low bits of x[0]; else swap the low bits
+			// of x[0] and x[i] (t is 0 for i 0).
+			t := (x[0] ^ x[i]) & p &^ set
+			x[0] ^= p&set | t
+			x[i] ^= t
 		}
 	}
 	for i := 1; i < n; i++ {
 		x[i] ^= x[i-1]
 	}
 	var t uint32
-	for q := m; q > 1; q >>= 1 {
-		if x[n-1]&q != 0 {
-			t ^= q - 1
-		}
+	for b := width - 1; b >= 1; b-- {
+		set := uint32(int32(x[n-1]<<uint(31-b)) >> 31)
+		t ^= (uint32(1)<<uint(b) - 1) & set
 	}
 	for i := range n {
 		x[i] ^= t

@@ -3,6 +3,7 @@ package zorder
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -405,5 +406,65 @@ func TestSortNormed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestKeyWordsFastPaths: the two-column interleave and the branch-free
+// Hilbert transposition give the keys a bit-by-bit reference does (Key's
+// bytes, and Skilling's transposition as first written), for every width.
+func TestKeyWordsFastPaths(t *testing.T) {
+	refTranspose := func(x []uint32, width int) {
+		n := len(x)
+		m := uint32(1) << uint(width-1)
+		for q := m; q > 1; q >>= 1 {
+			p := q - 1
+			for i := range n {
+				if x[i]&q != 0 {
+					x[0] ^= p
+				} else {
+					t := (x[0] ^ x[i]) & p
+					x[0] ^= t
+					x[i] ^= t
+				}
+			}
+		}
+		for i := 1; i < n; i++ {
+			x[i] ^= x[i-1]
+		}
+		var t uint32
+		for q := m; q > 1; q >>= 1 {
+			if x[n-1]&q != 0 {
+				t ^= q - 1
+			}
+		}
+		for i := range n {
+			x[i] ^= t
+		}
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, cols := range []int{1, 2, 3, 5} {
+		for width := 1; width <= 32; width++ {
+			for range 200 {
+				ids := make([]uint32, cols)
+				for i := range ids {
+					ids[i] = uint32(rng.Uint64N(1 << uint(width)))
+				}
+				got, want := slices.Clone(ids), slices.Clone(ids)
+				axesToTranspose(got, width)
+				refTranspose(want, width)
+				if !slices.Equal(got, want) {
+					t.Fatalf("transpose %v width %d: %v, want %v", ids, width, got, want)
+				}
+				words := make([]uint64, (cols*width+63)/64)
+				interleaveWords(words, ids, width)
+				var b []byte
+				for _, w := range words {
+					b = binary.BigEndian.AppendUint64(b, w)
+				}
+				if key := MortonKey(nil, ids, width); !bytes.Equal(b[:len(key)], key) || slices.ContainsFunc(b[len(key):], func(c byte) bool { return c != 0 }) {
+					t.Fatalf("interleave %v width %d: %x, want %x", ids, width, b, key)
+				}
+			}
+		}
 	}
 }
