@@ -143,8 +143,8 @@ func newColSorter(budget int64, dir string, key SortKey, keyWidth int) *colSorte
 // a page, given back if there is one, or in a buffer of its own for more
 // than a page.
 func (s *colSorter) newChunk(size int) *recChunk {
-	if size > pageBytes {
-		return &recChunk{data: make([]byte, 0, size), ends: make([]uint32, 0, 1)}
+	if size = recSize(size); size > pageBytes {
+		return &recChunk{data: make([]byte, 0, size)}
 	}
 	if n := len(s.free); n > 0 {
 		c := s.free[n-1]
@@ -152,7 +152,7 @@ func (s *colSorter) newChunk(size int) *recChunk {
 		s.free = s.free[:n-1]
 		return c
 	}
-	return &recChunk{data: make([]byte, 0, pageBytes), ends: make([]uint32, 0, pageBytes/64)}
+	return &recChunk{data: make([]byte, 0, pageBytes)}
 }
 
 // recycle gives c's page back for newChunk. Only for a chunk none of
@@ -162,7 +162,7 @@ func (s *colSorter) recycle(c *recChunk) {
 	if cap(c.data) != pageBytes {
 		return
 	}
-	c.n, c.data, c.ends = 0, c.data[:0], c.ends[:0]
+	c.n, c.data = 0, c.data[:0]
 	s.free = append(s.free, c)
 }
 
@@ -185,9 +185,8 @@ func (s *colSorter) add(row []schema.Value) error {
 		s.chunks = append(s.chunks, c)
 		s.bytes += int64(cap(c.data))
 	}
-	before := cap(c.ends)
 	c.appendRec(s.scratch)
-	s.bytes += int64(4*(cap(c.ends)-before)) + keyBytesPerRow
+	s.bytes += keyBytesPerRow
 	s.rows++
 	if s.bytes >= s.budget {
 		return s.spill()
@@ -299,12 +298,18 @@ func (s *colSorter) sortedRows(rk RowKey, givesOut bool, emit func(key []uint64,
 	sizes := make([]int64, 1<<prefixBits)
 	next := 0 // the index in the chunk of the next row sampled
 	for _, c := range s.chunks {
-		for ; next < c.n; next += stride {
-			rec := c.rec(next)
+		off := 0
+		var rec []byte
+		for r := 0; next < c.n; r++ {
+			rec, off = c.next(off)
+			if r < next {
+				continue
+			}
 			if err := keyOf(rec); err != nil {
 				return err
 			}
-			sizes[key[0]>>(64-prefixBits)] += int64(stride * (8*w + len(rec)))
+			sizes[key[0]>>(64-prefixBits)] += int64(stride * (4*w + len(rec)))
+			next += stride
 		}
 		next -= c.n
 	}
@@ -322,24 +327,30 @@ func (s *colSorter) sortedRows(rk RowKey, givesOut bool, emit func(key []uint64,
 	sizes = nil
 	// Every row's key, and the row with its key into its bucket, in read
 	// order; each chunk emptied gives its page back for the buckets.
+	//
+	// A key goes before its record as a uvarint of each word's bits
+	// reversed: a curve's key is its top bits, the rest zero, and takes
+	// 3 bytes, not 8, when it has 20.
 	var or uint64
 	var kb []byte
 	for ci, c := range s.chunks {
-		for r := range c.n {
-			rec := c.rec(r)
+		off := 0
+		var rec []byte
+		for range c.n {
+			rec, off = c.next(off)
 			if err := keyOf(rec); err != nil {
 				return err
 			}
 			or |= key[w-1]
 			b := &bks[bucketOf[key[0]>>(64-prefixBits)]]
-			m := len(b.chunks)
-			if size := 8*w + len(rec); m == 0 || !b.chunks[m-1].fits(size) {
-				b.chunks = append(b.chunks, s.newChunk(size))
-				m++
-			}
 			kb = kb[:0]
 			for _, k := range key {
-				kb = binary.LittleEndian.AppendUint64(kb, k)
+				kb = binary.AppendUvarint(kb, bits.Reverse64(k))
+			}
+			m := len(b.chunks)
+			if size := len(kb) + len(rec); m == 0 || !b.chunks[m-1].fits(size) {
+				b.chunks = append(b.chunks, s.newChunk(size))
+				m++
 			}
 			b.chunks[m-1].appendRec2(kb, rec)
 			b.n++
@@ -365,14 +376,16 @@ func (s *colSorter) sortedRows(rk RowKey, givesOut bool, emit func(key []uint64,
 		ks = ks[:0]
 		j := 0
 		for _, c := range b.chunks {
-			lo := uint32(0)
-			for _, hi := range c.ends {
-				e := c.data[lo:hi]
-				for k := range w {
-					ks = append(ks, binary.LittleEndian.Uint64(e[8*k:]))
+			off := 0
+			var e []byte
+			for range c.n {
+				e, off = c.next(off)
+				for range w {
+					x, k := binary.Uvarint(e)
+					ks = append(ks, bits.Reverse64(x))
+					e = e[k:]
 				}
-				recs[j] = e[8*w:]
-				lo = hi
+				recs[j] = e
 				j++
 			}
 		}
@@ -562,7 +575,7 @@ func (s *colSorter) sortRun(rk RowKey, rank int) error {
 				s.buf = binary.LittleEndian.AppendUint64(s.buf, k)
 			}
 			s.buf = blk.encode(s.buf)
-			blk.n, blk.data, blk.ends, keys = 0, blk.data[:0], blk.ends[:0], keys[:0]
+			blk.n, blk.data, keys = 0, blk.data[:0], keys[:0]
 			_, err := bw.Write(s.buf)
 			return err
 		}
@@ -645,7 +658,7 @@ func (s *colSorter) merge(w int, fn func(row []schema.Value) error) error {
 	row := make([]schema.Value, s.width)
 	for len(h) > 0 {
 		src := h[0]
-		if err := src.blk.row(src.pos, row); err != nil {
+		if err := decodeRow(src.rec, row); err != nil {
 			return err
 		}
 		if err := fn(row); err != nil {
@@ -673,8 +686,9 @@ func (s *colSorter) close() {
 	s.dropChunks()
 }
 
-// runSource is one sorted run being merged: its current block and the
-// position of the current row in it.
+// runSource is one sorted run being merged: its current block, the
+// position of the current row in it, its record and where the next one
+// starts.
 type runSource struct {
 	f    *os.File
 	r    *bufio.Reader
@@ -683,6 +697,8 @@ type runSource struct {
 	keys []uint64
 	blk  *recChunk
 	pos  int
+	rec  []byte
+	off  int
 }
 
 func (src *runSource) key() []uint64 { return src.keys[src.pos*src.w : src.pos*src.w+src.w] }
@@ -692,6 +708,7 @@ func (src *runSource) key() []uint64 { return src.keys[src.pos*src.w : src.pos*s
 func (src *runSource) next() (bool, error) {
 	if src.blk != nil && src.pos+1 < src.blk.n {
 		src.pos++
+		src.rec, src.off = src.blk.next(src.off)
 		return true, nil
 	}
 	n, err := binary.ReadUvarint(src.r)
@@ -715,22 +732,23 @@ func (src *runSource) next() (bool, error) {
 		return false, err
 	}
 	src.pos = 0
+	src.rec, src.off = src.blk.next(0)
 	return true, nil
 }
 
-// recChunk holds up to chunkRows staged rows, each as a record: its
-// values one after the other as schema.AppendBinary writes them (a kind
-// byte, then varints for integers, dates and timestamps, 8 bytes for
-// doubles, length and bytes for strings). A row's values are together, so that the rows
-// gathered in key order cost a cache miss or two each, not one a column.
+// recChunk holds up to chunkRows staged rows, each as a record after
+// its length (uvarint): the row's values one after the other as
+// schema.AppendBinary writes them (a kind byte, then varints for
+// integers, dates and timestamps, 8 bytes for doubles, length and bytes
+// for strings). A row's values are together, so that a row moved or
+// gathered costs a cache miss or two, not one a column. The records are
+// found by walking the chunk (next), which every pass over it does.
 type recChunk struct {
 	n    int
-	data []byte   // the records
-	ends []uint32 // where each record ends in data
+	data []byte // the records, each after its length
 }
 
-// chunkBytes bounds a record (a row staged), so that the ends of a
-// chunk's records fit in 32 bits.
+// chunkBytes bounds a record (a row staged).
 const chunkBytes = 1 << 30
 
 // appendRow appends the record of row to b.
@@ -741,26 +759,37 @@ func appendRow(b []byte, row []schema.Value) []byte {
 	return b
 }
 
+// recSize is the bytes a record of size bytes takes in a chunk.
+func recSize(size int) int {
+	if size < 0x80 {
+		return 1 + size
+	}
+	return len(binary.AppendUvarint(nil, uint64(size))) + size
+}
+
 // fits reports whether the chunk takes a record of size bytes without
 // growing its buffer.
 func (c *recChunk) fits(size int) bool {
-	return c.n < chunkRows && len(c.data)+size <= cap(c.data)
+	return c.n < chunkRows && len(c.data)+recSize(size) <= cap(c.data)
 }
 
-// rec returns the record of row r.
-func (c *recChunk) rec(r int) []byte {
-	lo := uint32(0)
-	if r > 0 {
-		lo = c.ends[r-1]
+// next returns the record at off, and where the next one starts. The
+// records were written by appendRec, or checked by decodeChunk.
+func (c *recChunk) next(off int) ([]byte, int) {
+	l, k := int(c.data[off]), 1
+	if l >= 0x80 {
+		x, n := binary.Uvarint(c.data[off:])
+		l, k = int(x), n
 	}
-	return c.data[lo:c.ends[r]]
+	off += k
+	return c.data[off : off+l : off+l], off + l
 }
 
-// row decodes the record of row r into dst. Strings point into the
-// chunk's bytes, which are never modified.
-func (c *recChunk) row(r int, dst []schema.Value) error {
-	n, err := decodeRecord(c.rec(r), dst)
-	if err == nil && n != len(c.rec(r)) {
+// decodeRow decodes the record rec, a whole row, into dst. Strings point
+// into the chunk's bytes, which are never modified.
+func decodeRow(rec []byte, dst []schema.Value) error {
+	n, err := decodeRecord(rec, dst)
+	if err == nil && n != len(rec) {
 		err = errRun
 	}
 	return err
@@ -827,55 +856,60 @@ func decodeRecord(b []byte, dst []schema.Value) (int, error) {
 	return i, nil
 }
 
-// appendRec appends a record as it is.
+// appendRec appends a record.
 func (c *recChunk) appendRec(rec []byte) {
+	if len(rec) < 0x80 {
+		c.data = append(c.data, byte(len(rec)))
+	} else {
+		c.data = binary.AppendUvarint(c.data, uint64(len(rec)))
+	}
 	c.data = append(c.data, rec...)
-	c.ends = append(c.ends, uint32(len(c.data)))
 	c.n++
 }
 
 // appendRec2 appends a record made of a and b.
 func (c *recChunk) appendRec2(a, b []byte) {
+	if l := len(a) + len(b); l < 0x80 {
+		c.data = append(c.data, byte(l))
+	} else {
+		c.data = binary.AppendUvarint(c.data, uint64(l))
+	}
 	c.data = append(append(c.data, a...), b...)
-	c.ends = append(c.ends, uint32(len(c.data)))
 	c.n++
 }
 
-// The chunk format, private to one sort and never kept: the n ends,
-// 4 bytes little-endian each, the length of the records (uvarint) and the
-// records. The number of rows n is the caller's.
+// The chunk format, private to one sort and never kept: the length of
+// the records (uvarint) and the records. The number of rows n is the
+// caller's.
 
 func (c *recChunk) encode(b []byte) []byte {
-	for _, e := range c.ends {
-		b = binary.LittleEndian.AppendUint32(b, e)
-	}
 	b = binary.AppendUvarint(b, uint64(len(c.data)))
 	return append(b, c.data...)
 }
 
-// decodeChunk reads a chunk of n rows, into fresh memory: the strings of
-// rows given out point into it.
+// decodeChunk reads a chunk of n rows, into fresh memory (the strings of
+// rows given out point into it), and checks that its n records fill it.
 func decodeChunk(r *bufio.Reader, n int) (*recChunk, error) {
 	if n <= 0 || n > chunkRows {
 		return nil, errRun
 	}
-	p := make([]byte, 4*n)
-	if _, err := io.ReadFull(r, p); err != nil {
+	size, err := binary.ReadUvarint(r)
+	if err != nil || size > math.MaxUint32 {
 		return nil, errRun
 	}
-	c := &recChunk{n: n, ends: make([]uint32, n)}
-	for k := range c.ends {
-		c.ends[k] = binary.LittleEndian.Uint32(p[4*k:])
-		if k > 0 && c.ends[k] < c.ends[k-1] {
+	c := &recChunk{n: n, data: make([]byte, size)}
+	if _, err := io.ReadFull(r, c.data); err != nil {
+		return nil, errRun
+	}
+	off := 0
+	for range n {
+		l, k := binary.Uvarint(c.data[off:])
+		if k <= 0 || l > uint64(len(c.data)-off-k) {
 			return nil, errRun
 		}
+		off += k + int(l)
 	}
-	size, err := binary.ReadUvarint(r)
-	if err != nil || size != uint64(c.ends[n-1]) {
-		return nil, errRun
-	}
-	c.data = make([]byte, size)
-	if _, err := io.ReadFull(r, c.data); err != nil {
+	if off != len(c.data) {
 		return nil, errRun
 	}
 	return c, nil
