@@ -103,28 +103,36 @@ func NewSampler(size int, seed uint64) *Sampler {
 	if size <= 0 {
 		size = DefaultSampleSize
 	}
-	return &Sampler{size: size, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	return &Sampler{size: size, next: 1, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
 }
 
-// Add offers v to the sample; nulls are not kept.
+// Add offers v to the sample; nulls are not kept. Most values are
+// skipped: that path is small enough to be inlined.
 func (s *Sampler) Add(v schema.Value) {
 	if v.IsNull() {
 		return
 	}
-	s.seen++
+	if s.seen++; s.seen == s.next {
+		s.keep(v)
+	}
+}
+
+// keep is Add of a value kept: one the sample fills with (next is then
+// the value after it), or one drawn by algorithm L.
+func (s *Sampler) keep(v schema.Value) {
 	if len(s.vals) < s.size {
 		s.vals = append(s.vals, v)
 		if len(s.vals) == s.size {
 			s.w = math.Exp(math.Log(s.uniform()) / float64(s.size))
 			s.skip()
+		} else {
+			s.next = s.seen + 1
 		}
 		return
 	}
-	if s.seen == s.next {
-		s.vals[s.rng.IntN(s.size)] = v
-		s.w *= math.Exp(math.Log(s.uniform()) / float64(s.size))
-		s.skip()
-	}
+	s.vals[s.rng.IntN(s.size)] = v
+	s.w *= math.Exp(math.Log(s.uniform()) / float64(s.size))
+	s.skip()
 }
 
 // skip draws the number of the next value kept.
