@@ -86,13 +86,13 @@ func TestSortChunkRoundTrip(t *testing.T) {
 	}
 	check(c, "staged")
 	enc := c.encode(nil)
-	got, err := decodeChunk(bufio.NewReader(bytes.NewReader(enc)), len(rows))
+	got, err := decodeChunk(bufio.NewReader(bytes.NewReader(enc)), len(rows), &recChunk{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	check(got, "decoded")
 	for n := 1; n < len(enc); n++ {
-		if _, err := decodeChunk(bufio.NewReader(bytes.NewReader(enc[:n])), len(rows)); err == nil {
+		if _, err := decodeChunk(bufio.NewReader(bytes.NewReader(enc[:n])), len(rows), &recChunk{}); err == nil {
 			t.Fatalf("a chunk cut at %d bytes decoded", n)
 		}
 	}
