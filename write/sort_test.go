@@ -96,6 +96,26 @@ func TestSortChunkRoundTrip(t *testing.T) {
 			t.Fatalf("a chunk cut at %d bytes decoded", n)
 		}
 	}
+	// A chunk whose record lengths do not add up to its size is an error;
+	// one that decodes is walked to its end without a panic.
+	for i := range enc {
+		bad := slices.Clone(enc)
+		bad[i] ^= 0x81
+		c, err := decodeChunk(bufio.NewReader(bytes.NewReader(bad)), len(rows), &recChunk{})
+		if err != nil {
+			continue
+		}
+		off := 0
+		for range c.n {
+			_, off = c.next(off)
+		}
+		if off != len(c.data) {
+			t.Fatalf("byte %d changed: the records end at %d of %d", i, off, len(c.data))
+		}
+	}
+	if _, err := decodeChunk(bufio.NewReader(bytes.NewReader(enc)), len(rows)+1, &recChunk{}); err == nil {
+		t.Fatal("a chunk decoded with a row more than it has")
+	}
 	// Every value cut short is an error.
 	for _, v := range vals {
 		b := schema.AppendBinary(nil, v)
