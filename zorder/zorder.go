@@ -526,6 +526,35 @@ func (k *Keyer) KeyWords(dst []uint64, vals []schema.Value) error {
 	return nil
 }
 
+// KeyRowWords is KeyWords of the values row[cols[0]], row[cols[1]], ...:
+// the key of a row whose curve columns are top-level, without copying
+// them out.
+func (k *Keyer) KeyRowWords(dst []uint64, row []schema.Value, cols []int) error {
+	if len(cols) != len(k.ranges) {
+		return fmt.Errorf("zorder: %d columns for %d", len(cols), len(k.ranges))
+	}
+	if len(dst) != k.Words() {
+		return fmt.Errorf("zorder: %d words for a key of %d", len(dst), k.Words())
+	}
+	var buf [8]uint32
+	ids := buf[:0]
+	for i, c := range cols {
+		if c < 0 || c >= len(row) {
+			return fmt.Errorf("zorder: column %d of a row of %d", c, len(row))
+		}
+		id, err := k.ranges[i].ID(row[c])
+		if err != nil {
+			return err
+		}
+		ids = append(ids, id)
+	}
+	if k.curve == Hilbert {
+		axesToTranspose(ids, k.bits)
+	}
+	interleaveWords(dst, ids, k.bits)
+	return nil
+}
+
 // interleaveWords writes the interleave MortonKey makes of the low width
 // bits of ids into the words of dst, most significant first.
 func interleaveWords(dst []uint64, ids []uint32, width int) {

@@ -468,3 +468,68 @@ func TestKeyWordsFastPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyRowWords: the key of a row's columns read in place is the key of
+// those values copied out, for both curves and any column order; a
+// column outside the row is an error.
+func TestKeyRowWords(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	var rows [][]schema.Value
+	s1, s2 := NewSampler(0, 1), NewSampler(0, 2)
+	for i := range 3000 {
+		r := []schema.Value{schema.StringValue(fmt.Sprint("r", i)), schema.LongValue(rng.Int64N(1e6)), schema.DoubleValue(rng.NormFloat64())}
+		if i%7 == 0 {
+			r[2] = schema.Value{}
+		}
+		s1.Add(r[1])
+		s2.Add(r[2])
+		rows = append(rows, r)
+	}
+	r1, err := NewRanges(s1.Values(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := NewRanges(s2.Values(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		curve  Curve
+		cols   []int
+		ranges []*Ranges
+	}{
+		{Morton, []int{1, 2}, []*Ranges{r1, r2}},
+		{Hilbert, []int{1, 2}, []*Ranges{r1, r2}},
+		{Morton, []int{2, 1}, []*Ranges{r2, r1}},
+		{Hilbert, []int{2, 1, 1}, []*Ranges{r2, r1, r1}},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.curve, tc.cols), func(t *testing.T) {
+			k, err := NewKeyer(tc.curve, tc.ranges)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := make([]uint64, k.Words()), make([]uint64, k.Words())
+			vals := make([]schema.Value, len(tc.cols))
+			for _, r := range rows {
+				for i, c := range tc.cols {
+					vals[i] = r[c]
+				}
+				if err := k.KeyWords(want, vals); err != nil {
+					t.Fatal(err)
+				}
+				if err := k.KeyRowWords(got, r, tc.cols); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("row %v: %x, want %x", r, got, want)
+				}
+			}
+			bad := slices.Clone(tc.cols)
+			bad[0] = 3
+			if err := k.KeyRowWords(got, rows[0], bad); err == nil {
+				t.Fatal("a column outside the row keyed")
+			}
+		})
+	}
+}
