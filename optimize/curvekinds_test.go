@@ -21,7 +21,7 @@ import (
 // with NaN and -0 keep the table's rows, write them in curve order (the
 // keys computed here independently, from ranges cut from every value, are
 // non-decreasing across the files in commit order), and write the same
-// files when the sort spills.
+// files when the sort spills; a struct's field among the columns too.
 func TestCurveColumnKinds(t *testing.T) {
 	sch := &schema.StructType{Fields: []schema.StructField{
 		{Name: "s", Type: schema.String, Nullable: true},
@@ -30,7 +30,15 @@ func TestCurveColumnKinds(t *testing.T) {
 		{Name: "n", Type: schema.Long, Nullable: true},
 		{Name: "c", Type: schema.Integer, Nullable: true},
 		{Name: "f", Type: schema.Double, Nullable: true},
+		{Name: "st", Type: &schema.StructType{Fields: []schema.StructField{{Name: "a", Type: schema.Long, Nullable: true}}}, Nullable: true},
 	}}
+	// Column 6 of a case is the field st.a.
+	get := func(r []schema.Value, j int) schema.Value {
+		if j == 6 {
+			return r[6].Fields()[0]
+		}
+		return r[j]
+	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	var rows [][]schema.Value
 	for i := range 1200 {
@@ -48,14 +56,15 @@ func TestCurveColumnKinds(t *testing.T) {
 			f = schema.DoubleValue(0)
 		}
 		rows = append(rows, []schema.Value{s, schema.TimestampValue(1_700_000_000_000_000 + rng.Int64N(1e12)),
-			schema.DateValue(int32(rng.IntN(20000))), {}, schema.IntegerValue(42), f})
+			schema.DateValue(int32(rng.IntN(20000))), {}, schema.IntegerValue(42), f,
+			schema.StructValue([]schema.Value{schema.LongValue(rng.Int64N(5000))})})
 	}
 	key := func(t *testing.T, curve zorder.Curve, cols []int) func([]schema.Value) []byte {
 		ranges := make([]*zorder.Ranges, len(cols))
 		for i, j := range cols {
 			var all []schema.Value
 			for _, r := range rows {
-				all = append(all, r[j])
+				all = append(all, get(r, j))
 			}
 			var err error
 			if ranges[i], err = zorder.NewRanges(all, 0); err != nil {
@@ -69,7 +78,7 @@ func TestCurveColumnKinds(t *testing.T) {
 		return func(r []schema.Value) []byte {
 			vals := make([]schema.Value, len(cols))
 			for i, j := range cols {
-				vals[i] = r[j]
+				vals[i] = get(r, j)
 			}
 			b, err := k.Key(nil, vals)
 			if err != nil {
@@ -79,10 +88,13 @@ func TestCurveColumnKinds(t *testing.T) {
 		}
 	}
 	for _, curve := range []zorder.Curve{zorder.Morton, zorder.Hilbert} {
-		for _, cols := range [][]int{{0, 1}, {2, 3}, {4, 5}, {5, 0, 2}} {
+		for _, cols := range [][]int{{0, 1}, {2, 3}, {4, 5}, {5, 0, 2}, {6, 1}} {
 			names := make([]string, len(cols))
 			for i, j := range cols {
 				names[i] = sch.Fields[j].Name
+				if j == 6 {
+					names[i] = "st.a"
+				}
 			}
 			t.Run(fmt.Sprint(curve, names), func(t *testing.T) {
 				run := func(mem int64) ([][][]schema.Value, optimize.Result) {

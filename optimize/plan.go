@@ -277,6 +277,7 @@ type curveSort struct {
 	ranges   int
 	idx      [][]int // where each column sits in a row (pick)
 	tops     []int   // the top-level columns the key reads
+	flat     []int   // when every column is top-level, its index in a row
 	samplers []*zorder.Sampler
 }
 
@@ -301,11 +302,24 @@ func newCurveSort(snap *snapshot.Snapshot, opts *Options, curve zorder.Curve, co
 		}
 		c.samplers[i] = zorder.NewSampler(0, uint64(i)+1)
 	}
+	for _, idx := range c.idx {
+		if len(idx) != 1 {
+			c.flat = nil
+			break
+		}
+		c.flat = append(c.flat, idx[0])
+	}
 	return c
 }
 
 // Observe samples the curve columns of a row.
 func (c *curveSort) Observe(row []schema.Value) error {
+	if c.flat != nil {
+		for i, s := range c.samplers {
+			s.Add(row[c.flat[i]])
+		}
+		return nil
+	}
 	for i, s := range c.samplers {
 		s.Add(pick(row, c.idx[i]))
 	}
@@ -325,6 +339,12 @@ func (c *curveSort) Prepare() (write.RowKey, error) {
 	keyer, err := zorder.NewKeyer(c.curve, ranges)
 	if err != nil {
 		return write.RowKey{}, err
+	}
+	if flat := c.flat; flat != nil {
+		// Top-level columns are read where they are in the row.
+		return write.RowKey{Words: keyer.Words(), Columns: c.tops, Key: func(dst []uint64, row []schema.Value) error {
+			return keyer.KeyRowWords(dst, row, flat)
+		}}, nil
 	}
 	vals := make([]schema.Value, len(c.cols))
 	return write.RowKey{Words: keyer.Words(), Columns: c.tops, Key: func(dst []uint64, row []schema.Value) error {

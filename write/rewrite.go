@@ -78,7 +78,8 @@ type RewriteOptions struct {
 	// staged, and gives the keys once every file is read (so that a
 	// curve's ranges come from a sample of all the rows). The rows are
 	// staged as compact records (varints, float bits, string bytes) and
-	// sorted by (key, read order) as integers. Past SortMemory bytes of staged
+	// sorted by (key, read order) in cache-sized buckets of their keys'
+	// top bits (see colSorter). Past SortMemory bytes of staged
 	// rows they are spilled, unsorted, to a temporary file in SortDir; at
 	// the end each such run is read back, sorted and written as a sorted
 	// run, and the runs are merged as the files are written, so the

@@ -45,21 +45,39 @@ type RowKey struct {
 }
 
 // colSorter is the external sort of a sorted rewrite. Rows are staged as
-// compact records in chunks (recChunk: varints for integers, dates and
-// timestamps, 8 bytes for floats, length and bytes for strings), so that
-// the memory counted against the budget is the memory held. The keys are
-// computed once every row has been seen (SortKey.Prepare: a curve's
-// ranges come from a sample of all the rows): the rows in memory are then
-// sorted by (key, read order), as packed integers when the key and the
-// row's index fit in one word.
+// compact records in chunks (recChunk: each record after its length, its
+// values as schema.AppendBinary writes them: varints for integers, dates
+// and timestamps, 8 bytes for floats, length and bytes for strings), each
+// chunk in a page of pageBytes, so that the memory counted against the
+// budget is the memory held. The keys are computed once every row has
+// been seen (SortKey.Prepare: a curve's ranges come from a sample of all
+// the rows).
+//
+// The rows in memory are then sorted by key buckets (sortedRows). The keys
+// of every stride-th row give a histogram of the keys' top prefixBits
+// bits, which is cut into buckets of about bucketBytes of records. One
+// sequential pass computes every row's key and moves the row, after its
+// key, into its bucket's pages, giving each page it empties back for the
+// buckets to fill (pages are small, so a page is filled again while it is
+// still in cache). Then each bucket, small enough to stay in the core's
+// cache, is sorted by (key, read order) — a radix sort of the bits where
+// its keys differ when the key and the row's index in the bucket fit in
+// one word, a comparison sort otherwise — and its rows are given out, the
+// buckets in key order. A gather of all the records in key order instead
+// missed the cache (and the TLB) on every row: 1.7 s of 5.3 for 3M rows.
 //
 // Past the budget the chunks are spilled as they are, unsorted, to a
 // temporary file. At the end, if anything was spilled, the rows in memory
 // are sorted and written as a sorted run, then each unsorted run is read
 // back (it fits the budget), sorted and written as a sorted run, and the
 // rows come out of the merge of the sorted runs. The order is by (key,
-// read order) whichever the budget, so a sort that spills gives the rows
-// in exactly the order one in memory does.
+// read order) whichever the budget and the buckets, so a sort that spills
+// gives the rows in exactly the order one in memory does.
+//
+// Pages whose rows were never given out (spilled, written to a sorted run,
+// or emptied into buckets) are reused; a page whose strings were given to
+// the caller is never written again (drain's contract), and is left to the
+// collector once its bucket is written.
 type colSorter struct {
 	budget int64
 	dir    string
@@ -70,6 +88,13 @@ type colSorter struct {
 	width  int   // values of a staged row
 	rows   int   // rows in chunks
 	bytes  int64 // memory the chunks hold, and the keys they will need
+
+	free    []*recChunk // empty pages to reuse, none given out
+	scratch []byte      // the record being staged
+
+	// bucketBytes is what the records of a bucket aim at
+	// (defaultBucketBytes; tests set less).
+	bucketBytes int
 
 	unsorted []string  // spilled chunks, in read order
 	sorted   []runFile // sorted runs
@@ -86,11 +111,25 @@ type runFile struct {
 	rank int
 }
 
-// chunkRows is the number of rows of a chunk (a power of 2); blockRows
-// that of a block of a sorted run.
+// chunkRows bounds the rows of a chunk (a power of 2); blockRows is that
+// of a block of a sorted run. A chunk's records are in a page of
+// pageBytes, or, for a record longer than a page, in a buffer of its own.
+// Pages are small so that, as the buckets are filled, a page emptied is
+// filled again while it is still in cache.
 const (
-	chunkRows = 1 << 13
-	blockRows = 1 << 12
+	chunkShift = 13
+	chunkRows  = 1 << chunkShift
+	blockRows  = 1 << 12
+	pageBytes  = 4 << 10
+)
+
+// The buckets of the in-memory sort: the keys' top prefixBits bits are
+// counted, and cut into buckets of about defaultBucketBytes of records,
+// which, with their keys, stay in a core's cache (the machines measured
+// have 1 to 4 MiB of L2 a core).
+const (
+	prefixBits         = 16
+	defaultBucketBytes = 1 << 20
 )
 
 // keyBytesPerRow is what the budget counts per row for its key and its
@@ -101,7 +140,34 @@ func newColSorter(budget int64, dir string, key SortKey, keyWidth int) *colSorte
 	if budget <= 0 {
 		budget = DefaultSortMemory
 	}
-	return &colSorter{budget: budget, dir: dir, key: key, kw: keyWidth}
+	return &colSorter{budget: budget, dir: dir, key: key, kw: keyWidth, bucketBytes: defaultBucketBytes}
+}
+
+// newChunk returns an empty chunk for records of size bytes and more: on
+// a page, given back if there is one, or in a buffer of its own for more
+// than a page.
+func (s *colSorter) newChunk(size int) *recChunk {
+	if size = recSize(size); size > pageBytes {
+		return &recChunk{data: make([]byte, 0, size)}
+	}
+	if n := len(s.free); n > 0 {
+		c := s.free[n-1]
+		s.free[n-1] = nil
+		s.free = s.free[:n-1]
+		return c
+	}
+	return &recChunk{data: make([]byte, 0, pageBytes)}
+}
+
+// recycle gives c's page back for newChunk. Only for a chunk none of
+// whose strings were given out; a buffer grown past a page is left to
+// the collector.
+func (s *colSorter) recycle(c *recChunk) {
+	if cap(c.data) != pageBytes {
+		return
+	}
+	c.n, c.data = 0, c.data[:0]
+	s.free = append(s.free, c)
 }
 
 // add stages a copy of row, whose first kw values are the table row.
@@ -110,14 +176,21 @@ func (s *colSorter) add(row []schema.Value) error {
 		return err
 	}
 	s.width = len(row)
+	s.scratch = appendRow(s.scratch[:0], row)
+	size := len(s.scratch)
+	if size > chunkBytes {
+		return fmt.Errorf("write: sort: a row of %d bytes", size)
+	}
 	var c *recChunk
-	if n := len(s.chunks); n > 0 && !s.chunks[n-1].full() {
+	if n := len(s.chunks); n > 0 && s.chunks[n-1].fits(size) {
 		c = s.chunks[n-1]
 	} else {
-		c = &recChunk{}
+		c = s.newChunk(size)
 		s.chunks = append(s.chunks, c)
+		s.bytes += int64(cap(c.data))
 	}
-	s.bytes += c.add(row) + keyBytesPerRow
+	c.appendRec(s.scratch)
+	s.bytes += keyBytesPerRow
 	s.rows++
 	if s.bytes >= s.budget {
 		return s.spill()
@@ -144,6 +217,9 @@ func (s *colSorter) spill() error {
 		return err
 	}
 	s.unsorted = append(s.unsorted, name)
+	for _, c := range s.chunks {
+		s.recycle(c)
+	}
 	s.dropChunks()
 	return nil
 }
@@ -175,13 +251,30 @@ func (s *colSorter) writeRun(fill func(*bufio.Writer) error) (string, error) {
 	return f.Name(), nil
 }
 
-// order returns the keys of the rows in memory (rk.Words a row) and their
-// indexes (chunk*chunkRows + row, the rank in read order) sorted by (key,
-// index).
-func (s *colSorter) order(rk RowKey) ([]uint64, []uint32, error) {
-	w := rk.Words
-	keys := make([]uint64, s.rows*w)
-	row := make([]schema.Value, s.kw)
+// bucket is a bucket of the in-memory sort: its rows in read order, each
+// as its key (8 bytes a word, little-endian) then its record, in chunks.
+type bucket struct {
+	n      int
+	chunks []*recChunk
+}
+
+// sampleRows is about how many rows, evenly spaced in read order, the
+// buckets are cut from.
+const sampleRows = 1 << 16
+
+// sortedRows calls emit with the key and the record of every row in
+// memory, in (key, read order) order, and drops the rows: see colSorter
+// for how. givesOut says whether emit gives the record's strings out:
+// if not, the pages of each bucket are reused once it is done.
+func (s *colSorter) sortedRows(rk RowKey, givesOut bool, emit func(key []uint64, rec []byte) error) error {
+	defer s.dropChunks()
+	w, n := rk.Words, s.rows
+	if n == 0 {
+		return nil
+	}
+	if n > math.MaxUint32 {
+		return fmt.Errorf("write: sort: %d rows in memory", n)
+	}
 	// The key reads the values up to its last column: the others stay
 	// null.
 	prefix := s.kw
@@ -189,61 +282,225 @@ func (s *colSorter) order(rk RowKey) ([]uint64, []uint32, error) {
 		prefix = 0
 		for _, j := range rk.Columns {
 			if j < 0 || j >= s.kw {
-				return nil, nil, fmt.Errorf("write: sort key column %d of %d", j, s.kw)
+				return fmt.Errorf("write: sort key column %d of %d", j, s.kw)
 			}
 			prefix = max(prefix, j+1)
 		}
 	}
-	var or uint64
-	i := 0
+	row := make([]schema.Value, s.kw)
+	key := make([]uint64, w)
+	keyOf := func(rec []byte) error {
+		if _, err := decodeRecord(rec, row[:prefix]); err != nil {
+			return err
+		}
+		return rk.Key(key, row)
+	}
+	// The buckets: runs of key prefixes of about bucketBytes of records,
+	// as estimated from the keys of every stride-th row. The estimate
+	// only sizes the buckets; every row goes where its prefix says.
+	stride := max(n/sampleRows, 1)
+	sizes := make([]int64, 1<<prefixBits)
+	next := 0 // the index in the chunk of the next row sampled
 	for _, c := range s.chunks {
-		for r := range c.n {
-			if _, err := decodeRecord(c.rec(r), row[:prefix]); err != nil {
-				return nil, nil, err
+		off := 0
+		var rec []byte
+		for r := 0; next < c.n; r++ {
+			rec, off = c.next(off)
+			if r < next {
+				continue
 			}
-			k := keys[i*w : i*w+w]
-			if err := rk.Key(k, row); err != nil {
-				return nil, nil, err
+			if err := keyOf(rec); err != nil {
+				return err
 			}
-			or |= k[w-1]
-			i++
+			sizes[key[0]>>(64-prefixBits)] += int64(stride * (4*w + len(rec)))
+			next += stride
 		}
+		next -= c.n
 	}
-	n := s.rows
-	if n > math.MaxUint32 {
-		return nil, nil, fmt.Errorf("write: sort: %d rows in memory", n)
-	}
-	// Every chunk but the last is full: a row's index is its rank in
-	// read order.
-	perm := make([]uint32, n)
-	// One word, and room under the key's last bit for the row's index:
-	// sort the keys with the indexes in their low bits, as integers.
-	if ib := bits.Len(uint(max(n-1, 0))); w == 1 && ib <= bits.TrailingZeros64(or) {
-		for i := range keys {
-			keys[i] |= uint64(i)
+	bucketOf := make([]uint32, 1<<prefixBits)
+	var bks []bucket
+	acc := int64(0)
+	for p, size := range sizes {
+		if len(bks) == 0 || size > 0 && acc >= int64(s.bucketBytes) {
+			bks = append(bks, bucket{})
+			acc = 0
 		}
-		slices.Sort(keys)
-		mask := uint64(1)<<uint(ib) - 1
-		for i, k := range keys {
-			perm[i] = uint32(k & mask)
-			keys[i] = k &^ mask
+		bucketOf[p] = uint32(len(bks) - 1)
+		acc += size
+	}
+	sizes = nil
+	// Every row's key, and the row with its key into its bucket, in read
+	// order; each chunk emptied gives its page back for the buckets.
+	//
+	// A key goes before its record as a uvarint of each word's bits
+	// reversed: a curve's key is its top bits, the rest zero, and takes
+	// 3 bytes, not 8, when it has 20.
+	var or uint64
+	var kb []byte
+	for ci, c := range s.chunks {
+		off := 0
+		var rec []byte
+		for range c.n {
+			rec, off = c.next(off)
+			if err := keyOf(rec); err != nil {
+				return err
+			}
+			or |= key[w-1]
+			b := &bks[bucketOf[key[0]>>(64-prefixBits)]]
+			kb = kb[:0]
+			for _, k := range key {
+				kb = binary.AppendUvarint(kb, bits.Reverse64(k))
+			}
+			m := len(b.chunks)
+			if size := len(kb) + len(rec); m == 0 || !b.chunks[m-1].fits(size) {
+				b.chunks = append(b.chunks, s.newChunk(size))
+				m++
+			}
+			b.chunks[m-1].appendRec2(kb, rec)
+			b.n++
 		}
-		return keys, perm, nil
+		s.chunks[ci] = nil
+		s.recycle(c)
 	}
-	for i := range perm {
-		perm[i] = uint32(i)
+	if givesOut {
+		s.free = nil // no page is filled again
 	}
-	slices.SortFunc(perm, func(a, b uint32) int {
-		if c := slices.Compare(keys[int(a)*w:int(a)*w+w], keys[int(b)*w:int(b)*w+w]); c != 0 {
-			return c
+	// Then bucket by bucket, in key order.
+	maxN := 0
+	for _, b := range bks {
+		maxN = max(maxN, b.n)
+	}
+	ib := bits.Len(uint(maxN - 1))
+	packed := w == 1 && ib <= bits.TrailingZeros64(or)
+	mask := uint64(1)<<uint(ib) - 1
+	// A bucket's keys, and its records.
+	ks := make([]uint64, 0, maxN*w)
+	recs := make([][]byte, maxN)
+	var perm []uint32
+	var tmp []uint64
+	for bi := range bks {
+		b := &bks[bi]
+		ks = ks[:0]
+		j := 0
+		for _, c := range b.chunks {
+			off := 0
+			var e []byte
+			for range c.n {
+				e, off = c.next(off)
+				for range w {
+					x, k := binary.Uvarint(e)
+					ks = append(ks, bits.Reverse64(x))
+					e = e[k:]
+				}
+				recs[j] = e
+				j++
+			}
 		}
-		return int(a) - int(b)
-	})
-	sorted := make([]uint64, len(keys))
-	for i, p := range perm {
-		copy(sorted[i*w:i*w+w], keys[int(p)*w:int(p)*w+w])
+		rec := func(j int) []byte { return recs[j] }
+		if packed {
+			// One word, and room under the key's last bit for the
+			// row's index in its bucket: sort as integers.
+			for j := range ks {
+				ks[j] |= uint64(j)
+			}
+			tmp = radixSort(ks, tmp[:0], ib)
+			for _, x := range ks {
+				key[0] = x &^ mask
+				if err := emit(key, rec(int(x&mask))); err != nil {
+					return err
+				}
+			}
+		} else {
+			perm = perm[:0]
+			for j := range b.n {
+				perm = append(perm, uint32(j))
+			}
+			slices.SortFunc(perm, func(a, c uint32) int {
+				if d := slices.Compare(ks[int(a)*w:int(a)*w+w], ks[int(c)*w:int(c)*w+w]); d != 0 {
+					return d
+				}
+				return int(a) - int(c)
+			})
+			for _, j := range perm {
+				if err := emit(ks[int(j)*w:int(j)*w+w], rec(int(j))); err != nil {
+					return err
+				}
+			}
+		}
+		// The bucket is done: its pages are reused, or, when its
+		// strings were given out, left to the collector once nothing
+		// holds them.
+		for ck, c := range b.chunks {
+			if !givesOut {
+				s.recycle(c)
+			}
+			b.chunks[ck] = nil
+		}
+		b.chunks = nil
+		clear(recs[:b.n])
 	}
-	return sorted, perm, nil
+	return nil
+}
+
+// radixDigit is the most bits a pass of radixSort sorts by; radixPasses
+// the most passes it makes before it leaves the sort to slices.Sort.
+const (
+	radixDigit  = 11
+	radixPasses = 3
+)
+
+// radixSort sorts ks, whose elements are distinct and whose low low
+// bits are their indexes in ks, by a stable least-significant-digit radix
+// sort of the bits above those in which the elements differ (in a bucket,
+// keys share their top bits and, on a curve, their lowest ones are zero;
+// the indexes, being in order, need no pass).
+// tmp is scratch memory, returned for the next call.
+func radixSort(ks, tmp []uint64, low int) []uint64 {
+	if len(ks) < 2 {
+		return tmp
+	}
+	var diff uint64
+	for _, k := range ks {
+		diff |= k ^ ks[0]
+	}
+	diff &^= uint64(1)<<uint(low) - 1
+	if diff == 0 {
+		return tmp
+	}
+	low = bits.TrailingZeros64(diff)
+	width := bits.Len64(diff) - low
+	passes := (width + radixDigit - 1) / radixDigit
+	if passes > radixPasses {
+		slices.Sort(ks)
+		return tmp
+	}
+	digit := (width + passes - 1) / passes
+	tmp = slices.Grow(tmp[:0], len(ks))[:len(ks)]
+	count := make([]int, 1<<digit)
+	mask := uint64(1)<<uint(digit) - 1
+	src, dst := ks, tmp
+	for p := range passes {
+		shift := uint(low + p*digit)
+		clear(count)
+		for _, k := range src {
+			count[(k>>shift)&mask]++
+		}
+		sum := 0
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for _, k := range src {
+			d := (k >> shift) & mask
+			dst[count[d]] = k
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if passes%2 == 1 {
+		copy(ks, src)
+	}
+	return tmp
 }
 
 // drain calls fn with every row staged, in order, then removes the runs.
@@ -259,20 +516,13 @@ func (s *colSorter) drain(fn func(row []schema.Value) error) error {
 		return fmt.Errorf("write: sort key of %d words", rk.Words)
 	}
 	if len(s.unsorted) == 0 {
-		_, perm, err := s.order(rk)
-		if err != nil {
-			return err
-		}
 		row := make([]schema.Value, s.width)
-		for _, p := range perm {
-			if err := s.chunks[p/chunkRows].row(int(p%chunkRows), row); err != nil {
-				return err
+		return s.sortedRows(rk, true, func(_ []uint64, rec []byte) error {
+			if k, err := decodeRecord(rec, row); err != nil || k != len(rec) {
+				return errRun
 			}
-			if err := fn(row); err != nil {
-				return err
-			}
-		}
-		return nil
+			return fn(row)
+		})
 	}
 	// The rows in memory come after those spilled.
 	if err := s.sortRun(rk, len(s.unsorted)); err != nil {
@@ -287,6 +537,7 @@ func (s *colSorter) drain(fn func(row []schema.Value) error) error {
 			return err
 		}
 	}
+	s.free = nil // the merge takes no page
 	return s.merge(rk.Words, fn)
 }
 
@@ -306,7 +557,9 @@ func (s *colSorter) load(name string) error {
 		if err != nil {
 			return errRun
 		}
-		c, err := decodeChunk(r, int(n))
+		// Into a page given back, when it fits one: the buckets of the
+		// run sorted before gave theirs back.
+		c, err := decodeChunk(r, int(n), s.newChunk(0))
 		if err != nil {
 			return err
 		}
@@ -323,36 +576,37 @@ func (s *colSorter) sortRun(rk RowKey, rank int) error {
 	if s.rows == 0 {
 		return nil
 	}
-	keys, perm, err := s.order(rk)
-	if err != nil {
-		return err
-	}
-	w := rk.Words
 	blk := &recChunk{}
+	var keys []uint64
 	name, err := s.writeRun(func(bw *bufio.Writer) error {
-		for lo := 0; lo < len(perm); lo += blockRows {
-			hi := min(lo+blockRows, len(perm))
-			blk.n, blk.data, blk.ends = 0, blk.data[:0], blk.ends[:0]
-			for _, p := range perm[lo:hi] {
-				blk.appendRec(s.chunks[p/chunkRows].rec(int(p % chunkRows)))
-			}
-			s.buf = binary.AppendUvarint(s.buf[:0], uint64(hi-lo))
-			for _, k := range keys[lo*w : hi*w] {
+		flush := func() error {
+			s.buf = binary.AppendUvarint(s.buf[:0], uint64(blk.n))
+			for _, k := range keys {
 				s.buf = binary.LittleEndian.AppendUint64(s.buf, k)
 			}
 			s.buf = blk.encode(s.buf)
-			if _, err := bw.Write(s.buf); err != nil {
-				return err
-			}
+			blk.n, blk.data, keys = 0, blk.data[:0], keys[:0]
+			_, err := bw.Write(s.buf)
+			return err
 		}
-		return nil
+		err := s.sortedRows(rk, false, func(key []uint64, rec []byte) error {
+			blk.appendRec(rec)
+			keys = append(keys, key...)
+			if blk.n == blockRows {
+				return flush()
+			}
+			return nil
+		})
+		if err == nil && blk.n > 0 {
+			err = flush()
+		}
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	s.sorted = append(s.sorted, runFile{name: name, rank: rank})
 	s.spills++
-	s.dropChunks()
 	return nil
 }
 
@@ -414,7 +668,7 @@ func (s *colSorter) merge(w int, fn func(row []schema.Value) error) error {
 	row := make([]schema.Value, s.width)
 	for len(h) > 0 {
 		src := h[0]
-		if err := src.blk.row(src.pos, row); err != nil {
+		if err := decodeRow(src.rec, row); err != nil {
 			return err
 		}
 		if err := fn(row); err != nil {
@@ -438,12 +692,13 @@ func (s *colSorter) close() {
 	for _, name := range s.temps {
 		_ = os.Remove(name)
 	}
-	s.temps, s.unsorted, s.sorted = nil, nil, nil
+	s.temps, s.unsorted, s.sorted, s.free = nil, nil, nil, nil
 	s.dropChunks()
 }
 
-// runSource is one sorted run being merged: its current block and the
-// position of the current row in it.
+// runSource is one sorted run being merged: its current block, the
+// position of the current row in it, its record and where the next one
+// starts.
 type runSource struct {
 	f    *os.File
 	r    *bufio.Reader
@@ -452,6 +707,8 @@ type runSource struct {
 	keys []uint64
 	blk  *recChunk
 	pos  int
+	rec  []byte
+	off  int
 }
 
 func (src *runSource) key() []uint64 { return src.keys[src.pos*src.w : src.pos*src.w+src.w] }
@@ -461,6 +718,7 @@ func (src *runSource) key() []uint64 { return src.keys[src.pos*src.w : src.pos*s
 func (src *runSource) next() (bool, error) {
 	if src.blk != nil && src.pos+1 < src.blk.n {
 		src.pos++
+		src.rec, src.off = src.blk.next(src.off)
 		return true, nil
 	}
 	n, err := binary.ReadUvarint(src.r)
@@ -480,55 +738,68 @@ func (src *runSource) next() (bool, error) {
 	}
 	// A new block each time: the strings of the rows given out point into
 	// the last one's bytes.
-	if src.blk, err = decodeChunk(src.r, int(n)); err != nil {
+	if src.blk, err = decodeChunk(src.r, int(n), &recChunk{}); err != nil {
 		return false, err
 	}
 	src.pos = 0
+	src.rec, src.off = src.blk.next(0)
 	return true, nil
 }
 
-// recChunk holds up to chunkRows staged rows, each as a record: its
-// values one after the other as schema.AppendBinary writes them (a kind
-// byte, then varints for integers, dates and timestamps, 8 bytes for
-// doubles, length and bytes for strings). A row's values are together, so that the rows
-// gathered in key order cost a cache miss or two each, not one a column.
+// recChunk holds up to chunkRows staged rows, each as a record after
+// its length (uvarint): the row's values one after the other as
+// schema.AppendBinary writes them (a kind byte, then varints for
+// integers, dates and timestamps, 8 bytes for doubles, length and bytes
+// for strings). A row's values are together, so that a row moved or
+// gathered costs a cache miss or two, not one a column. The records are
+// found by walking the chunk (next), which every pass over it does.
 type recChunk struct {
 	n    int
-	data []byte   // the records
-	ends []uint32 // where each record ends in data
+	data []byte // the records, each after its length
 }
 
-// chunkBytes bounds the records of a chunk.
+// chunkBytes bounds a record (a row staged).
 const chunkBytes = 1 << 30
 
-// add appends row and returns the bytes of memory the chunk grew by.
-func (c *recChunk) add(row []schema.Value) int64 {
-	before := cap(c.data) + 4*cap(c.ends)
+// appendRow appends the record of row to b.
+func appendRow(b []byte, row []schema.Value) []byte {
 	for _, v := range row {
-		c.data = schema.AppendBinary(c.data, v)
+		b = schema.AppendBinary(b, v)
 	}
-	c.ends = append(c.ends, uint32(len(c.data)))
-	c.n++
-	return int64(cap(c.data) + 4*cap(c.ends) - before)
+	return b
 }
 
-// full reports whether the chunk takes no more rows.
-func (c *recChunk) full() bool { return c.n >= chunkRows || len(c.data) >= chunkBytes }
-
-// rec returns the record of row r.
-func (c *recChunk) rec(r int) []byte {
-	lo := uint32(0)
-	if r > 0 {
-		lo = c.ends[r-1]
+// recSize is the bytes a record of size bytes takes in a chunk.
+func recSize(size int) int {
+	if size < 0x80 {
+		return 1 + size
 	}
-	return c.data[lo:c.ends[r]]
+	return len(binary.AppendUvarint(nil, uint64(size))) + size
 }
 
-// row decodes the record of row r into dst. Strings point into the
-// chunk's bytes, which are never modified.
-func (c *recChunk) row(r int, dst []schema.Value) error {
-	n, err := decodeRecord(c.rec(r), dst)
-	if err == nil && n != len(c.rec(r)) {
+// fits reports whether the chunk takes a record of size bytes without
+// growing its buffer.
+func (c *recChunk) fits(size int) bool {
+	return c.n < chunkRows && len(c.data)+recSize(size) <= cap(c.data)
+}
+
+// next returns the record at off, and where the next one starts. The
+// records were written by appendRec, or checked by decodeChunk.
+func (c *recChunk) next(off int) ([]byte, int) {
+	l, k := int(c.data[off]), 1
+	if l >= 0x80 {
+		x, n := binary.Uvarint(c.data[off:])
+		l, k = int(x), n
+	}
+	off += k
+	return c.data[off : off+l : off+l], off + l
+}
+
+// decodeRow decodes the record rec, a whole row, into dst. Strings point
+// into the chunk's bytes, which are never modified.
+func decodeRow(rec []byte, dst []schema.Value) error {
+	n, err := decodeRecord(rec, dst)
+	if err == nil && n != len(rec) {
 		err = errRun
 	}
 	return err
@@ -595,48 +866,67 @@ func decodeRecord(b []byte, dst []schema.Value) (int, error) {
 	return i, nil
 }
 
-// appendRec appends a record as it is.
+// appendRec appends a record.
 func (c *recChunk) appendRec(rec []byte) {
+	if len(rec) < 0x80 {
+		c.data = append(c.data, byte(len(rec)))
+	} else {
+		c.data = binary.AppendUvarint(c.data, uint64(len(rec)))
+	}
 	c.data = append(c.data, rec...)
-	c.ends = append(c.ends, uint32(len(c.data)))
 	c.n++
 }
 
-// The chunk format, private to one sort and never kept: the n ends,
-// 4 bytes little-endian each, the length of the records (uvarint) and the
-// records. The number of rows n is the caller's.
+// appendRec2 appends a record made of a and b.
+func (c *recChunk) appendRec2(a, b []byte) {
+	if l := len(a) + len(b); l < 0x80 {
+		c.data = append(c.data, byte(l))
+	} else {
+		c.data = binary.AppendUvarint(c.data, uint64(l))
+	}
+	c.data = append(append(c.data, a...), b...)
+	c.n++
+}
+
+// The chunk format, private to one sort and never kept: the length of
+// the records (uvarint) and the records. The number of rows n is the
+// caller's.
 
 func (c *recChunk) encode(b []byte) []byte {
-	for _, e := range c.ends {
-		b = binary.LittleEndian.AppendUint32(b, e)
-	}
 	b = binary.AppendUvarint(b, uint64(len(c.data)))
 	return append(b, c.data...)
 }
 
-// decodeChunk reads a chunk of n rows, into fresh memory: the strings of
-// rows given out point into it.
-func decodeChunk(r *bufio.Reader, n int) (*recChunk, error) {
+// decodeChunk reads a chunk of n rows into c, in c's buffer when it is
+// large enough, else in a new one, and checks that its n records fill it.
+// Strings of rows given out point into the buffer: a chunk whose rows are
+// given out must be read into fresh memory.
+func decodeChunk(r *bufio.Reader, n int, c *recChunk) (*recChunk, error) {
 	if n <= 0 || n > chunkRows {
 		return nil, errRun
 	}
-	p := make([]byte, 4*n)
-	if _, err := io.ReadFull(r, p); err != nil {
+	size, err := binary.ReadUvarint(r)
+	if err != nil || size > math.MaxUint32 {
 		return nil, errRun
 	}
-	c := &recChunk{n: n, ends: make([]uint32, n)}
-	for k := range c.ends {
-		c.ends[k] = binary.LittleEndian.Uint32(p[4*k:])
-		if k > 0 && c.ends[k] < c.ends[k-1] {
+	c.n = n
+	if size <= uint64(cap(c.data)) {
+		c.data = c.data[:size]
+	} else {
+		c.data = make([]byte, size)
+	}
+	if _, err := io.ReadFull(r, c.data); err != nil {
+		return nil, errRun
+	}
+	off := 0
+	for range n {
+		l, k := binary.Uvarint(c.data[off:])
+		if k <= 0 || l > uint64(len(c.data)-off-k) {
 			return nil, errRun
 		}
+		off += k + int(l)
 	}
-	size, err := binary.ReadUvarint(r)
-	if err != nil || size != uint64(c.ends[n-1]) {
-		return nil, errRun
-	}
-	c.data = make([]byte, size)
-	if _, err := io.ReadFull(r, c.data); err != nil {
+	if off != len(c.data) {
 		return nil, errRun
 	}
 	return c, nil

@@ -65,13 +65,16 @@ func TestSortChunkRoundTrip(t *testing.T) {
 	}
 	c := &recChunk{}
 	for _, r := range rows {
-		c.add(r)
+		c.appendRec(appendRow(nil, r))
 	}
 	check := func(c *recChunk, what string) {
 		t.Helper()
 		got := make([]schema.Value, 5)
+		off := 0
+		var rec []byte
 		for i, r := range rows {
-			if err := c.row(i, got); err != nil {
+			rec, off = c.next(off)
+			if err := decodeRow(rec, got); err != nil {
 				t.Fatalf("%s: row %d: %v", what, i, err)
 			}
 			for j, v := range r {
@@ -83,15 +86,35 @@ func TestSortChunkRoundTrip(t *testing.T) {
 	}
 	check(c, "staged")
 	enc := c.encode(nil)
-	got, err := decodeChunk(bufio.NewReader(bytes.NewReader(enc)), len(rows))
+	got, err := decodeChunk(bufio.NewReader(bytes.NewReader(enc)), len(rows), &recChunk{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	check(got, "decoded")
 	for n := 1; n < len(enc); n++ {
-		if _, err := decodeChunk(bufio.NewReader(bytes.NewReader(enc[:n])), len(rows)); err == nil {
+		if _, err := decodeChunk(bufio.NewReader(bytes.NewReader(enc[:n])), len(rows), &recChunk{}); err == nil {
 			t.Fatalf("a chunk cut at %d bytes decoded", n)
 		}
+	}
+	// A chunk whose record lengths do not add up to its size is an error;
+	// one that decodes is walked to its end without a panic.
+	for i := range enc {
+		bad := slices.Clone(enc)
+		bad[i] ^= 0x81
+		c, err := decodeChunk(bufio.NewReader(bytes.NewReader(bad)), len(rows), &recChunk{})
+		if err != nil {
+			continue
+		}
+		off := 0
+		for range c.n {
+			_, off = c.next(off)
+		}
+		if off != len(c.data) {
+			t.Fatalf("byte %d changed: the records end at %d of %d", i, off, len(c.data))
+		}
+	}
+	if _, err := decodeChunk(bufio.NewReader(bytes.NewReader(enc)), len(rows)+1, &recChunk{}); err == nil {
+		t.Fatal("a chunk decoded with a row more than it has")
 	}
 	// Every value cut short is an error.
 	for _, v := range vals {
@@ -110,6 +133,42 @@ func TestSortChunkRoundTrip(t *testing.T) {
 type testKey struct {
 	words, shift int
 	seen         int
+}
+
+// TestRadixSort: the bucket sort orders packed (key | index) words as
+// slices.Sort does, whatever the width of the keys (one pass, several,
+// or too wide and left to slices.Sort) and their common top bits.
+func TestRadixSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	tests := []struct {
+		n, keyBits, at int    // keys of keyBits bits at bit at
+		low            int    // bits of the index
+		top            uint64 // bits every key shares
+	}{
+		{0, 10, 4, 4, 0}, {1, 10, 4, 4, 0}, {5000, 0, 13, 13, 1 << 63}, {5000, 6, 13, 13, 0},
+		{20000, 20, 15, 15, 0xabc << 52}, {20000, 30, 15, 15, 0}, {3000, 40, 12, 12, 0}, {3000, 50, 12, 12, 0},
+		// A curve's key: 20 bits at the top, the index far below.
+		{20000, 20, 44, 15, 0}, {20000, 13, 44, 15, 0x7f << 57},
+	}
+	var tmp []uint64
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("n%d-bits%d-at%d", tc.n, tc.keyBits, tc.at), func(t *testing.T) {
+			ks := make([]uint64, tc.n)
+			for j := range ks {
+				k := tc.top
+				if tc.keyBits > 0 {
+					k |= rng.Uint64N(1<<uint(tc.keyBits)) << uint(tc.at)
+				}
+				ks[j] = k | uint64(j)
+			}
+			want := slices.Clone(ks)
+			slices.Sort(want)
+			tmp = radixSort(ks, tmp, tc.low)
+			if !slices.Equal(ks, want) {
+				t.Fatal("not in order")
+			}
+		})
+	}
 }
 
 func (k *testKey) Observe([]schema.Value) error { k.seen++; return nil }
@@ -140,44 +199,50 @@ func TestColSorterSpillsSameOrder(t *testing.T) {
 	// The expected order, computed independently: a stable sort by key.
 	want := slices.Clone(rows)
 	slices.SortStableFunc(want, func(a, b []schema.Value) int { return cmp.Compare(a[0].Int64(), b[0].Int64()) })
-	for _, k := range []testKey{{words: 1, shift: 58}, {words: 1, shift: 0}, {words: 2, shift: 3}} {
+	for _, k := range []testKey{{words: 1, shift: 58}, {words: 1, shift: 0}, {words: 2, shift: 3}, {words: 2, shift: 58}} {
 		for _, budget := range []int64{0, 64 << 10} {
-			t.Run(fmt.Sprintf("words%d-shift%d-budget%d", k.words, k.shift, budget), func(t *testing.T) {
-				dir := t.TempDir()
-				key := k
-				s := newColSorter(budget, dir, &key, 2)
-				for _, r := range rows {
-					if err := s.add(r); err != nil {
-						t.Fatal(err)
+			for _, bucket := range []int{0, 512} {
+				t.Run(fmt.Sprintf("words%d-shift%d-budget%d-bucket%d", k.words, k.shift, budget, bucket), func(t *testing.T) {
+					dir := t.TempDir()
+					key := k
+					s := newColSorter(budget, dir, &key, 2)
+					if bucket > 0 {
+						// Buckets of a few rows: one a key value.
+						s.bucketBytes = bucket
 					}
-				}
-				var got [][]schema.Value
-				if err := s.drain(func(row []schema.Value) error {
-					got = append(got, slices.Clone(row))
-					return nil
-				}); err != nil {
-					t.Fatal(err)
-				}
-				if key.seen != len(rows) {
-					t.Errorf("observed %d rows of %d", key.seen, len(rows))
-				}
-				if budget == 0 && s.spills != 0 || budget > 0 && s.spills < 3 {
-					t.Errorf("budget %d: %d runs", budget, s.spills)
-				}
-				if len(got) != len(want) {
-					t.Fatalf("%d rows, want %d", len(got), len(want))
-				}
-				for i := range want {
-					for j := range want[i] {
-						if !sameStaged(got[i][j], want[i][j]) {
-							t.Fatalf("row %d: %v, want %v", i, got[i], want[i])
+					for _, r := range rows {
+						if err := s.add(r); err != nil {
+							t.Fatal(err)
 						}
 					}
-				}
-				if left, _ := os.ReadDir(dir); len(left) != 0 {
-					t.Errorf("runs left behind: %d", len(left))
-				}
-			})
+					var got [][]schema.Value
+					if err := s.drain(func(row []schema.Value) error {
+						got = append(got, slices.Clone(row))
+						return nil
+					}); err != nil {
+						t.Fatal(err)
+					}
+					if key.seen != len(rows) {
+						t.Errorf("observed %d rows of %d", key.seen, len(rows))
+					}
+					if budget == 0 && s.spills != 0 || budget > 0 && s.spills < 3 {
+						t.Errorf("budget %d: %d runs", budget, s.spills)
+					}
+					if len(got) != len(want) {
+						t.Fatalf("%d rows, want %d", len(got), len(want))
+					}
+					for i := range want {
+						for j := range want[i] {
+							if !sameStaged(got[i][j], want[i][j]) {
+								t.Fatalf("row %d: %v, want %v", i, got[i], want[i])
+							}
+						}
+					}
+					if left, _ := os.ReadDir(dir); len(left) != 0 {
+						t.Errorf("runs left behind: %d", len(left))
+					}
+				})
+			}
 		}
 	}
 }

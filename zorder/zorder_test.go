@@ -3,12 +3,16 @@ package zorder
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
+	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/schema"
 )
 
@@ -275,5 +279,257 @@ func TestKeyer(t *testing.T) {
 	}
 	if _, err := NewKeyer(Curve(9), []*Ranges{mk(1)}); err == nil {
 		t.Error("unknown curve accepted")
+	}
+}
+
+// TestRangesIDCells: the cells that narrow ID's search give every value
+// the id a count of the boundaries at or below it gives, for boundaries
+// spread evenly, over binades, over the whole int64 range and over a span
+// narrower than the cells; at each boundary, next to it and outside.
+func TestRangesIDCells(t *testing.T) {
+	cases := []struct {
+		name string
+		gen  func(*rand.Rand) schema.Value
+	}{
+		{"long", func(rng *rand.Rand) schema.Value { return schema.LongValue(rng.Int64N(3_000_000)) }},
+		{"long-full-range", func(rng *rand.Rand) schema.Value { return schema.LongValue(int64(rng.Uint64())) }},
+		{"long-narrow", func(rng *rand.Rand) schema.Value { return schema.LongValue(rng.Int64N(1500) - 700) }},
+		{"double-binades", func(rng *rand.Rand) schema.Value { return schema.DoubleValue(rng.Float64() * 1000) }},
+		{"double-signed", func(rng *rand.Rand) schema.Value { return schema.DoubleValue(rng.NormFloat64() * 1e6) }},
+		{"timestamp", func(rng *rand.Rand) schema.Value {
+			return schema.TimestampValue(1_700_000_000_000_000 + rng.Int64N(1e12))
+		}},
+	}
+	for k, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(9, uint64(k)))
+			var sample []schema.Value
+			for range 20000 {
+				sample = append(sample, tc.gen(rng))
+			}
+			r, err := NewRanges(sample, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.cells == nil {
+				t.Fatalf("%d boundaries and no cells", len(r.bounds))
+			}
+			want := func(v schema.Value) uint32 {
+				n := 0
+				for _, b := range r.bounds {
+					if cmpValues(b, v) <= 0 {
+						n++
+					}
+				}
+				return uint32(max(n, 1))
+			}
+			probes := slices.Clone(sample[:2000])
+			for _, b := range r.bounds {
+				probes = append(probes, b)
+				switch b.Kind() {
+				case schema.KindDouble:
+					probes = append(probes, schema.DoubleValue(math.Nextafter(b.Float64(), math.Inf(-1))), schema.DoubleValue(math.Nextafter(b.Float64(), math.Inf(1))))
+				case schema.KindTimestamp:
+					probes = append(probes, schema.TimestampValue(b.Int64()-1), schema.TimestampValue(b.Int64()+1))
+				default:
+					probes = append(probes, schema.LongValue(b.Int64()-1), schema.LongValue(b.Int64()+1))
+				}
+			}
+			switch r.bounds[0].Kind() {
+			case schema.KindDouble:
+				probes = append(probes, schema.DoubleValue(math.Inf(-1)), schema.DoubleValue(math.Inf(1)), schema.DoubleValue(math.MaxFloat64))
+			case schema.KindLong:
+				probes = append(probes, schema.LongValue(math.MinInt64), schema.LongValue(math.MaxInt64))
+			}
+			for _, v := range probes {
+				got, err := r.ID(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w := want(v); got != w {
+					t.Fatalf("ID(%v) = %d, want %d", v, got, w)
+				}
+			}
+		})
+	}
+}
+
+// TestSortNormed: the integer sort of NewRanges orders a sample as
+// expr.Order does (equal values may swap), and declines mixed kinds.
+func TestSortNormed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	dec := func(i int64) schema.Value {
+		v, _ := schema.DecimalValueInt64(i, 12, 3)
+		return v
+	}
+	cases := []struct {
+		name string
+		gen  func(i int) schema.Value
+		ok   bool
+	}{
+		{"long", func(int) schema.Value { return schema.LongValue(rng.Int64N(200) - 100) }, true},
+		{"double", func(i int) schema.Value {
+			return []schema.Value{schema.DoubleValue(math.NaN()), schema.DoubleValue(math.Copysign(0, -1)), schema.DoubleValue(0),
+				schema.DoubleValue(math.Inf(-1)), schema.DoubleValue(rng.NormFloat64())}[i%5]
+		}, true},
+		{"date", func(int) schema.Value { return schema.DateValue(rng.Int32N(1000) - 500) }, true},
+		{"decimal", func(int) schema.Value { return dec(rng.Int64N(1e6) - 5e5) }, true},
+		{"mixed", func(i int) schema.Value {
+			if i == 7 {
+				return schema.IntegerValue(3)
+			}
+			return schema.LongValue(int64(i))
+		}, false},
+		{"string", func(i int) schema.Value { return schema.StringValue(fmt.Sprint(i)) }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var vals []schema.Value
+			for i := range 3000 {
+				vals = append(vals, tc.gen(i))
+			}
+			got := slices.Clone(vals)
+			if ok := sortNormed(got); ok != tc.ok {
+				t.Fatalf("sortNormed = %v, want %v", ok, tc.ok)
+			}
+			if !tc.ok {
+				if !slices.EqualFunc(got, vals, func(a, b schema.Value) bool { return a.String() == b.String() }) {
+					t.Fatal("declined, and changed the values")
+				}
+				return
+			}
+			want := slices.Clone(vals)
+			slices.SortFunc(want, func(a, b schema.Value) int { c, _ := expr.Order(a, b); return c })
+			for i := range want {
+				if c, ok := expr.Order(got[i], want[i]); !ok || c != 0 {
+					t.Fatalf("value %d: %v, want %v", i, got[i], want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestKeyWordsFastPaths: the two-column interleave and the branch-free
+// Hilbert transposition give the keys a bit-by-bit reference does (Key's
+// bytes, and Skilling's transposition as first written), for every width.
+func TestKeyWordsFastPaths(t *testing.T) {
+	refTranspose := func(x []uint32, width int) {
+		n := len(x)
+		m := uint32(1) << uint(width-1)
+		for q := m; q > 1; q >>= 1 {
+			p := q - 1
+			for i := range n {
+				if x[i]&q != 0 {
+					x[0] ^= p
+				} else {
+					t := (x[0] ^ x[i]) & p
+					x[0] ^= t
+					x[i] ^= t
+				}
+			}
+		}
+		for i := 1; i < n; i++ {
+			x[i] ^= x[i-1]
+		}
+		var t uint32
+		for q := m; q > 1; q >>= 1 {
+			if x[n-1]&q != 0 {
+				t ^= q - 1
+			}
+		}
+		for i := range n {
+			x[i] ^= t
+		}
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, cols := range []int{1, 2, 3, 5} {
+		for width := 1; width <= 32; width++ {
+			for range 200 {
+				ids := make([]uint32, cols)
+				for i := range ids {
+					ids[i] = uint32(rng.Uint64N(1 << uint(width)))
+				}
+				got, want := slices.Clone(ids), slices.Clone(ids)
+				axesToTranspose(got, width)
+				refTranspose(want, width)
+				if !slices.Equal(got, want) {
+					t.Fatalf("transpose %v width %d: %v, want %v", ids, width, got, want)
+				}
+				words := make([]uint64, (cols*width+63)/64)
+				interleaveWords(words, ids, width)
+				var b []byte
+				for _, w := range words {
+					b = binary.BigEndian.AppendUint64(b, w)
+				}
+				if key := MortonKey(nil, ids, width); !bytes.Equal(b[:len(key)], key) || slices.ContainsFunc(b[len(key):], func(c byte) bool { return c != 0 }) {
+					t.Fatalf("interleave %v width %d: %x, want %x", ids, width, b, key)
+				}
+			}
+		}
+	}
+}
+
+// TestKeyRowWords: the key of a row's columns read in place is the key of
+// those values copied out, for both curves and any column order; a
+// column outside the row is an error.
+func TestKeyRowWords(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	var rows [][]schema.Value
+	s1, s2 := NewSampler(0, 1), NewSampler(0, 2)
+	for i := range 3000 {
+		r := []schema.Value{schema.StringValue(fmt.Sprint("r", i)), schema.LongValue(rng.Int64N(1e6)), schema.DoubleValue(rng.NormFloat64())}
+		if i%7 == 0 {
+			r[2] = schema.Value{}
+		}
+		s1.Add(r[1])
+		s2.Add(r[2])
+		rows = append(rows, r)
+	}
+	r1, err := NewRanges(s1.Values(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := NewRanges(s2.Values(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		curve  Curve
+		cols   []int
+		ranges []*Ranges
+	}{
+		{Morton, []int{1, 2}, []*Ranges{r1, r2}},
+		{Hilbert, []int{1, 2}, []*Ranges{r1, r2}},
+		{Morton, []int{2, 1}, []*Ranges{r2, r1}},
+		{Hilbert, []int{2, 1, 1}, []*Ranges{r2, r1, r1}},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.curve, tc.cols), func(t *testing.T) {
+			k, err := NewKeyer(tc.curve, tc.ranges)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := make([]uint64, k.Words()), make([]uint64, k.Words())
+			vals := make([]schema.Value, len(tc.cols))
+			for _, r := range rows {
+				for i, c := range tc.cols {
+					vals[i] = r[c]
+				}
+				if err := k.KeyWords(want, vals); err != nil {
+					t.Fatal(err)
+				}
+				if err := k.KeyRowWords(got, r, tc.cols); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("row %v: %x, want %x", r, got, want)
+				}
+			}
+			bad := slices.Clone(tc.cols)
+			bad[0] = 3
+			if err := k.KeyRowWords(got, rows[0], bad); err == nil {
+				t.Fatal("a column outside the row keyed")
+			}
+		})
 	}
 }
