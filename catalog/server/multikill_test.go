@@ -53,7 +53,7 @@ func openDB(ctx context.Context, db string) (*catalog.SQLStore, error) {
 
 // catalogChildSpec is what a catalog server process serves.
 type catalogChildSpec struct {
-	Warehouse, DB, Addr string
+	Warehouse, DB string
 }
 
 // TestCatalogChildProcess is the body of a catalog server process of
@@ -62,7 +62,10 @@ type catalogChildSpec struct {
 func TestCatalogChildProcess(t *testing.T) {
 	spec := childSpec[catalogChildSpec](t, catalogChildEnv, "a catalog server process of the kill tests")
 	srv, _ := openCatalog(t, spec.Warehouse, spec.DB)
-	ln, err := net.Listen("tcp", spec.Addr)
+	// The listening socket is the parent's, passed as file descriptor 3:
+	// it outlives every server process, so a restart serves the same
+	// address and no other program can take the port meanwhile.
+	ln, err := net.FileListener(os.NewFile(3, "listener"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,6 +168,10 @@ type killRig struct {
 	exe       string
 	warehouse string
 	db        string
+	// listeners are the replicas' listening sockets, held by the test
+	// and passed to each server process it starts: a client's connection
+	// to a killed server waits in the backlog for the next one.
+	listeners []*os.File
 	addrs     []string
 
 	mu      sync.Mutex
@@ -173,47 +180,63 @@ type killRig struct {
 	errs    []string
 }
 
-// freeAddr returns a loopback address nothing listens on.
-func freeAddr(t *testing.T) string {
+// newKillRig returns a rig of replicas catalog servers over warehouse and
+// db, each with a listening socket on loopback.
+func newKillRig(t *testing.T, warehouse, db string, replicas int) *killRig {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	rig := &killRig{t: t, exe: os.Args[0], warehouse: warehouse, db: db, servers: make([]*exec.Cmd, replicas), acked: map[int]bool{}}
+	for range replicas {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := ln.(*net.TCPListener).File()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rig.addrs = append(rig.addrs, ln.Addr().String())
+		ln.Close() // f holds the socket
+		rig.listeners = append(rig.listeners, f)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Cleanup(func() {
+		for i := range replicas {
+			rig.killServer(i)
+			rig.listeners[i].Close()
+		}
+	})
+	return rig
 }
+
+// url is the commits API root of replica i.
+func (r *killRig) url(i int) string { return "http://" + r.addrs[i] + server.UCRoot }
 
 // startServer starts catalog server process i and waits for it to serve.
 func (r *killRig) startServer(i int) {
 	r.t.Helper()
-	spec, _ := json.Marshal(catalogChildSpec{Warehouse: r.warehouse, DB: r.db, Addr: r.addrs[i]})
-	for try := 0; ; try++ {
-		cmd := exec.Command(r.exe, "-test.run", "^TestCatalogChildProcess$", "-test.count=1")
-		cmd.Env = append(os.Environ(), catalogChildEnv+"="+string(spec))
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			r.t.Fatal(err)
-		}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			r.t.Fatal(err)
-		}
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		if strings.TrimSpace(line) == "READY" {
-			go io.Copy(io.Discard, stdout)
-			r.mu.Lock()
-			r.servers[i] = cmd
-			r.mu.Unlock()
-			return
-		}
-		cmd.Wait()
-		if try == 20 {
-			r.t.Fatalf("catalog server %d did not start: %s%s", i, line, stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond) // the port may linger
+	spec, _ := json.Marshal(catalogChildSpec{Warehouse: r.warehouse, DB: r.db})
+	cmd := exec.Command(r.exe, "-test.run", "^TestCatalogChildProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), catalogChildEnv+"="+string(spec))
+	cmd.ExtraFiles = []*os.File{r.listeners[i]}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		r.t.Fatal(err)
 	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	rd := bufio.NewReader(stdout)
+	line, _ := rd.ReadString('\n')
+	if strings.TrimSpace(line) != "READY" {
+		rest, _ := io.ReadAll(rd)
+		cmd.Wait()
+		r.t.Fatalf("catalog server %d did not start: %s%s%s", i, line, rest, stderr.String())
+	}
+	go io.Copy(io.Discard, rd)
+	r.mu.Lock()
+	r.servers[i] = cmd
+	r.mu.Unlock()
 }
 
 // killServer kills catalog server process i.
@@ -302,19 +325,11 @@ var killSets = [][]string{{"a", "b"}, {"b", "c"}, {"c", "d"}, {"a", "b", "c", "d
 func runKillRounds(t *testing.T, warehouse, db string, replicas, rounds int) {
 	ctx := context.Background()
 	tables := killTables(t, warehouse, db)
-	r := &killRig{t: t, exe: os.Args[0], warehouse: warehouse, db: db, servers: make([]*exec.Cmd, replicas), acked: map[int]bool{}}
-	for range replicas {
-		r.addrs = append(r.addrs, freeAddr(t))
-	}
-	t.Cleanup(func() {
-		for i := range replicas {
-			r.killServer(i)
-		}
-	})
+	r := newKillRig(t, warehouse, db, replicas)
 	var urls []string
 	for i := range replicas {
 		r.startServer(i)
-		urls = append(urls, "http://"+r.addrs[i]+server.UCRoot)
+		urls = append(urls, r.url(i))
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	t.Logf("seed-free randomness: kills at random moments; replicas %d, rounds %d", replicas, rounds)
@@ -551,10 +566,9 @@ func TestMultiTableProcesses(t *testing.T) {
 	ctx := context.Background()
 	warehouse, db := t.TempDir(), filepath.Join(t.TempDir(), "catalog.db")
 	tables := killTables(t, warehouse, db)
-	r := &killRig{t: t, exe: os.Args[0], warehouse: warehouse, db: db, servers: make([]*exec.Cmd, 1), acked: map[int]bool{}, addrs: []string{freeAddr(t)}}
-	t.Cleanup(func() { r.killServer(0) })
+	r := newKillRig(t, warehouse, db, 1)
 	r.startServer(0)
-	urls := []string{"http://" + r.addrs[0] + server.UCRoot}
+	urls := []string{r.url(0)}
 	const procs, each = 8, 6
 	var dones []<-chan struct{}
 	for p := range procs {
