@@ -281,7 +281,7 @@ func shuffleSafe(snap *delta.Snapshot) bool {
 
 // optTasksFn makes the tasks of the plan: a task per group, or per file of
 // a group when the plan shuffles.
-type optTasksFn struct{ st optState }
+type optTasksFn struct{}
 
 func (f *optTasksFn) ProcessElement(ctx context.Context, _ []byte, p optPlan, emit func(optTask)) error {
 	for g := range p.Groups {
