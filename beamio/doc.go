@@ -23,7 +23,14 @@
 // they are the library's, with their kinds (errors.Is deltaerr.Err...).
 //
 // Files from ReadOptions.SplitFileSize up are read one row group per task.
-// The change data feed,
-// streaming writes committed per window, and distributed OPTIMIZE and
-// DML are not offered yet. See README.md for running on each runner.
+//
+// ReadChanges reads the change data feed, one file read per task, with the
+// rows of the library's change reader (scan.Changes). Optimize runs
+// OPTIMIZE: planned once by package optimize, rewritten on the workers (a
+// bin per task through the rewrite core; curves range-partitioned by their
+// key, each range sorted and written by one worker), committed once with
+// the in-process OPTIMIZE's commitInfo and conflict checks.
+//
+// Streaming writes committed per window and distributed DML are not
+// offered yet. See README.md for running on each runner.
 package beamio

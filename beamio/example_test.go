@@ -28,3 +28,15 @@ func Example() {
 		log.Fatal(err)
 	}
 }
+
+// Z-order a table on two columns, and read its change data feed from
+// version 3, on the Prism runner.
+func ExampleOptimize() {
+	p, s := beam.NewPipelineWithRoot()
+	beamio.Optimize(s, "/data/events", beamio.OptimizeOptions{ZOrderBy: []string{"user", "ts"}})
+	changes := beamio.ReadChanges(s, "/data/events", 3, -1, beamio.ChangesOptions{})
+	_ = changes // a PCollection of beamio.Row: columns, _change_type, _commit_version, _commit_timestamp
+	if _, err := prism.Execute(context.Background(), p); err != nil {
+		log.Fatal(err)
+	}
+}

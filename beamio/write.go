@@ -267,11 +267,16 @@ func (f *writeFilesFn) Teardown() error {
 // rowBatches turns the rows of a group into batches of up to batchRows
 // rows of ncol columns. A row of another width is write.ErrBatch.
 func rowBatches(rows func(*Row) bool, ncol int) iter.Seq2[write.Batch, error] {
+	return rowBatchesOf(rows, ncol, batchRows)
+}
+
+// rowBatchesOf is rowBatches with batches of up to size rows.
+func rowBatchesOf(rows func(*Row) bool, ncol, size int) iter.Seq2[write.Batch, error] {
 	return func(yield func(write.Batch, error) bool) {
 		newBatch := func() write.Batch {
 			b := write.Batch{Columns: make([][]schema.Value, ncol)}
 			for j := range b.Columns {
-				b.Columns[j] = make([]schema.Value, 0, batchRows)
+				b.Columns[j] = make([]schema.Value, 0, size)
 			}
 			return b
 		}
@@ -286,7 +291,7 @@ func rowBatches(rows func(*Row) bool, ncol int) iter.Seq2[write.Batch, error] {
 				b.Columns[j] = append(b.Columns[j], v)
 			}
 			b.Len++
-			if b.Len == batchRows {
+			if b.Len == size {
 				if !yield(b, nil) {
 					return
 				}
@@ -410,6 +415,13 @@ type testHooks struct {
 	afterCommit func(writeID string, version int) error
 	// afterSplit runs when Read split a file of the table into parts.
 	afterSplit func(table string, parts int) error
+	// beforeOptimizeCommit runs in Optimize's committer before it
+	// commits a plan of groups: a concurrent writer commits there.
+	beforeOptimizeCommit func(table string, groups int) error
+	// optimizeCommitted sees the error of Optimize's commit (nil when it
+	// landed), with its type, which the runner's report of a failed
+	// step does not keep.
+	optimizeCommitted func(table string, err error)
 }
 
 var (

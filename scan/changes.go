@@ -178,28 +178,9 @@ func (c *Changes) Rows(ctx context.Context) iter.Seq2[Row, error] {
 
 // tasks yields, commit by commit, the files to read and how.
 func (c *Changes) tasks(ctx context.Context) iter.Seq2[*fileRead, error] {
-	s := c.s
 	return func(yield func(*fileRead, error) bool) {
-		ictFrom, ict := s.snap.InCommitTimestampsFrom()
 		for v := c.start; v <= c.end; v++ {
-			key := deltalog.CommitKey(v)
-			acts, err := actions.DecodeCommitReader(key, logstore.NewWindowReader(ctx, s.store, key, 0))
-			if errors.Is(err, logstore.ErrNotFound) {
-				err = fmt.Errorf("commit %d is no longer in the log: %w: %w", v, deltaerr.ErrVersionNotFound, err)
-			}
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			ts, err := commitTime(ctx, s.store, key, acts, ict && v >= ictFrom)
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if !c.since.IsZero() && ts.Before(c.since) {
-				continue
-			}
-			reads, err := c.commitReads(v, ts, acts)
+			reads, err := c.commitTasks(ctx, v)
 			if err != nil {
 				yield(nil, err)
 				return
@@ -211,6 +192,29 @@ func (c *Changes) tasks(ctx context.Context) iter.Seq2[*fileRead, error] {
 			}
 		}
 	}
+}
+
+// commitTasks returns the file reads of commit v, in the order tasks
+// yields them; none for a commit before Since.
+func (c *Changes) commitTasks(ctx context.Context, v int64) ([]*fileRead, error) {
+	s := c.s
+	ictFrom, ict := s.snap.InCommitTimestampsFrom()
+	key := deltalog.CommitKey(v)
+	acts, err := actions.DecodeCommitReader(key, logstore.NewWindowReader(ctx, s.store, key, 0))
+	if errors.Is(err, logstore.ErrNotFound) {
+		err = fmt.Errorf("commit %d is no longer in the log: %w: %w", v, deltaerr.ErrVersionNotFound, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ts, err := commitTime(ctx, s.store, key, acts, ict && v >= ictFrom)
+	if err != nil {
+		return nil, err
+	}
+	if !c.since.IsZero() && ts.Before(c.since) {
+		return nil, nil
+	}
+	return c.commitReads(v, ts, acts)
 }
 
 // commitTime is a commit's timestamp for _commit_timestamp: its in-commit
