@@ -4,16 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
-	"github.com/godelta/delta/internal/rowcheck"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/snapshot"
-	"github.com/godelta/delta/txn"
 	"github.com/godelta/delta/write"
 	"github.com/godelta/delta/zorder"
 )
@@ -150,7 +147,6 @@ func (pl *Plan) GroupRemoves(i int) ([]actions.Remove, []string) {
 func (pl *Plan) Commit(ctx context.Context, parts []write.Rewritten) (Result, error) {
 	var res Result
 	opts, p, snap := pl.opts, pl.p, pl.snap
-	log := cmp.Or(opts.Logger, slog.Default())
 	m := &res.Metrics
 	m.StartTimeMs = pl.start.UnixMilli()
 	m.TotalConsideredFiles = p.considered
@@ -185,62 +181,9 @@ func (pl *Plan) Commit(ctx context.Context, parts []write.Rewritten) (Result, er
 		m.EndTimeMs = time.Now().UnixMilli()
 		return res, nil
 	}
-	// The rest is Run's commit step.
-	for _, r := range removes {
-		m.FilesRemoved.add(*r.Size)
-		if r.DeletionVector != nil {
-			m.DeletionVectorStats.NumDeletionVectorsRemoved++
-			m.DeletionVectorStats.NumDeletionVectorRowsRemoved += r.DeletionVector.Cardinality
-		}
-	}
 	// The adds in an order that does not depend on the parts' order.
 	slices.SortFunc(adds, func(a, b actions.Add) int { return cmp.Compare(a.Path, b.Path) })
-	for _, a := range adds {
-		m.FilesAdded.add(a.Size)
-	}
-	m.NumFilesAdded, m.NumFilesRemoved = m.FilesAdded.TotalFiles, m.FilesRemoved.TotalFiles
-	m.NumBins = int64(len(p.bins))
-	m.NumBatches = 1
-	m.PartitionsOptimized = int64(len(p.parts))
-	names := make([]string, len(p.cols))
-	for i, c := range p.cols {
-		names[i] = c.Name()
-	}
-	switch {
-	case p.cluster:
-		m.ClusteringStats = &ClusteringStats{Columns: names, InputUnclusteredFiles: m.NumFilesRemoved, OutputFiles: m.NumFilesAdded}
-	case p.curve != nil:
-		m.ZOrderStats = &ZOrderStats{StrategyName: p.curve.String(), Columns: names,
-			MergedFiles: ZOrderFileStat{Num: m.NumFilesRemoved, Size: m.FilesRemoved.TotalSize}, NumOutputCubes: m.PartitionsOptimized}
-	}
-	topts := opts.Txn
-	topts.Operation = "OPTIMIZE"
-	if opts.Purge {
-		topts.Operation = OperationReorg
-	}
-	topts.OperationParameters = operationParameters(opts, p, names)
-	topts.OperationMetrics = commitMetrics(m, adds)
-	if topts.Logger == nil {
-		topts.Logger = opts.Logger
-	}
-	topts.RowTrackingPreserved = true // write.Rewrite keeps row identities
-	tx := txn.Begin(snap, topts)
-	if opts.Where != nil {
-		tx.ReadPredicate(opts.Where)
-	}
-	tx.ReadFiles(read...)
-	tx.Remove(removes...)
-	tx.Add(adds...)
-	rowcheck.Mark(tx) // the rows went through the row writer
-	cres, err := tx.Commit(ctx)
-	if err != nil {
-		return fail(err)
-	}
-	m.EndTimeMs = time.Now().UnixMilli()
-	log.Debug("optimize: committed", "version", cres.Version, "added", len(adds), "removed", len(removes))
-	res.Committed = true
-	res.Commit = cres
-	return res, nil
+	return commitRewrite(ctx, snap, &opts, p, res, adds, removes, read, fail)
 }
 
 // CurveValues appends to dst the values of the curve columns of row, a

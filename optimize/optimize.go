@@ -280,6 +280,19 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result, er
 		m.SortRuns += int64(r.SortRuns)
 		log.Debug("optimize: bin rewritten", "partition", b.part, "files", len(b.files), "added", len(r.Adds))
 	}
+	return commitRewrite(ctx, snap, &opts, p, res, adds, removes, read, fail)
+}
+
+// commitRewrite is the commit step of an OPTIMIZE, in process (Run) or
+// distributed (Plan.Commit): the metrics of what the rewrite removed and
+// added, the operation and its parameters as Spark records them, and one
+// commit that read the files it rewrote, so that a concurrent commit
+// removing one of them (a DELETE) fails it (check 6 of txn). fail
+// discards the added files on an error.
+func commitRewrite(ctx context.Context, snap *snapshot.Snapshot, opts *Options, p *plan, res Result,
+	adds []actions.Add, removes []actions.Remove, read []string, fail func(error) (Result, error)) (Result, error) {
+	m := &res.Metrics
+	log := cmp.Or(opts.Logger, slog.Default())
 	for _, r := range removes {
 		m.FilesRemoved.add(*r.Size)
 		if r.DeletionVector != nil {
@@ -308,7 +321,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result, er
 
 	topts := opts.Txn
 	topts.Operation = "OPTIMIZE"
-	topts.OperationParameters = operationParameters(opts, p, names)
+	topts.OperationParameters = operationParameters(*opts, p, names)
 	if opts.Purge {
 		topts.Operation = OperationReorg
 	}
@@ -332,6 +345,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, opts Options) (Result, er
 		return fail(err)
 	}
 	m.EndTimeMs = time.Now().UnixMilli()
+	log.Debug("optimize: committed", "version", cres.Version, "added", len(adds), "removed", len(removes))
 	res.Committed = true
 	res.Commit = cres
 	return res, nil
