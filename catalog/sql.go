@@ -37,13 +37,33 @@ type Dialect struct {
 	// that keyset paging and ordering agree with Go's string order
 	// ("TEXT" in SQLite, `TEXT COLLATE "C"` in PostgreSQL).
 	Text string
+	// MigrationLock, if set, is the statement that starts the schema's
+	// migration transaction and holds a lock until it ends, so that
+	// stores opening one empty database at once create its schema one
+	// after the other, the later ones finding it made. SQLite needs none:
+	// its writers are serialised by the database lock (and the busy
+	// timeout), and CREATE TABLE IF NOT EXISTS runs under it.
+	MigrationLock string
 }
 
 // SQLite is the dialect of SQLite.
 var SQLite = Dialect{Name: "sqlite", Text: "TEXT"}
 
 // Postgres is the dialect of PostgreSQL.
-var Postgres = Dialect{Name: "postgres", Text: `TEXT COLLATE "C"`, Placeholder: func(n int) string { return "$" + strconv.Itoa(n) }}
+// Its migrations take a transaction-scoped advisory lock: without it,
+// replicas starting at once on an empty database race in CREATE TABLE IF
+// NOT EXISTS (which is not atomic against a concurrent creation in
+// PostgreSQL) and the losers fail their start.
+var Postgres = Dialect{
+	Name:          "postgres",
+	Text:          `TEXT COLLATE "C"`,
+	Placeholder:   func(n int) string { return "$" + strconv.Itoa(n) },
+	MigrationLock: `SELECT pg_advisory_xact_lock(` + migrationLockKey + `)`,
+}
+
+// migrationLockKey is the advisory lock key of the catalog's migrations
+// in PostgreSQL: a constant of its own (the bytes of "delta ca").
+const migrationLockKey = "7234307623542088545"
 
 // SQLStore is a Store over a database/sql database. It is safe for
 // concurrent use.
@@ -101,6 +121,11 @@ func (s *SQLStore) migrate(ctx context.Context) error {
 		panic("catalog: SchemaVersion and the migrations disagree")
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		if s.d.MigrationLock != "" {
+			if _, err := tx.ExecContext(ctx, s.d.MigrationLock); err != nil {
+				return fmt.Errorf("catalog: locking the %s schema: %w", s.d.Name, err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS catalog_meta (key `+s.d.Text+` PRIMARY KEY, value TEXT NOT NULL)`); err != nil {
 			return fmt.Errorf("catalog: creating the %s schema: %w", s.d.Name, err)
 		}

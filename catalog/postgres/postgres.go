@@ -9,8 +9,8 @@
 // committed): registrations of one name race on the primary key (ON
 // CONFLICT DO NOTHING: one winner, the others ErrAlreadyExists), and a
 // namespace's foreign key keeps a table from outliving it. Replicas
-// starting at once on an empty database may race to create the schema;
-// the loser fails its start and starts again.
+// starting at once on an empty database create the schema one after the
+// other, under an advisory lock (catalog.Postgres.MigrationLock).
 package postgres
 
 import (

@@ -148,3 +148,36 @@ func TestReplicasRatify(t *testing.T) {
 		t.Fatalf("after publication: %+v %v", a, err)
 	}
 }
+
+// TestConcurrentStart: eight stores open one empty database at once, as
+// replicas started together do; every one starts (the schema is created
+// once, under the migration lock) and all see one schema.
+func TestConcurrentStart(t *testing.T) {
+	pg := pgtest.Start(t)
+	ctx := context.Background()
+	for round := range 3 {
+		dsn := pg.NewDB(t)
+		const n = 8
+		stores := make([]*catalog.SQLStore, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { stores[i], errs[i] = postgres.Open(ctx, dsn) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: store %d of %d failed to start: %v", round, i, n, err)
+			}
+			defer stores[i].Close()
+		}
+		if err := stores[0].CreateNamespace(ctx, catalog.Namespace{"n"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range stores {
+			if _, err := s.Namespace(ctx, catalog.Namespace{"n"}); err != nil {
+				t.Fatalf("round %d: store %d: %v", round, i, err)
+			}
+		}
+	}
+}
