@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-
 	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/deltalog"
 	"github.com/godelta/delta/logstore"
@@ -37,9 +35,9 @@ func TestWrongCredentials(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := azblob.New(t.Context(), cfg.Container, "p", opts)
-			var re *azcore.ResponseError
+			var re *azblob.ResponseError
 			if !errors.Is(err, logstore.ErrPermission) || errors.Is(err, logstore.ErrNotFound) || !errors.As(err, &re) || re.StatusCode != http.StatusForbidden {
-				t.Fatalf("New with a wrong key = %v; want ErrPermission over a 403 *azcore.ResponseError", err)
+				t.Fatalf("New with a wrong key = %v; want ErrPermission over a 403 *azblob.ResponseError", err)
 			}
 			if strings.Contains(err.Error(), wrongKey) || strings.Contains(err.Error(), cfg.AccountKey) {
 				t.Errorf("error shows a key: %v", err)
@@ -70,7 +68,7 @@ func TestMissingContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := driver(s).Client().Delete(t.Context(), nil); err != nil {
+	if err := driver(s).DeleteContainer(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
