@@ -121,7 +121,9 @@ func TestHostileAnswers(t *testing.T) {
 		}, func(st logstore.Store) error {
 			_, err := st.Stat(t.Context(), "d/k")
 			return err
-		}, func(err error) bool { return errors.Is(err, logstore.ErrRootNotFound) && !errors.Is(err, logstore.ErrNotFound) }},
+		}, func(err error) bool {
+			return errors.Is(err, logstore.ErrRootNotFound) && !errors.Is(err, logstore.ErrNotFound)
+		}},
 		{"put-if-absent refused with 412", func(w http.ResponseWriter, r *http.Request) {
 			io.Copy(io.Discard, r.Body)
 			w.Header().Set("x-ms-error-code", "ConditionNotMet")
