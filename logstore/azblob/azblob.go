@@ -577,7 +577,7 @@ func (s *Store) putBlobRequest(key string, data []byte) *request {
 // Put implements logstore.Driver.
 func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 	if len(data) > maxPutIfAbsent {
-		if err := s.putBlocks(ctx, s.prefix+key, data); err != nil {
+		if err := s.putBlocks(ctx, s.prefix+key, data, putBlockSize); err != nil {
 			return s.wrap(ctx, "put", key, err)
 		}
 		return nil
@@ -590,17 +590,17 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 	return nil
 }
 
-// putBlocks stages data as blocks of putBlockSize, putConcurrency at a
+// putBlocks stages data as blocks of size bytes, putConcurrency at a
 // time, and commits them with one Put Block List.
-func (s *Store) putBlocks(ctx context.Context, full string, data []byte) error {
+func (s *Store) putBlocks(ctx context.Context, full string, data []byte, size int) error {
 	b := &blocks{s: s, blob: full, idPrefix: "godelta-" + uuid.NewString() + "-"}
-	n := (len(data) + putBlockSize - 1) / putBlockSize
+	n := (len(data) + size - 1) / size
 	ids := make([]string, n)
 	errs := make([]error, n)
 	sem := make(chan struct{}, putConcurrency)
 	var wg sync.WaitGroup
 	for i := range n {
-		part := data[i*putBlockSize : min((i+1)*putBlockSize, len(data))]
+		part := data[i*size : min((i+1)*size, len(data))]
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()

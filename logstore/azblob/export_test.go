@@ -52,3 +52,10 @@ func ParseConnectionString(cs string) (endpoint, account, key, sas string, err e
 	c, err := parseConnectionString(cs)
 	return c.endpoint, c.account, c.key, c.sas, err
 }
+
+// PutBlocks is Put's path for data over 256 MiB (staged blocks and one
+// Put Block List), with blocks of size bytes, so that tests need not send
+// 256 MiB.
+func (s *Store) PutBlocks(ctx context.Context, key string, data []byte, size int) error {
+	return s.putBlocks(ctx, s.prefix+key, data, size)
+}

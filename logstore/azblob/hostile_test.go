@@ -239,3 +239,31 @@ type staticToken string
 func (s staticToken) Token(context.Context) (string, time.Time, error) {
 	return string(s), time.Now().Add(time.Hour), nil
 }
+
+// Reads are tried again after a 503, as the SDK's policy does;
+// PutIfAbsent is sent exactly once, and its 503 is an unknown outcome.
+func TestRetries(t *testing.T) {
+	var gets, puts atomic.Int64
+	st := hostileStore(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			if gets.Add(1) == 1 {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			io.WriteString(w, "data")
+		case http.MethodPut:
+			io.Copy(io.Discard, r.Body)
+			puts.Add(1)
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}, azblob.Options{})
+	if b, err := st.Get(t.Context(), "d/k"); err != nil || string(b) != "data" || gets.Load() != 2 {
+		t.Errorf("Get = %q, %v after %d requests; want data after 2", b, err, gets.Load())
+	}
+	err := st.PutIfAbsent(t.Context(), "d/k", []byte("x"))
+	var ae *azblob.Error
+	if !errors.As(err, &ae) || !ae.Unknown || !errors.Is(err, logstore.ErrOutcomeUnknown) || puts.Load() != 1 {
+		t.Errorf("PutIfAbsent = %v after %d requests; want an unknown outcome after 1", err, puts.Load())
+	}
+}
