@@ -131,7 +131,12 @@
 //     AZURE_CLIENT_ID and AZURE_CLIENT_SECRET, the OAuth 2
 //     client-credentials grant at AZURE_AUTHORITY_HOST (default
 //     https://login.microsoftonline.com)/TENANT/oauth2/v2.0/token, scope
-//     https://storage.azure.com/.default.
+//     https://storage.azure.com/.default; else, with
+//     AZURE_CLIENT_CERTIFICATE_PATH instead of the secret, the same grant
+//     with a client assertion signed with the certificate's key
+//     (certassert.go; a PEM file with an unencrypted RSA key: PKCS #12
+//     and password-protected keys are not supported;
+//     AZURE_CLIENT_SEND_CERTIFICATE_CHAIN=true sends the chain).
 //  2. Workload identity: AZURE_TENANT_ID, AZURE_CLIENT_ID and
 //     AZURE_FEDERATED_TOKEN_FILE, the same grant with the file's token as
 //     the client assertion (the file is read again on every fetch).
@@ -148,8 +153,7 @@
 // A source that is not configured (or IMDS that does not answer, or az
 // that is missing or not logged in) is skipped; one that is configured
 // and fails ends the walk with its error, as in the SDK. Not supported:
-// client certificates (AZURE_CLIENT_CERTIFICATE_PATH), user name and
-// password, Azure Arc, Cloud Shell, Service Fabric and Azure ML managed
+// user name and password, Azure Arc, Cloud Shell, Service Fabric and Azure ML managed
 // identities, the Azure Developer CLI and Azure PowerShell. A token that
 // cannot be had is a *CredentialsError matching logstore.ErrPermission.
 //

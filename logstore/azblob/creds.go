@@ -63,7 +63,7 @@ func (e *CredentialsError) Is(target error) bool { return target == logstore.Err
 
 // ErrNoCredential is the error (in a *CredentialsError) when no source of
 // the default chain is available.
-var ErrNoCredential = errors.New("no Microsoft Entra ID credential found (tried the environment's client secret, workload identity, managed identity and the Azure CLI)")
+var ErrNoCredential = errors.New("no Microsoft Entra ID credential found (tried the environment's client secret or certificate, workload identity, managed identity and the Azure CLI)")
 
 // errUnavailable marks a source of the chain that is not there (no
 // variables, no IMDS, no az): the chain goes on to the next. Any other
@@ -155,9 +155,16 @@ func defaultChain(getenv func(string) string, hc *http.Client) *chain {
 	tenant, client := getenv("AZURE_TENANT_ID"), getenv("AZURE_CLIENT_ID")
 	authority := strings.TrimSuffix(firstOf(getenv("AZURE_AUTHORITY_HOST"), "https://login.microsoftonline.com"), "/")
 	c := &chain{hc: hc}
-	if secret := getenv("AZURE_CLIENT_SECRET"); tenant != "" && client != "" && secret != "" {
+	secret, cert := getenv("AZURE_CLIENT_SECRET"), getenv("AZURE_CLIENT_CERTIFICATE_PATH")
+	switch {
+	case tenant == "" || client == "":
+	case secret != "":
 		c.sources = append(c.sources, &clientCredentials{from: "the environment (AZURE_CLIENT_SECRET)", authority: authority,
 			tenant: tenant, form: url.Values{"client_id": {client}, "client_secret": {secret}}})
+	case cert != "":
+		c.sources = append(c.sources, &clientCredentials{from: "the environment (AZURE_CLIENT_CERTIFICATE_PATH)", authority: authority,
+			tenant: tenant, form: url.Values{"client_id": {client}}, certFile: cert,
+			sendChain: strings.EqualFold(getenv("AZURE_CLIENT_SEND_CERTIFICATE_CHAIN"), "true") || getenv("AZURE_CLIENT_SEND_CERTIFICATE_CHAIN") == "1"})
 	}
 	if file := getenv("AZURE_FEDERATED_TOKEN_FILE"); tenant != "" && client != "" && file != "" {
 		c.sources = append(c.sources, &clientCredentials{from: "workload identity (AZURE_FEDERATED_TOKEN_FILE)", authority: authority,
@@ -212,12 +219,15 @@ func (c *chain) Token(ctx context.Context) (string, time.Time, error) {
 }
 
 // clientCredentials is the OAuth 2 client-credentials grant at
-// AUTHORITY/TENANT/oauth2/v2.0/token, with a client secret or a client
-// assertion read from a file (workload identity).
+// AUTHORITY/TENANT/oauth2/v2.0/token, with a client secret, a client
+// assertion read from a file (workload identity), or one signed with a
+// certificate's key (certassert.go).
 type clientCredentials struct {
 	from, authority, tenant string
 	form                    url.Values // client_id, and client_secret
 	assertionFile           string     // read again on every fetch: it is rotated
+	certFile                string     // PEM certificate and key, read again on every fetch
+	sendChain               bool       // the certificate chain goes in the assertion's x5c
 }
 
 func (c *clientCredentials) name() string { return c.from }
@@ -236,6 +246,14 @@ func (c *clientCredentials) fetch(ctx context.Context, hc *http.Client) (string,
 		form.Set("client_assertion", strings.TrimSpace(string(b)))
 	}
 	endpoint := c.authority + "/" + url.PathEscape(c.tenant) + "/oauth2/v2.0/token"
+	if c.certFile != "" {
+		assertion, err := certAssertion(c.certFile, c.form.Get("client_id"), endpoint, c.sendChain, time.Now())
+		if err != nil {
+			return "", time.Time{}, err
+		}
+		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		form.Set("client_assertion", assertion)
+	}
 	ctx, cancel := context.WithTimeout(ctx, tokenTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))

@@ -2,8 +2,18 @@ package azblob
 
 import (
 	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
+	"fmt"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -304,4 +314,117 @@ func TestTokenCache(t *testing.T) {
 	if d := time.Until(c.refreshAt); d < 110*time.Second || d > 2*time.Minute {
 		t.Errorf("refresh of a 4-minute token due in %v, want 2m", d)
 	}
+}
+
+// writeCert writes a new self-signed certificate and its RSA key (PKCS #8)
+// as PEM, the key first when keyFirst, and returns the file and the
+// certificate.
+func writeCert(t *testing.T, keyFirst bool) (string, *x509.Certificate) {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "godelta test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pk, _ := x509.MarshalPKCS8PrivateKey(key)
+	c := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	k := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pk})
+	file := filepath.Join(t.TempDir(), "cert.pem")
+	data := append(c, k...)
+	if keyFirst {
+		data = append(k, c...)
+	}
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file, cert
+}
+
+// The certificate's assertion is a PS256 JWT the token endpoint can check
+// with the certificate's public key, naming the endpoint, the client and
+// the certificate's SHA-256 thumbprint.
+func TestChainClientCertificate(t *testing.T) {
+	file, cert := writeCert(t, true)
+	var endpoint string
+	srv, _ := tokenServer(t, func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		if err := checkAssertion(r.PostForm.Get("client_assertion"), cert, "client-1", endpoint); err != nil ||
+			r.PostForm.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" || r.PostForm.Has("client_secret") {
+			t.Errorf("assertion: %v (form %v)", err, r.PostForm)
+			w.WriteHeader(401)
+			return
+		}
+		answerJSON(w, map[string]any{"access_token": "tok-cert", "expires_in": 3599})
+	})
+	endpoint = srv.URL + "/tenant-1/oauth2/v2.0/token"
+	c := defaultChain(env(map[string]string{
+		"AZURE_TENANT_ID": "tenant-1", "AZURE_CLIENT_ID": "client-1", "AZURE_CLIENT_CERTIFICATE_PATH": file,
+		"AZURE_AUTHORITY_HOST": srv.URL,
+	}), nil)
+	if tok, _, err := c.Token(t.Context()); err != nil || tok != "tok-cert" {
+		t.Fatalf("Token = %q, %v", tok, err)
+	}
+	// A file without a key, or with a key of no certificate in it, is an
+	// error of the source, which ends the walk.
+	other, _ := writeCert(t, false)
+	otherPEM, _ := os.ReadFile(other)
+	mine, _ := os.ReadFile(file)
+	for name, data := range map[string][]byte{
+		"no key":         pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}),
+		"key of no cert": append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}), otherPEM[strings.Index(string(otherPEM), "-----BEGIN PRIVATE KEY"):]...),
+		"garbage":        []byte("not pem"),
+		"encrypted key":  pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: []byte{1, 2, 3}}),
+		"truncated":      mine[:len(mine)/2],
+	} {
+		bad := filepath.Join(t.TempDir(), "bad.pem")
+		os.WriteFile(bad, data, 0o600)
+		c := defaultChain(env(map[string]string{
+			"AZURE_TENANT_ID": "tenant-1", "AZURE_CLIENT_ID": "client-1", "AZURE_CLIENT_CERTIFICATE_PATH": bad,
+			"AZURE_AUTHORITY_HOST": srv.URL,
+		}), nil)
+		if _, _, err := c.Token(t.Context()); err == nil || errors.Is(err, ErrNoCredential) || !errors.Is(err, logstore.ErrPermission) {
+			t.Errorf("%s: Token = %v; want the certificate source's error", name, err)
+		}
+	}
+}
+
+// checkAssertion verifies a PS256 client assertion with cert's key and
+// checks its header and claims.
+func checkAssertion(jwt string, cert *x509.Certificate, client, aud string) error {
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		return errors.New("not three parts")
+	}
+	enc := base64.RawURLEncoding
+	sig, err := enc.DecodeString(parts[2])
+	if err != nil {
+		return err
+	}
+	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if err := rsa.VerifyPSS(cert.PublicKey.(*rsa.PublicKey), crypto.SHA256, digest[:], sig, &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash}); err != nil {
+		return err
+	}
+	var header, claims map[string]any
+	h, _ := enc.DecodeString(parts[0])
+	c, _ := enc.DecodeString(parts[1])
+	if json.Unmarshal(h, &header) != nil || json.Unmarshal(c, &claims) != nil {
+		return errors.New("header or claims are not JSON")
+	}
+	thumb := sha256.Sum256(cert.Raw)
+	if header["alg"] != "PS256" || header["typ"] != "JWT" || header["x5t#S256"] != base64.StdEncoding.EncodeToString(thumb[:]) {
+		return fmt.Errorf("header %v", header)
+	}
+	now := float64(time.Now().Unix())
+	nbf, _ := claims["nbf"].(float64)
+	exp, _ := claims["exp"].(float64)
+	if claims["aud"] != aud || claims["iss"] != client || claims["sub"] != client || claims["jti"] == "" || nbf > now+1 || exp < now+5*60 {
+		return fmt.Errorf("claims %v", claims)
+	}
+	return nil
 }
