@@ -370,6 +370,27 @@ func TestChainClientCertificate(t *testing.T) {
 	if tok, _, err := c.Token(t.Context()); err != nil || tok != "tok-cert" {
 		t.Fatalf("Token = %q, %v", tok, err)
 	}
+	// With AZURE_CLIENT_SEND_CERTIFICATE_CHAIN the header carries x5c,
+	// the leaf first.
+	var x5c atomic.Value
+	srv2, _ := tokenServer(t, func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		h, _ := base64.RawURLEncoding.DecodeString(strings.Split(r.PostForm.Get("client_assertion"), ".")[0])
+		var header struct{ X5C []string }
+		json.Unmarshal(h, &header)
+		x5c.Store(header.X5C)
+		answerJSON(w, map[string]any{"access_token": "tok-chain", "expires_in": 3599})
+	})
+	c = defaultChain(env(map[string]string{
+		"AZURE_TENANT_ID": "tenant-1", "AZURE_CLIENT_ID": "client-1", "AZURE_CLIENT_CERTIFICATE_PATH": file,
+		"AZURE_AUTHORITY_HOST": srv2.URL, "AZURE_CLIENT_SEND_CERTIFICATE_CHAIN": "true",
+	}), nil)
+	if _, _, err := c.Token(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := x5c.Load().([]string); len(got) != 1 || got[0] != base64.StdEncoding.EncodeToString(cert.Raw) {
+		t.Errorf("x5c = %.80q, want the certificate", got)
+	}
 	// A file without a key, or with a key of no certificate in it, is an
 	// error of the source, which ends the walk.
 	other, _ := writeCert(t, false)
