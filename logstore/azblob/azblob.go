@@ -231,8 +231,9 @@ type Options struct {
 	// PageSize is the number of names asked for per List Blobs request;
 	// 0 is the service's maximum, 5,000. Tests use small pages.
 	PageSize int32
-	// HTTPClient, if set, sends every request of the store (and of the
-	// default credential chain that Open makes).
+	// HTTPClient, if set, sends every request of the store to the blob
+	// service; a TokenSource makes its own requests (DefaultCredential
+	// takes a client of its own).
 	HTTPClient *http.Client
 }
 
