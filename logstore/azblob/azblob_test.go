@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-
 	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/logstore/azblob"
 	"github.com/godelta/delta/logstore/storetest"
@@ -192,9 +190,9 @@ func TestReadEdges(t *testing.T) {
 		func() error { _, err := s.GetRange(ctx, "missing", 5, 5); return err },
 	} {
 		err := op()
-		var re *azcore.ResponseError
+		var re *azblob.ResponseError
 		if !errors.Is(err, logstore.ErrNotFound) || !errors.As(err, &re) || re.StatusCode != 404 {
-			t.Errorf("read of a missing object = %v; want ErrNotFound over a 404 *azcore.ResponseError", err)
+			t.Errorf("read of a missing object = %v; want ErrNotFound over a 404 *azblob.ResponseError", err)
 		}
 	}
 	for range 2 {
@@ -255,7 +253,7 @@ func TestOpen(t *testing.T) {
 	}
 }
 
-// driver returns the *azblob.Store under st, for its extras (Client, Prefix).
+// driver returns the *azblob.Store under st, for its extras (Container, Prefix).
 func driver(st logstore.Store) *azblob.Store {
 	d, _ := logstore.DriverOf[*azblob.Store](st)
 	return d

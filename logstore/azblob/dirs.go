@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
-
 	"github.com/godelta/delta/logstore"
 )
 
@@ -17,28 +15,28 @@ var _ logstore.DirLister = (*Store)(nil)
 // hierarchical listing delimited by '/'.
 func (s *Store) ListDirs(ctx context.Context, dir string) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
-		prefix := s.prefix + dir
-		opts := &container.ListBlobsHierarchyOptions{Prefix: &prefix}
-		if s.pageSize > 0 {
-			opts.MaxResults = &s.pageSize
-		}
-		pager := s.client.NewListBlobsHierarchyPager("/", opts)
 		var dirs []string
-		for pager.More() {
-			page, err := pager.NextPage(ctx)
+		marker := ""
+		for {
+			page, err := s.listPage(ctx, s.prefix+dir, "", marker, s.pageSize)
 			if err != nil {
 				yield("", s.wrap(ctx, "list dirs", dir, err))
 				return
 			}
-			for _, p := range page.Segment.BlobPrefixes {
-				if p.Name == nil {
+			for _, p := range page.Blobs.BlobPrefix {
+				name, err := p.Name.decode()
+				if err != nil {
 					continue
 				}
-				d, ok := strings.CutPrefix(*p.Name, s.prefix)
+				d, ok := strings.CutPrefix(name, s.prefix)
 				if ok && strings.HasPrefix(d, dir) && len(d) > len(dir)+1 && logstore.CheckDir(d) == nil {
 					dirs = append(dirs, d)
 				}
 			}
+			if page.NextMarker == "" || page.NextMarker == marker {
+				break
+			}
+			marker = page.NextMarker
 		}
 		slices.Sort(dirs)
 		for _, d := range slices.Compact(dirs) {

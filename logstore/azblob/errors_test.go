@@ -2,6 +2,9 @@ package azblob_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -14,8 +17,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	delta "github.com/godelta/delta"
 	"github.com/godelta/delta/deltalog"
@@ -37,9 +38,9 @@ func TestWrongCredentials(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := azblob.New(t.Context(), cfg.Container, "p", opts)
-			var re *azcore.ResponseError
+			var re *azblob.ResponseError
 			if !errors.Is(err, logstore.ErrPermission) || errors.Is(err, logstore.ErrNotFound) || !errors.As(err, &re) || re.StatusCode != http.StatusForbidden {
-				t.Fatalf("New with a wrong key = %v; want ErrPermission over a 403 *azcore.ResponseError", err)
+				t.Fatalf("New with a wrong key = %v; want ErrPermission over a 403 *azblob.ResponseError", err)
 			}
 			if strings.Contains(err.Error(), wrongKey) || strings.Contains(err.Error(), cfg.AccountKey) {
 				t.Errorf("error shows a key: %v", err)
@@ -70,7 +71,7 @@ func TestMissingContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := driver(s).Client().Delete(t.Context(), nil); err != nil {
+	if err := driver(s).DeleteContainer(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
@@ -300,4 +301,96 @@ func TestConformanceMissingRoot(t *testing.T) {
 	storetest.RunMissingRoot(t, func(t *testing.T) (logstore.Store, error) {
 		return azblob.New(t.Context(), "no-such-container", "", options(azurite(t)))
 	})
+}
+
+// accountSAS returns an account SAS query for the blob service with
+// permissions perms, signed with the account key (the documented string
+// to sign of versions before 2020-12-06: account, permissions, services,
+// resource types, start, expiry, IP range, protocol, version, and a final
+// newline).
+func accountSAS(t *testing.T, cfg testserver.AzureConfig, perms string) string {
+	t.Helper()
+	const version, expiry = "2020-08-04", "2099-01-01T00:00:00Z"
+	toSign := strings.Join([]string{cfg.AccountName, perms, "b", "sco", "", expiry, "", "https,http", version, ""}, "\n")
+	key, err := base64.StdEncoding.DecodeString(cfg.AccountKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(toSign))
+	return url.Values{"sv": {version}, "ss": {"b"}, "srt": {"sco"}, "sp": {perms}, "se": {expiry}, "spr": {"https,http"},
+		"sig": {base64.StdEncoding.EncodeToString(mac.Sum(nil))}}.Encode()
+}
+
+// A SAS token in the service URL or in a connection string authorizes
+// every method; one without write permission is refused with
+// ErrPermission; neither shows the signature in an error.
+func TestSAS(t *testing.T) {
+	cfg := azurite(t)
+	rw, ro := accountSAS(t, cfg, "rwdlac"), accountSAS(t, cfg, "rl")
+	sig := url.Values{}
+	if q, err := url.ParseQuery(ro); err == nil {
+		sig = q
+	}
+	for name, opts := range map[string]azblob.Options{
+		"service URL":       {ServiceURL: cfg.ServiceURL + "?" + rw},
+		"connection string": {ConnectionString: "BlobEndpoint=" + cfg.ServiceURL + ";SharedAccessSignature=" + rw},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, err := azblob.New(t.Context(), cfg.Container, unique("sas"), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := t.Context()
+			if err := s.PutIfAbsent(ctx, "d/k", []byte("v")); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.PutIfAbsent(ctx, "d/k", []byte("w")); !errors.Is(err, logstore.ErrAlreadyExists) {
+				t.Errorf("second PutIfAbsent = %v", err)
+			}
+			if b, err := s.Get(ctx, "d/k"); err != nil || string(b) != "v" {
+				t.Errorf("Get = %q, %v", b, err)
+			}
+			n := 0
+			for _, err := range s.List(ctx, "d/", "") {
+				if err != nil {
+					t.Fatal(err)
+				}
+				n++
+			}
+			if n != 1 {
+				t.Errorf("List found %d keys, want 1", n)
+			}
+			if err := s.Delete(ctx, "d/k"); err != nil {
+				t.Errorf("Delete = %v", err)
+			}
+		})
+	}
+	s, err := azblob.New(t.Context(), cfg.Container, unique("sasro"), azblob.Options{ServiceURL: cfg.ServiceURL + "?" + ro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.PutIfAbsent(t.Context(), "k", []byte("v"))
+	if !errors.Is(err, logstore.ErrPermission) || errors.Is(err, logstore.ErrAlreadyExists) {
+		t.Errorf("PutIfAbsent with a read-only SAS = %v, want ErrPermission", err)
+	}
+	if err != nil && strings.Contains(err.Error(), sig.Get("sig")) {
+		t.Errorf("the error shows the SAS signature: %v", err)
+	}
+	t.Log(err)
+}
+
+// UseDevelopmentStorage=true names Azurite's well-known account; the
+// test's Azurite listens elsewhere, so DevelopmentStorageProxyUri cannot
+// reach it either: this checks that the account and key are the ones
+// Azurite accepts, by signing with them against the test's endpoint.
+func TestDevelopmentStorageKey(t *testing.T) {
+	cfg := azurite(t)
+	_, account, key, _, err := azblob.ParseConnectionString("UseDevelopmentStorage=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := azblob.New(t.Context(), cfg.Container, "", azblob.Options{ServiceURL: cfg.ServiceURL, AccountName: account, AccountKey: key}); err != nil {
+		t.Errorf("New with the development account = %v", err)
+	}
 }

@@ -2,12 +2,11 @@ package azblob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"strings"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 
 	"github.com/godelta/delta/logstore"
 )
@@ -102,12 +101,66 @@ func envOptions(account string) (Options, error) {
 		opts.AccountKey = key
 		return opts, nil
 	}
-	cred, err := azidentity.NewDefaultAzureCredential(nil)
-	if err != nil {
-		return Options{}, fmt.Errorf("logstore/azblob: no account key in the environment, and no default Azure credential: %w", err)
-	}
-	opts.Credential = cred
+	opts.Credential = DefaultCredential(nil)
 	return opts, nil
+}
+
+// connectionString is what a connection string says of the blob service.
+type connectionString struct {
+	endpoint, account, key, sas string
+}
+
+// Azurite's well-known development account, which
+// UseDevelopmentStorage=true names. The key is public (it is in Azurite's
+// and the Azure Storage emulator's documentation); it is no secret.
+const (
+	devAccount  = "devstoreaccount1"
+	devKey      = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+	devEndpoint = "http://127.0.0.1:10000/" + devAccount
+)
+
+// parseConnectionString reads the fields of a connection string that
+// concern the blob service. Its errors never quote the string.
+func parseConnectionString(cs string) (connectionString, error) {
+	fields := map[string]string{}
+	for part := range strings.SplitSeq(cs, ";") {
+		k, v, ok := strings.Cut(part, "=")
+		if k = strings.TrimSpace(k); ok && k != "" {
+			fields[strings.ToLower(k)] = strings.TrimSpace(v)
+		}
+	}
+	var c connectionString
+	if strings.EqualFold(fields["usedevelopmentstorage"], "true") {
+		c = connectionString{endpoint: devEndpoint, account: devAccount, key: devKey}
+		if proxy := fields["developmentstorageproxyuri"]; proxy != "" {
+			u, err := url.Parse(proxy)
+			if err != nil || u.Hostname() == "" {
+				return connectionString{}, errors.New("logstore/azblob: invalid DevelopmentStorageProxyUri in the connection string")
+			}
+			c.endpoint = u.Scheme + "://" + u.Hostname() + ":10000/" + devAccount
+		}
+		return c, nil
+	}
+	c.account, c.key, c.sas = fields["accountname"], fields["accountkey"], strings.TrimPrefix(fields["sharedaccesssignature"], "?")
+	c.endpoint = fields["blobendpoint"]
+	if c.endpoint == "" {
+		if c.account == "" {
+			return connectionString{}, errors.New("logstore/azblob: the connection string has neither BlobEndpoint nor AccountName")
+		}
+		protocol := firstOf(fields["defaultendpointsprotocol"], "https")
+		suffix := firstOf(fields["endpointsuffix"], "core.windows.net")
+		c.endpoint = protocol + "://" + c.account + ".blob." + suffix
+	}
+	if c.key == "" && c.sas == "" {
+		return connectionString{}, errors.New("logstore/azblob: the connection string has neither AccountKey nor SharedAccessSignature")
+	}
+	if c.key != "" && c.account == "" {
+		return connectionString{}, errors.New("logstore/azblob: the connection string has an AccountKey without AccountName")
+	}
+	if c.key != "" {
+		c.sas = ""
+	}
+	return c, nil
 }
 
 // connStringField returns the value of field in a connection string.

@@ -24,14 +24,9 @@ package azblob
 // blob does.
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
-	"fmt"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/google/uuid"
 
 	"github.com/godelta/delta/logstore"
@@ -51,7 +46,7 @@ const maxBlocks = 50000
 // in flight; the next Write or Close returns the error and commits nothing.
 func (s *Store) NewWriter(ctx context.Context, key string) (logstore.Writer, error) {
 	// The portable layer checked key, context and the closed state.
-	u := &uploader{bb: s.client.NewBlockBlobClient(s.prefix + key), idPrefix: "godelta-" + uuid.NewString() + "-"}
+	u := &uploader{s: s, key: key, b: blocks{s: s, blob: s.prefix + key, idPrefix: "godelta-" + uuid.NewString() + "-"}}
 	return logstore.NewPartWriter(ctx, logstore.PartConfig{
 		Size:     WriterBlockSize,
 		MaxParts: maxBlocks,
@@ -76,16 +71,19 @@ var (
 // uploader is the logstore.PartUploader of one Writer: the requests of
 // one block blob.
 type uploader struct {
-	bb       *blockblob.Client
-	idPrefix string
+	s   *Store
+	key string
+	b   blocks
 }
 
 // Put is one Put Blob, for a blob of at most one block.
 func (u *uploader) Put(ctx context.Context, data []byte) error {
-	_, err := u.bb.Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), &blockblob.UploadOptions{
-		TransactionalValidation: contentMD5(data),
-	})
-	return err
+	resp, err := u.s.do(ctx, u.s.putBlobRequest(u.key, data))
+	if err != nil {
+		return err
+	}
+	drain(resp)
+	return nil
 }
 
 // Begin does nothing: blocks are staged without an upload to create.
@@ -93,20 +91,12 @@ func (u *uploader) Begin(context.Context) error { return nil }
 
 // Part stages block n with its Content-MD5 and returns its id.
 func (u *uploader) Part(ctx context.Context, n int, data []byte) (string, error) {
-	id := base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "%s%06d", u.idPrefix, n-1))
-	_, err := u.bb.StageBlock(ctx, id, streaming.NopCloser(bytes.NewReader(data)), &blockblob.StageBlockOptions{
-		TransactionalValidation: contentMD5(data),
-	})
-	if err != nil {
-		return "", err
-	}
-	return id, nil
+	return u.b.stage(ctx, n-1, data)
 }
 
 // Complete is one Put Block List of the staged blocks, in order.
 func (u *uploader) Complete(ctx context.Context, ids []string) error {
-	_, err := u.bb.CommitBlockList(ctx, ids, nil)
-	return err
+	return u.b.commit(ctx, ids)
 }
 
 // Abort does nothing: the staged blocks are left to the service.

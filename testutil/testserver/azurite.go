@@ -37,8 +37,9 @@ type AzureConfig struct {
 
 // StartAzurite starts Azurite's blob service on a free port of 127.0.0.1,
 // keeping blobs in memory, and creates AzureContainer on it. It runs with
-// --skipApiVersionCheck: the Go SDK sends a newer x-ms-version than
-// Azurite 3.37 knows, which it would otherwise refuse with 400.
+// --skipApiVersionCheck: logstore/azblob sends x-ms-version 2026-12-06
+// (the version the Go SDK sent), newer than Azurite 3.37 knows, which it
+// would otherwise refuse with 400.
 //
 // The binary is GODELTA_AZURITE, else .tools/azurite/node_modules/.bin/
 // azurite-blob under the module root (scripts/test-servers.sh installs it
