@@ -18,6 +18,11 @@ var (
 	ErrNoSuchNamespace = errors.New("catalog: no such namespace")
 	// ErrNoSuchTable: no table of that name is registered.
 	ErrNoSuchTable = errors.New("catalog: no such table")
+	// ErrLocationNotAllowed: a table may not be registered at the
+	// location asked for; a catalog server takes tables inside its
+	// warehouse and the locations it was told to allow, and opens no
+	// other.
+	ErrLocationNotAllowed = errors.New("catalog: location not allowed")
 	// ErrAlreadyExists: a namespace or table of that name exists.
 	ErrAlreadyExists = errors.New("catalog: already exists")
 	// ErrNamespaceNotEmpty: the namespace to drop holds tables or

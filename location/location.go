@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -248,6 +251,48 @@ func trustedBy(s logstore.Store) []string {
 		s = u.Unwrap()
 	}
 	return out
+}
+
+// Within reports whether the store URI p (a table's location as a
+// catalog is given it, not percent-encoded) is root or lies inside it.
+// Both are compared in canonical form with their paths cleaned, so that a
+// ".." never climbs out of root, and their queries must be equal: an
+// object store's endpoint=, region= or the like says where the bytes go,
+// so root's path on another endpoint is not inside root. A path or query
+// that does not parse is not within anything.
+func Within(root, p string) bool {
+	rpath, rquery, _ := strings.Cut(root, "?")
+	ppath, pquery, _ := strings.Cut(p, "?")
+	rq, err1 := url.ParseQuery(rquery)
+	pq, err2 := url.ParseQuery(pquery)
+	if err1 != nil || err2 != nil || !maps.EqualFunc(rq, pq, slices.Equal) {
+		return false
+	}
+	rc, err1 := canonURI(rpath, false)
+	pc, err2 := canonURI(ppath, false)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rc, pc = cleanCanon(rc), cleanCanon(pc)
+	if rc == pc {
+		return true
+	}
+	_, in := under(pc, strings.TrimSuffix(rc, "/"))
+	return in
+}
+
+// cleanCanon cleans the path of canonical URI c ("scheme://auth/path").
+func cleanCanon(c string) string {
+	i := strings.Index(c, "://")
+	if i < 0 {
+		return c
+	}
+	j := strings.IndexByte(c[i+3:], '/')
+	if j < 0 {
+		return c
+	}
+	head, p := c[:i+3+j], c[i+3+j:]
+	return head + path.Clean(p)
 }
 
 // Overlap reports whether two roots, URIs percent-encoded as a log

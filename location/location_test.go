@@ -238,3 +238,39 @@ func TestStores(t *testing.T) {
 		t.Errorf("Open of the own root after Close = %v, %v; want the table's store", own, err)
 	}
 }
+
+// TestWithin: a location is within a root when it is the root or below
+// it, in canonical form, with its path cleaned and the same query.
+func TestWithin(t *testing.T) {
+	for _, c := range []struct {
+		root, p string
+		want    bool
+	}{
+		{"file:///wh", "file:///wh", true},
+		{"file:///wh", "file:///wh/", true},
+		{"file:///wh", "file:///wh/ns/t", true},
+		{"file:///wh/", "/wh/ns/t", true},
+		{"/wh", "file://localhost/wh/t", true},
+		{"file:///wh", "file:///wh2/t", false},
+		{"file:///wh", "file:///other", false},
+		{"file:///wh", "file:///wh/../etc", false},
+		{"file:///wh", "file:///wh/ns/../../etc/t", false},
+		{"file:///wh", "file:///wh/ns/../t", true},
+		{"s3://b/wh?endpoint=http://127.0.0.1:1", "s3://b/wh/t?endpoint=http://127.0.0.1:1", true},
+		{"s3://b/wh?endpoint=http://127.0.0.1:1&region=x", "s3://b/wh/t?region=x&endpoint=http://127.0.0.1:1", true},
+		{"s3://b/wh?endpoint=http://127.0.0.1:1", "s3://b/wh/t?endpoint=http://evil:1", false},
+		{"s3://b/wh?endpoint=http://127.0.0.1:1", "s3://b/wh/t", false},
+		{"s3://b/wh", "s3://b/wh/t?endpoint=http://evil:1", false},
+		{"s3://b/wh", "s3a://b/wh/t", true},
+		{"s3://b/wh", "s3://c/wh/t", false},
+		{"s3://b", "s3://b/any/t", true},
+		{"s3://b/wh", "gs://b/wh/t", false},
+		{"az://c/wh", "abfss://c@acct.dfs.core.windows.net/wh/t", true},
+		{"file:///wh", "relative/t", false},
+		{"file:///wh", "file:///wh/t?%zz", false},
+	} {
+		if got := location.Within(c.root, c.p); got != c.want {
+			t.Errorf("Within(%q, %q) = %v, want %v", c.root, c.p, got, c.want)
+		}
+	}
+}

@@ -101,6 +101,10 @@ type Options struct {
 	// Defaults are the /v1/config defaults (properties a client may
 	// override); nil is none.
 	Defaults map[string]string
+	// CheckLocation, when set, is asked before a registration opens the
+	// location it names; an error refuses the registration (a
+	// catalog.ErrLocationNotAllowed one with 403). Nil allows any.
+	CheckLocation func(location string) error
 }
 
 // Handler serves the Iceberg REST catalog API over a catalog.Store. It is
@@ -215,6 +219,8 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		code, typ = http.StatusConflict, "AlreadyExistsException"
 	case errors.Is(err, catalog.ErrNamespaceNotEmpty):
 		code, typ = http.StatusConflict, "NamespaceNotEmptyException"
+	case errors.Is(err, catalog.ErrLocationNotAllowed):
+		code, typ = http.StatusForbidden, "ForbiddenException"
 	case errors.Is(err, deltaerr.ErrInvalidArgument):
 		code, typ = http.StatusBadRequest, "BadRequestException"
 	}
@@ -530,6 +536,12 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.fail(w, r, err)
 		return
+	}
+	if check := h.opts.CheckLocation; check != nil {
+		if err := check(root); err != nil {
+			h.fail(w, r, err)
+			return
+		}
 	}
 	if err := h.checkDelta(r.Context(), root); err != nil {
 		h.fail(w, r, err)

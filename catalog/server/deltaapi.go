@@ -49,7 +49,8 @@ import (
 // table's ID; the client writes version 0 there, published; create table
 // then checks that version 0 is there and answers the table. An EXTERNAL
 // create registers the name at the location given, which must hold a
-// Delta table. A location's query (an object store's endpoint=, region=)
+// Delta table and be inside the warehouse or an allowed location
+// (Config.AllowLocations). A location's query (an object store's endpoint=, region=)
 // is never shown to clients.
 
 // serveDeltaAPI serves r when it is a request of the Delta-Tables API.
@@ -61,13 +62,9 @@ func (s *Server) serveDeltaAPI(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// mountDeltaAPI makes the API's handler; whURI is the URI of the opened
-// warehouse, where staged tables are placed.
-func (s *Server) mountDeltaAPI(whURI string) {
-	s.warehouseBase = s.cfg.Warehouse
-	if !strings.Contains(s.cfg.Warehouse, "://") {
-		s.warehouseBase = strings.TrimRight(whURI, "/")
-	}
+// mountDeltaAPI makes the API's handler; staged tables are placed under
+// s.warehouseBase.
+func (s *Server) mountDeltaAPI() {
 	s.deltaAPI = http.StripPrefix(UCRoot, ucrest.Handler(deltaCatalog{s}, "", s.log))
 }
 
@@ -176,6 +173,9 @@ func (c deltaCatalog) CreateTable(ctx context.Context, n ucrest.TableName, req u
 			return ucrest.Table{}, fmt.Errorf("catalog server: table %s has ID %s, not %s: %w", id, t.ID, v, deltaerr.ErrInvalidArgument)
 		}
 	} else {
+		if err := c.s.checkLocation(req.Location); err != nil {
+			return ucrest.Table{}, err
+		}
 		t = catalog.Table{Ident: id, Location: req.Location}
 	}
 	v, err := publishedLatest(ctx, t.Location)

@@ -313,7 +313,8 @@ func TestDeltaAPICorpusTable(t *testing.T) {
 func TestDeltaAPIRequests(t *testing.T) {
 	ctx := context.Background()
 	wh := t.TempDir()
-	srv, base := serve(t, server.Config{Warehouse: wh, DB: ":memory:", Token: "tok"})
+	empty := t.TempDir() // allowed, and holds no table
+	srv, base := serve(t, server.Config{Warehouse: wh, DB: ":memory:", Token: "tok", AllowLocations: []string{empty}})
 	st := srv.Store().(*catalog.SQLStore)
 	for _, ns := range []catalog.Namespace{{"sales"}, {"sales", "eu"}} {
 		if err := st.CreateNamespace(ctx, ns, nil); err != nil {
@@ -356,7 +357,7 @@ func TestDeltaAPIRequests(t *testing.T) {
 		{"create an unstaged managed table", "POST", api + "/catalogs/sales/schemas/eu/tables",
 			`{"name": "t2", "location": "file:///nowhere", "table-type": "MANAGED", "columns": {"type": "struct", "fields": []}, "protocol": {"min-reader-version": 3, "min-writer-version": 7}, "properties": {}, "last-commit-timestamp-ms": 1}`, 404, "NoSuchTableException"},
 		{"create an external table where none is", "POST", api + "/catalogs/sales/schemas/eu/tables",
-			`{"name": "t2", "location": "file://` + filepath.ToSlash(t.TempDir()) + `", "table-type": "EXTERNAL", "columns": {"type": "struct", "fields": []}, "protocol": {"min-reader-version": 1, "min-writer-version": 2}, "properties": {}, "last-commit-timestamp-ms": 1}`, 400, "InvalidParameterValueException"},
+			`{"name": "t2", "location": "file://` + filepath.ToSlash(empty) + `", "table-type": "EXTERNAL", "columns": {"type": "struct", "fields": []}, "protocol": {"min-reader-version": 1, "min-writer-version": 2}, "properties": {}, "last-commit-timestamp-ms": 1}`, 400, "InvalidParameterValueException"},
 		{"stage in a missing schema", "POST", api + "/catalogs/sales/schemas/nope/staging-tables", `{"name": "t3"}`, 404, "NoSuchSchemaException"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -47,7 +47,9 @@ import (
 	"github.com/godelta/delta/catalog/sqlite"
 	"github.com/godelta/delta/catalogmanaged"
 	"github.com/godelta/delta/catalogmanaged/uc"
+	"github.com/godelta/delta/catalogmanaged/ucrest"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/location"
 	"github.com/godelta/delta/logstore"
 )
 
@@ -78,6 +80,15 @@ type Config struct {
 	// Token, when not empty, is the bearer token every request must
 	// carry.
 	Token string
+	// AllowLocations are the URIs, besides the warehouse, inside which
+	// clients may register tables (Iceberg's register, the Delta-Tables
+	// API's EXTERNAL create). A location elsewhere is refused before the
+	// server opens it (catalog.ErrLocationNotAllowed, 403): the server
+	// reads a registered table with its own credentials and serves its
+	// data's locations, so a client must not point it at any place it
+	// can reach. Compared by location.Within: a ".." does not climb out,
+	// and an object store's query (endpoint=, region=) must be the same.
+	AllowLocations []string
 	// Logger receives the server's log; nil is slog.Default().
 	Logger *slog.Logger
 }
@@ -151,13 +162,41 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	log.Info("catalog: warehouse registered", "warehouse", logstore.RedactURI(wh.URI()), "db", db,
 		"namespaces_created", res.Namespaces, "tables_registered", res.Tables, "tables_known", res.Known, "skipped", res.Skipped)
-	srv := &Server{
-		cfg: cfg, log: log, store: store, Registered: res, DBPath: db,
-		handler: icebergrest.NewHandler(store, icebergrest.Options{Logger: log}),
+	srv := &Server{cfg: cfg, log: log, store: store, Registered: res, DBPath: db}
+	srv.warehouseBase = cfg.Warehouse
+	if !strings.Contains(cfg.Warehouse, "://") {
+		srv.warehouseBase = strings.TrimRight(wh.URI(), "/")
 	}
+	srv.handler = icebergrest.NewHandler(store, icebergrest.Options{Logger: log, CheckLocation: srv.checkLocation})
 	srv.commits = http.StripPrefix(UCRoot, uc.Handler(managedCatalog{srv}, ""))
-	srv.mountDeltaAPI(wh.URI())
+	srv.mountDeltaAPI()
 	return srv, nil
+}
+
+// checkLocation allows a table at loc when it is inside the warehouse or
+// one of Config.AllowLocations (see there), and refuses it otherwise with
+// catalog.ErrLocationNotAllowed (and ucrest.ErrForbidden, for the
+// Delta-Tables API).
+func (s *Server) checkLocation(loc string) error {
+	for _, root := range append([]string{s.warehouseBase}, s.cfg.AllowLocations...) {
+		if location.Within(root, loc) {
+			return nil
+		}
+	}
+	return &locationError{loc: logstore.RedactURI(loc)}
+}
+
+// locationError refuses a location (checkLocation): it is
+// catalog.ErrLocationNotAllowed and, for the Delta-Tables API,
+// ucrest.ErrForbidden.
+type locationError struct{ loc string }
+
+func (e *locationError) Error() string {
+	return "catalog server: " + e.loc + " is outside the warehouse and every allowed location (--allow-location)"
+}
+
+func (e *locationError) Unwrap() []error {
+	return []error{catalog.ErrLocationNotAllowed, ucrest.ErrForbidden}
 }
 
 // UCRoot is where the server answers Unity Catalog's Delta commits API

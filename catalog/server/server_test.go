@@ -123,11 +123,12 @@ func errorType(t *testing.T, a answer) string {
 
 func TestIcebergREST(t *testing.T) {
 	wh, orders := warehouse(t)
-	srv, base := serve(t, server.Config{Warehouse: wh})
+	elsewhere := t.TempDir() // outside the warehouse, allowed
+	srv, base := serve(t, server.Config{Warehouse: wh, AllowLocations: []string{elsewhere}})
 	if r := srv.Registered; r.Namespaces != 1 || r.Tables != 2 || r.Skipped != 1 {
 		t.Fatalf("warehouse scan: %+v", r)
 	}
-	other := t.TempDir()
+	other := filepath.Join(elsewhere, "other")
 	makeTable(t, other, true)
 
 	cases := []struct {
@@ -278,10 +279,11 @@ func TestAuth(t *testing.T) {
 // once over HTTP: one registration succeeds, the others get 409.
 func TestConcurrentRegistration(t *testing.T) {
 	wh, _ := warehouse(t)
-	_, base := serve(t, server.Config{Warehouse: wh})
+	elsewhere := t.TempDir()
+	_, base := serve(t, server.Config{Warehouse: wh, AllowLocations: []string{"file://" + filepath.ToSlash(elsewhere)}})
 	var tables []string
 	for i := range 4 {
-		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
+		dir := filepath.Join(elsewhere, fmt.Sprint(i))
 		makeTable(t, dir, i%2 == 0)
 		tables = append(tables, "file://"+filepath.ToSlash(dir))
 	}
@@ -339,7 +341,8 @@ func TestRestart(t *testing.T) {
 	wh, _ := warehouse(t)
 	db := filepath.Join(t.TempDir(), "catalog.db")
 	ctx := context.Background()
-	srv, err := server.Open(ctx, server.Config{Warehouse: wh, DB: db, Logger: quiet})
+	other := t.TempDir()
+	srv, err := server.Open(ctx, server.Config{Warehouse: wh, DB: db, Logger: quiet, AllowLocations: []string{other}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +360,6 @@ func TestRestart(t *testing.T) {
 	if err := c.CreateNamespace(ctx, catalog.Namespace{"ops"}, map[string]string{"k": "v"}); err != nil {
 		t.Fatal(err)
 	}
-	other := t.TempDir()
 	makeTable(t, other, true)
 	if _, err := c.RegisterTable(ctx, catalog.TableIdent{Namespace: catalog.Namespace{"ops"}, Name: "other"}, "file://"+other); err != nil {
 		t.Fatal(err)
@@ -424,15 +426,15 @@ func TestReplicasOnPostgres(t *testing.T) {
 	if _, err := server.Open(context.Background(), server.Config{Warehouse: wh, DB: dsn, Logger: quiet}); !errors.Is(err, server.ErrConfig) {
 		t.Fatalf("a PostgreSQL URL without OpenDB: %v", err)
 	}
-	a, baseA := serve(t, server.Config{Warehouse: wh, DB: dsn, OpenDB: postgres.Open})
-	b, baseB := serve(t, server.Config{Warehouse: wh, DB: dsn, OpenDB: postgres.Open})
+	other := t.TempDir()
+	a, baseA := serve(t, server.Config{Warehouse: wh, DB: dsn, OpenDB: postgres.Open, AllowLocations: []string{other}})
+	b, baseB := serve(t, server.Config{Warehouse: wh, DB: dsn, OpenDB: postgres.Open, AllowLocations: []string{other}})
 	if a.Registered.Tables != 2 || b.Registered.Known != 2 || b.Registered.Tables != 0 {
 		t.Fatalf("warehouse scans: %+v then %+v", a.Registered, b.Registered)
 	}
 	if strings.Contains(b.DBPath, "postgres@") {
 		t.Fatalf("DBPath shows credentials: %s", b.DBPath)
 	}
-	other := t.TempDir()
 	makeTable(t, other, true)
 	ca, _ := icebergrest.NewClient(baseA, "", nil)
 	cb, _ := icebergrest.NewClient(baseB, "", nil)

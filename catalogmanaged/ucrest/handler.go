@@ -30,6 +30,9 @@ var (
 	// ErrTableExists: a table of that name exists already (409
 	// AlreadyExistsException).
 	ErrTableExists = errors.New("ucrest: table already exists")
+	// ErrForbidden: the catalog refuses the request as not allowed (403),
+	// such as an EXTERNAL table at a location it does not allow.
+	ErrForbidden = errors.New("ucrest: forbidden")
 )
 
 // Table is what a Catalog knows of one of its tables.
@@ -355,6 +358,8 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusConflict, typeAlreadyExists, err.Error())
 	case errors.Is(err, catalogmanaged.ErrConflict):
 		writeError(w, http.StatusConflict, typeCommitConflict, err.Error())
+	case errors.Is(err, ErrForbidden):
+		writeError(w, http.StatusForbidden, typeForbidden, err.Error())
 	case errors.Is(err, deltaerr.ErrInvalidArgument):
 		writeError(w, http.StatusBadRequest, typeInvalidParameter, err.Error())
 	default:

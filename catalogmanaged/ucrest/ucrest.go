@@ -278,6 +278,7 @@ const (
 	typeBadRequest          = "BadRequestException"
 	typeInvalidParameter    = "InvalidParameterValueException"
 	typeNotAuthorized       = "NotAuthorizedException"
+	typeForbidden           = "PermissionDeniedException"
 	typeNoSuchCatalog       = "NoSuchCatalogException"
 	typeNoSuchSchema        = "NoSuchSchemaException"
 	typeNoSuchTable         = "NoSuchTableException"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -59,7 +60,7 @@ func newCatalogServeCmd() *cobra.Command {
 	var cfg server.Config
 	var listen string
 	cmd := &cobra.Command{
-		Use:   "serve --warehouse URI [--listen ADDR] [--db PATH] [--token T]",
+		Use:   "serve --warehouse URI [--listen ADDR] [--db PATH] [--token T] [--allow-location URI ...]",
 		Short: "Serve the Iceberg REST catalog API over a warehouse of Delta tables",
 		Long: "serve registers every Delta table at <warehouse>/<namespace>/<table>/ (a\n" +
 			"directory holding _delta_log/; directories beginning with '.' or '_' are\n" +
@@ -71,8 +72,11 @@ func newCatalogServeCmd() *cobra.Command {
 			"which several servers may share; a\n" +
 			"restart with the same database keeps the namespaces and tables registered before.\n" +
 			"With --token (default $" + catalogTokenEnv + ") every request must carry\n" +
-			"'Authorization: Bearer TOKEN'. It prints the URL it serves on, then a log line\n" +
-			"per start and failure on standard error.",
+			"'Authorization: Bearer TOKEN'. Clients may register tables (delta catalog\n" +
+			"register, an EXTERNAL create) inside the warehouse and inside each\n" +
+			"--allow-location, nowhere else: the server reads registered tables with its own\n" +
+			"credentials. It prints the URL it serves on, then a log line per start and\n" +
+			"failure on standard error.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cfg.Warehouse == "" {
@@ -80,6 +84,15 @@ func newCatalogServeCmd() *cobra.Command {
 			}
 			if !cmd.Flags().Changed("token") {
 				cfg.Token = os.Getenv(catalogTokenEnv)
+			}
+			for i, loc := range cfg.AllowLocations {
+				if !strings.Contains(loc, "://") {
+					abs, err := filepath.Abs(loc)
+					if err != nil {
+						return usageErrorf(cmd, "--allow-location %s: %v", loc, err)
+					}
+					cfg.AllowLocations[i] = "file://" + filepath.ToSlash(abs)
+				}
 			}
 			ctx := cmd.Context()
 			cfg.OpenDB = openCatalogDB
@@ -102,6 +115,7 @@ func newCatalogServeCmd() *cobra.Command {
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8181", "the `ADDR` (host:port) to listen on")
 	cmd.Flags().StringVar(&cfg.DB, "db", "", "the SQLite database file `PATH` (default <warehouse>/"+server.DefaultDBName+"), or, in a build with -tags catalog_postgres, a postgres:// URL of a PostgreSQL database several servers share")
 	cmd.Flags().StringVar(&cfg.Token, "token", "", "the bearer `TOKEN` requests must carry (default $"+catalogTokenEnv+"; none: no authentication)")
+	cmd.Flags().StringArrayVar(&cfg.AllowLocations, "allow-location", nil, "a `URI` (or directory) inside which clients may register tables, besides the warehouse (repeatable)")
 	return cmd
 }
 

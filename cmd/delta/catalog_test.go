@@ -21,7 +21,12 @@ func TestCatalogCommands(t *testing.T) {
 	if code := run([]string{"create", orders, "--schema", "id long, name string", "--property", "delta.universalFormat.enabledFormats=iceberg"}, &out, &errb); code != 0 {
 		t.Fatalf("create: %d %s", code, errb.String())
 	}
-	other := filepath.Join(t.TempDir(), "other")
+	elsewhere := t.TempDir() // outside the warehouse: --allow-location
+	other := filepath.Join(elsewhere, "other")
+	outside := filepath.Join(t.TempDir(), "outside") // outside, not allowed
+	if code := run([]string{"create", outside, "--schema", "id long"}, &out, &errb); code != 0 {
+		t.Fatalf("create: %d %s", code, errb.String())
+	}
 	if code := run([]string{"create", other, "--schema", "id long"}, &out, &errb); code != 0 {
 		t.Fatalf("create: %d %s", code, errb.String())
 	}
@@ -30,7 +35,7 @@ func TestCatalogCommands(t *testing.T) {
 	pr, pw := io.Pipe()
 	served := make(chan int, 1)
 	go func() {
-		served <- runContext(ctx, []string{"catalog", "serve", "--warehouse", wh, "--listen", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "c.db"), "--token", "tok"}, pw, io.Discard)
+		served <- runContext(ctx, []string{"catalog", "serve", "--warehouse", wh, "--listen", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "c.db"), "--token", "tok", "--allow-location", elsewhere}, pw, io.Discard)
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
@@ -63,7 +68,8 @@ func TestCatalogCommands(t *testing.T) {
 		{"register", []string{"catalog", "register", "ops.other", other, "--token", "tok"}, 0, "registered ops.other at file://" + filepath.ToSlash(other) + "\niceberg metadata:  none (UniForm Iceberg is off: `delta iceberg --enable` turns it on)\n"},
 		{"register again", []string{"catalog", "register", "ops.other", other, "--token", "tok"}, 1, "delta: catalog: already exists"},
 		{"register UniForm", []string{"catalog", "register", "ops.orders", orders, "--token", "tok"}, 0, "registered ops.orders at file://" + filepath.ToSlash(orders) + "\niceberg metadata:  file://" + filepath.ToSlash(orders) + "/metadata/v1.metadata.json\n"},
-		{"register no table", []string{"catalog", "register", "ops.x", t.TempDir(), "--token", "tok"}, 1, "delta: catalog: the catalog refused the request"},
+		{"register no table", []string{"catalog", "register", "ops.x", filepath.Join(elsewhere, "none"), "--token", "tok"}, 1, "delta: catalog: the catalog refused the request"},
+		{"register outside", []string{"catalog", "register", "ops.y", outside, "--token", "tok"}, 1, "delta: catalog: the catalog failed: POST /v1/namespaces/ops/register: 403 ForbiddenException: catalog server: file://" + filepath.ToSlash(outside) + " is outside the warehouse and every allowed location"},
 		{"register bad name", []string{"catalog", "register", "nodot", other, "--token", "tok"}, 2, "delta: catalog: invalid name"},
 		{"ls registered", []string{"catalog", "ls", "ops", "--token", "tok"}, 0, "ops.orders\nops.other\n"},
 		{"bad catalog URL", []string{"catalog", "ls", "--catalog", "ftp://x"}, 2, "delta: catalog: URI \"ftp://x\""},

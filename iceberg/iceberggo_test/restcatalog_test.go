@@ -56,7 +56,8 @@ func TestRESTCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv, err := server.Open(ctx, server.Config{Warehouse: wh, DB: filepath.Join(t.TempDir(), "catalog.db"), Token: "tok", Logger: slog.New(slog.DiscardHandler)})
+	otherDir := t.TempDir() // outside the warehouse, where the server lets clients register
+	srv, err := server.Open(ctx, server.Config{Warehouse: wh, DB: filepath.Join(t.TempDir(), "catalog.db"), Token: "tok", Logger: slog.New(slog.DiscardHandler), AllowLocations: []string{otherDir}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,6 @@ func TestRESTCatalog(t *testing.T) {
 	// A table outside the warehouse joins through iceberg-go's register,
 	// by the metadata file of an older version: the catalog serves the
 	// newest.
-	otherDir := t.TempDir()
 	other := newTable(otherDir)
 	if _, err := other.AppendRows(ctx, rows(100, 110), delta.WriteOptions{}); err != nil {
 		t.Fatal(err)
