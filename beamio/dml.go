@@ -116,7 +116,10 @@ func init() {
 // library's typed errors (dml.ErrInvalid, write.ErrAppendOnly, a
 // *txn.ConflictError). Files written by a failed task or run are never
 // committed (VACUUM removes them). dml.Options.ConflictRetries has no
-// counterpart: a conflict ends the pipeline, whose rerun plans again.
+// counterpart: a conflict ends the pipeline, whose rerun plans again. A
+// committer run again after its commit landed (a runner's retry) meets
+// that commit as a conflict (it removed the files read): the pipeline
+// fails, and the table holds the one commit.
 func Delete(s beam.Scope, table string, predicate string, opts DMLOptions) beam.PCollection {
 	return runDML(s.Scope("delta.Delete"), table, dmlSpec{Op: dml.OpDelete, Predicate: predicate, Opts: opts})
 }
