@@ -19,6 +19,7 @@ import (
 	"github.com/godelta/delta/scan"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/txn"
+	"github.com/godelta/delta/write"
 )
 
 // dmlResults holds the DMLResults resultDMLFn saw, by key.
@@ -453,6 +454,52 @@ func TestDMLCorpus(t *testing.T) {
 			}
 			if !maps.Equal(bm, pm) || pres.Metrics.NumRemovedFiles != m.NumRemovedFiles {
 				t.Errorf("operationMetrics %v, in-process %v", bm, pm)
+			}
+		})
+	}
+}
+
+// TestDMLRefused: an operation the library refuses fails the planning
+// step, with the library's typed error, and commits nothing.
+func TestDMLRefused(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name       string
+		props      map[string]string
+		set, where string
+		want       error
+	}{
+		{"append-only table", map[string]string{"delta.appendOnly": "true"}, "", "x < 10", write.ErrAppendOnly},
+		{"a column the table lacks", nil, "", "nope < 10", dml.ErrInvalid},
+		{"an assignment to a column the table lacks", nil, "nope = 1", "x < 10", dml.ErrInvalid},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			table := filepath.Join(t.TempDir(), "table")
+			newDMLTable(t, table, true, 2, 100, tc.props)
+			op := dml.OpDelete
+			if tc.set != "" {
+				op = dml.OpUpdate
+			}
+			tb, err := delta.Open(ctx, table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap, err := tb.Snapshot(ctx)
+			tb.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What the planning step meets, with its type (the runner's
+			// report of a failed step keeps only the text).
+			if _, err := (dmlSpec{Op: op, Predicate: tc.where, Set: tc.set}).plan(ctx, snap); !errors.Is(err, tc.want) {
+				t.Fatalf("plan: %v, want %v", err, tc.want)
+			}
+			if _, err := dmlOnPrism(t, table, tc.set, tc.where, DMLOptions{}); err == nil {
+				t.Fatal("the pipeline succeeded")
+			}
+			if _, v, _ := tableRows(t, table); v != 2 {
+				t.Fatalf("version %d, want 2: nothing committed", v)
 			}
 		})
 	}
