@@ -31,6 +31,13 @@
 // key, each range sorted and written by one worker), committed once with
 // the in-process OPTIMIZE's commitInfo and conflict checks.
 //
-// Streaming writes committed per window and distributed DML are not
+// Delete and Update run copy-on-write DELETE and UPDATE: planned once by
+// package dml (dml.Job: partition pruning, statistics skipping, whole
+// partitions removed unread), a group of candidate files per task through
+// the rewrite core, committed once through the commit step of the
+// in-process verbs (same commitInfo, same conflict checks). Tables with
+// deletion vectors are rewritten too (see Delete for why).
+//
+// Streaming writes committed per window and distributed MERGE are not
 // offered yet. See README.md for running on each runner.
 package beamio

@@ -25,27 +25,18 @@ func Delete(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts O
 	if err := checkPredicate(snap.Schema(), pred); err != nil {
 		return Result{}, err
 	}
-	op := Operation{
-		Name:       OpDelete,
-		Parameters: map[string]any{"predicate": predicateParam(pred)},
-		Plan: func(ctx context.Context, snap *snapshot.Snapshot, s Strategy) (*Plan, error) {
-			start := time.Now()
-			r, err := write.DeleteWhere(ctx, snap, pred, write.RewriteOptions{
-				Options: opts.Options, DeletionVectors: s == MergeOnRead, InlineDVMax: opts.InlineDVMax,
-			})
-			if err != nil {
-				return nil, err
-			}
-			// The time to find the files (skipping); the rest is the
-			// rewrite's. A DELETE that removes whole files by their
-			// partition values spends all of it finding them, as Spark
-			// counts it.
-			p := &Plan{Rewritten: r, ReadPredicate: pred, ReadWholeTable: pred == nil, ScanTime: r.FindTime}
-			if !rewrites(snap, pred) {
-				p.ScanTime = time.Since(start)
-			}
-			return p, nil
-		},
+	start := time.Now()
+	op := deleteOp(pred)
+	op.Plan = func(ctx context.Context, snap *snapshot.Snapshot, s Strategy) (*Plan, error) {
+		j, err := planDelete(ctx, snap, pred, opts, op, s, start)
+		if err != nil {
+			return nil, err
+		}
+		r, err := j.Rewrite(ctx, j.files)
+		if err != nil {
+			return nil, err
+		}
+		return j.stage([]write.Rewritten{r}), nil
 	}
 	return Run(ctx, snap, op, opts)
 }

@@ -209,11 +209,7 @@ type Operation struct {
 func Run(ctx context.Context, snap *snapshot.Snapshot, op Operation, opts Options) (Result, error) {
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
-		if snap.Config().AppendOnly() && !op.InsertOnly {
-			return Result{}, write.ErrAppendOnly
-		}
-		p, m := snap.Protocol(), snap.Metadata()
-		if err := txn.WriteSupportedChecked(&p, &m); err != nil {
+		if err := checkWritable(snap, op); err != nil {
 			return Result{}, err
 		}
 		strategy := strategyFor(snap, opts.Strategy)
@@ -222,63 +218,85 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, op Operation, opts Option
 		if err != nil {
 			return Result{}, err
 		}
-		res := Result{Strategy: strategy, Metrics: metricsOf(plan, start, planStart)}
-		if len(plan.Removes) == 0 && len(plan.Adds) == 0 && len(plan.Rewritten.Adds) == 0 {
-			return res, nil
-		}
-		topts := opts.Txn
-		if topts.Operation == "" {
-			topts.Operation = op.Name
-		}
-		if topts.OperationParameters == nil {
-			topts.OperationParameters = op.Parameters
-		}
-		topts.RowTrackingPreserved = true                 // write.Rewrite keeps row identities
-		topts.IdentityOnlyMetadata = plan.Metadata == nil // the metadata staged, if any, is the marks
-		tx := txn.Begin(snap, topts)
-		if plan.ReadWholeTable || plan.ReadPredicate == nil {
-			tx.ReadWholeTable()
-		} else {
-			tx.ReadPredicate(plan.ReadPredicate)
-		}
-		if plan.Protocol != nil {
-			tx.SetProtocol(*plan.Protocol)
-		}
-		if plan.Metadata != nil {
-			tx.SetMetadata(*plan.Metadata)
-		}
-		tx.ReadFiles(plan.Read...)
-		tx.Remove(plan.Removes...)
-		tx.Add(plan.DVAdds...)
-		tx.Add(plan.Rewritten.Adds...)
-		tx.Add(plan.Adds...)
-		tx.AddCDC(plan.Rewritten.CDC...)
-		tx.AddCDC(plan.CDC...)
-		// Identity values the inserted rows got, in the same commit.
-		if err := write.StageHighWaterMarks(tx, plan.HighWaterMarks); err != nil {
-			dropWritten(snap, err, plan)
-			return Result{}, err
-		}
-		rowcheck.Mark(tx) // every row written went through the row writer
-		res.Metrics.ExecutionTimeMs = time.Since(start).Milliseconds()
-		if op.Metrics != nil {
-			tx.SetOperationMetrics(op.Metrics(&res.Metrics))
-		} else {
-			tx.SetOperationMetrics(res.Metrics.Map(op.Name))
-		}
-		res.Commit, err = tx.Commit(ctx)
-		if err == nil {
-			res.Committed = true
-			return res, nil
-		}
-		dropWritten(snap, err, plan)
-		if !errors.Is(err, txn.ErrConflict) || attempt >= opts.ConflictRetries {
-			return Result{}, err
+		res, err := commitPlan(ctx, snap, op, opts, plan, strategy, start, planStart)
+		if err == nil || !errors.Is(err, txn.ErrConflict) || attempt >= opts.ConflictRetries {
+			return res, err
 		}
 		if snap, err = snap.Update(ctx); err != nil {
 			return Result{}, err
 		}
 	}
+}
+
+// checkWritable refuses, before anything is written, an operation on an
+// append-only table (but an insert-only one) and a table this library
+// cannot write.
+func checkWritable(snap *snapshot.Snapshot, op Operation) error {
+	if snap.Config().AppendOnly() && !op.InsertOnly {
+		return write.ErrAppendOnly
+	}
+	p, m := snap.Protocol(), snap.Metadata()
+	return txn.WriteSupportedChecked(&p, &m)
+}
+
+// commitPlan is step 3 of the package doc, shared by Run and
+// Job.Commit: it stages what plan holds in one transaction on snap, with
+// op's name, parameters and metrics and the read set of the plan, and
+// commits. A plan that changes nothing commits nothing (Committed
+// false). On error nothing is committed and the files the plan wrote are
+// deleted, unless the commit's outcome is unknown.
+func commitPlan(ctx context.Context, snap *snapshot.Snapshot, op Operation, opts Options, plan *Plan, strategy Strategy, start, planStart time.Time) (Result, error) {
+	res := Result{Strategy: strategy, Metrics: metricsOf(plan, start, planStart)}
+	if len(plan.Removes) == 0 && len(plan.Adds) == 0 && len(plan.Rewritten.Adds) == 0 {
+		return res, nil
+	}
+	topts := opts.Txn
+	if topts.Operation == "" {
+		topts.Operation = op.Name
+	}
+	if topts.OperationParameters == nil {
+		topts.OperationParameters = op.Parameters
+	}
+	topts.RowTrackingPreserved = true                 // write.Rewrite keeps row identities
+	topts.IdentityOnlyMetadata = plan.Metadata == nil // the metadata staged, if any, is the marks
+	tx := txn.Begin(snap, topts)
+	if plan.ReadWholeTable || plan.ReadPredicate == nil {
+		tx.ReadWholeTable()
+	} else {
+		tx.ReadPredicate(plan.ReadPredicate)
+	}
+	if plan.Protocol != nil {
+		tx.SetProtocol(*plan.Protocol)
+	}
+	if plan.Metadata != nil {
+		tx.SetMetadata(*plan.Metadata)
+	}
+	tx.ReadFiles(plan.Read...)
+	tx.Remove(plan.Removes...)
+	tx.Add(plan.DVAdds...)
+	tx.Add(plan.Rewritten.Adds...)
+	tx.Add(plan.Adds...)
+	tx.AddCDC(plan.Rewritten.CDC...)
+	tx.AddCDC(plan.CDC...)
+	// Identity values the inserted rows got, in the same commit.
+	if err := write.StageHighWaterMarks(tx, plan.HighWaterMarks); err != nil {
+		dropWritten(snap, err, plan)
+		return Result{}, err
+	}
+	rowcheck.Mark(tx) // every row written went through the row writer
+	res.Metrics.ExecutionTimeMs = time.Since(start).Milliseconds()
+	if op.Metrics != nil {
+		tx.SetOperationMetrics(op.Metrics(&res.Metrics))
+	} else {
+		tx.SetOperationMetrics(res.Metrics.Map(op.Name))
+	}
+	var err error
+	if res.Commit, err = tx.Commit(ctx); err != nil {
+		dropWritten(snap, err, plan)
+		return Result{}, err
+	}
+	res.Committed = true
+	return res, nil
 }
 
 // metricsOf computes the metrics of a plan.

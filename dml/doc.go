@@ -90,6 +90,16 @@
 // parameters, and a Plan function run on each attempt's snapshot); Delete
 // and Update are built on it, and so is MERGE.
 //
+// A Job is a DELETE or UPDATE split into those three steps for an engine
+// that runs the rewrites on several workers (the Beam IO, module beamio):
+// PlanDelete or PlanUpdate plan it once (the candidate files, cut into
+// groups of one partition up to the target file size), RewriteGroup
+// rewrites one group on any worker that planned the same snapshot, and
+// Commit commits every group's part in one transaction. Delete and Update
+// are a Job rewritten in one call and committed by Run, through the same
+// commit step, so both paths stage the same actions under the same
+// commitInfo and conflict checks.
+//
 // # Errors
 //
 // An append-only table refuses DML with write.ErrAppendOnly. A predicate

@@ -222,29 +222,18 @@ func Update(ctx context.Context, snap *snapshot.Snapshot, set []Assignment, pred
 	if err := checkPredicate(sch, pred); err != nil {
 		return Result{}, err
 	}
-	op := Operation{
-		Name:       OpUpdate,
-		Parameters: map[string]any{"predicate": predicateParam(pred)},
-		Plan: func(ctx context.Context, snap *snapshot.Snapshot, s Strategy) (*Plan, error) {
-			sch := snap.Schema() // the attempt's: the table may have changed
-			if _, err := resolve(sch, set); err != nil {
-				return nil, err
-			}
-			start := time.Now()
-			files, err := Candidates(ctx, snap, pred)
-			if err != nil {
-				return nil, err
-			}
-			scanTime := time.Since(start)
-			fn := UpdateRows(sch, set, pred)
-			r, err := write.Rewrite(ctx, snap, files, fn, write.RewriteOptions{
-				Options: opts.Options, DeletionVectors: s == MergeOnRead, InlineDVMax: opts.InlineDVMax,
-			})
-			if err != nil {
-				return nil, err
-			}
-			return &Plan{Rewritten: r, ReadPredicate: pred, ReadWholeTable: pred == nil, ScanTime: scanTime}, nil
-		},
+	start := time.Now()
+	op := updateOp(pred)
+	op.Plan = func(ctx context.Context, snap *snapshot.Snapshot, s Strategy) (*Plan, error) {
+		j, err := planUpdate(ctx, snap, set, pred, opts, op, s, start)
+		if err != nil {
+			return nil, err
+		}
+		r, err := j.Rewrite(ctx, j.files)
+		if err != nil {
+			return nil, err
+		}
+		return j.stage([]write.Rewritten{r}), nil
 	}
 	return Run(ctx, snap, op, opts)
 }

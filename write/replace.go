@@ -61,12 +61,55 @@ func replace(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts 
 // partition values alone, are removed without being read, as Spark's
 // DELETE removes whole partitions; their rows count in Rewritten.Dropped
 // when their statistics give numRecords. opts.Require is ignored.
+//
+// It is PlanDelete, then DeletePlan.Rewrite of every file the plan reads.
 func DeleteWhere(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, ropts RewriteOptions) (Rewritten, error) {
-	var r Rewritten
-	if snap.Config().AppendOnly() {
-		return r, ErrAppendOnly
+	p, err := PlanDelete(ctx, snap, pred, ropts.Options)
+	if err != nil {
+		return Rewritten{}, err
 	}
-	opts := ropts.Options
+	if !p.rewrites {
+		return p.Whole, nil
+	}
+	r, err := p.Rewrite(ctx, p.Files, ropts)
+	r.FindTime = p.Whole.FindTime
+	return r, err
+}
+
+// DeletePlan is the first half of DeleteWhere, found before any row is
+// read: the files removed whole, and the files to read. An engine that
+// rewrites files on several workers plans once and gives each worker some
+// of Files to rewrite (Rewrite); the parts together are what DeleteWhere
+// returns, but for how the rows kept are cut into files.
+type DeletePlan struct {
+	// Whole are the removes (dataChange true) of the files whose rows all
+	// match: every file with a nil predicate, the files whose partition
+	// values make it TRUE with a predicate on partition columns only. Read
+	// holds those read by the predicate (none with nil), Dropped their
+	// rows (when their statistics say), DVsRemoved their deletion
+	// vectors, FindTime the time taken to find the files.
+	Whole Rewritten
+	// Files are the files that may hold a matching row, after partition
+	// and statistics skipping, in the order of the scan, when pred names
+	// a data column (else none): each is read, and rewritten when a row
+	// matches.
+	Files []*actions.Add
+
+	snap     *snapshot.Snapshot
+	pred     expr.Expr
+	rewrites bool
+}
+
+// PlanDelete plans a DeleteWhere of pred on snap (see DeletePlan); opts
+// give the clock of the removes. It reads the log, no data file. A table
+// with delta.appendOnly=true is ErrAppendOnly; a predicate naming a
+// column the table lacks, deltaerr.ErrInvalidArgument.
+func PlanDelete(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts Options) (*DeletePlan, error) {
+	if snap.Config().AppendOnly() {
+		return nil, ErrAppendOnly
+	}
+	p := &DeletePlan{snap: snap, pred: pred}
+	r := &p.Whole
 	now := time.Now().UnixMilli()
 	if opts.Now != nil {
 		now = opts.Now().UnixMilli()
@@ -85,29 +128,29 @@ func DeleteWhere(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, r
 	if pred == nil {
 		for a, err := range snap.Files(ctx) {
 			if err != nil {
-				return r, err
+				return nil, err
 			}
 			removeWhole(a)
 		}
-		return r, nil
+		return p, nil
 	}
 	sch := snap.Schema()
 	rewrites, _, err := RewritesRows(snap, pred)
 	if err != nil {
-		return r, err
+		return nil, err
 	}
+	p.rewrites = rewrites
 	findStart := time.Now()
 	s, err := scan.New(snap, scan.Options{Predicate: pred})
 	if err != nil {
-		return r, err
+		return nil, err
 	}
-	var cands []*actions.Add
 	for f, err := range s.Files(ctx) {
 		if err != nil {
-			return r, err
+			return nil, err
 		}
 		if rewrites {
-			cands = append(cands, f.Add)
+			p.Files = append(p.Files, f.Add)
 			continue
 		}
 		vals := make([]schema.Value, len(sch.Fields))
@@ -116,7 +159,7 @@ func DeleteWhere(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, r
 		}
 		m, err := matches(pred, sch, vals)
 		if err != nil {
-			return r, err
+			return nil, err
 		}
 		if m {
 			removeWhole(f.Add)
@@ -124,8 +167,23 @@ func DeleteWhere(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, r
 		}
 	}
 	r.FindTime = time.Since(findStart)
-	if !rewrites {
-		return r, nil
+	return p, nil
+}
+
+// Rewrite rewrites files, some of p.Files, with the rewrite core: the
+// rows the predicate matches are dropped (delete change data on a table
+// with the change data feed on), the others written again, or, with
+// opts.DeletionVectors, marked in deletion vectors; a file in which no
+// row matches is read but not rewritten. opts.Require is ignored. Each
+// call compiles the predicate afresh, so calls may run at once. It
+// commits nothing; on error it deletes what it wrote.
+func (p *DeletePlan) Rewrite(ctx context.Context, files []*actions.Add, ropts RewriteOptions) (Rewritten, error) {
+	pred, sch := p.pred, p.snap.Schema()
+	if pred == nil || !p.rewrites {
+		if len(files) > 0 {
+			return Rewritten{}, fmt.Errorf("write: a delete by %v reads no file, %d given: %w", pred, len(files), deltaerr.ErrInvalidArgument)
+		}
+		return Rewritten{}, nil
 	}
 	// The rows pred does not match are written again, the ones it
 	// matches are dropped (delete change data).
@@ -139,9 +197,9 @@ func DeleteWhere(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, r
 		}
 	}
 	// Compiled once: evaluating it on a row allocates nothing.
-	p := expr.Compile(pred, expr.RowResolver(sch))
+	prog := expr.Compile(pred, expr.RowResolver(sch))
 	drop := func(_ *actions.Add, _ int64, row []schema.Value) (Verdict, []schema.Value, error) {
-		m, err := p.Matches(row)
+		m, err := prog.Matches(row)
 		if err != nil {
 			return Keep, nil, predicateErr(pred, err)
 		}
@@ -150,9 +208,7 @@ func DeleteWhere(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, r
 		}
 		return Keep, nil, nil
 	}
-	rw, err := Rewrite(ctx, snap, cands, drop, ropts)
-	rw.FindTime = r.FindTime
-	return rw, err
+	return Rewrite(ctx, p.snap, files, drop, ropts)
 }
 
 // matches reports whether pred is TRUE on a row.
