@@ -12,6 +12,7 @@ import (
 
 	"github.com/godelta/delta"
 	"github.com/godelta/delta/schema"
+	"github.com/godelta/delta/schema/variant"
 )
 
 // rowFormat holds the flags that shape printed rows.
@@ -237,7 +238,7 @@ func printRows(w io.Writer, sch *schema.StructType, rows iter.Seq2[delta.Row, er
 				return err
 			}
 			for i, v := range r.Values() {
-				rec[i] = cell(v, "")
+				rec[i] = cell(v, sch.Fields[i].Type, "")
 			}
 			if err := cw.Write(rec); err != nil {
 				return err
@@ -257,7 +258,7 @@ func printRows(w io.Writer, sch *schema.StructType, rows iter.Seq2[delta.Row, er
 		}
 		row := make([]string, len(sch.Fields))
 		for i, v := range r.Values() {
-			row[i] = cell(v, "NULL")
+			row[i] = cell(v, sch.Fields[i].Type, "NULL")
 		}
 		cells = append(cells, row)
 	}
@@ -291,12 +292,90 @@ func printRows(w io.Writer, sch *schema.StructType, rows iter.Seq2[delta.Row, er
 	return err
 }
 
-// cell is the text of a value in table and CSV output.
-func cell(v schema.Value, null string) string {
+// cell is the text of a value of type t in table and CSV output:
+// Value.String, but a variant, wherever it is nested, as its JSON text,
+// as Spark shows one (not the hex of its two binaries).
+func cell(v schema.Value, t schema.DataType, null string) string {
 	if v.IsNull() {
 		return null
 	}
-	return v.String()
+	if !hasVariant(t) {
+		return v.String()
+	}
+	return string(appendCell(nil, v, t))
+}
+
+// hasVariant reports whether t is or holds a variant.
+func hasVariant(t schema.DataType) bool {
+	switch t := t.(type) {
+	case *schema.StructType:
+		for _, f := range t.Fields {
+			if hasVariant(f.Type) {
+				return true
+			}
+		}
+	case *schema.ArrayType:
+		return hasVariant(t.ElementType)
+	case *schema.MapType:
+		return hasVariant(t.KeyType) || hasVariant(t.ValueType)
+	}
+	return t == schema.Variant
+}
+
+// appendCell appends v, of type t, as cell shows it: nested values as
+// Value.String writes them ({f1, f2}, [e1, e2], {k1: v1}), variants as
+// JSON. A variant whose bytes are malformed shows as such, with the
+// reason, in place of its value.
+func appendCell(b []byte, v schema.Value, t schema.DataType) []byte {
+	if v.IsNull() {
+		return append(b, "null"...)
+	}
+	switch t := t.(type) {
+	case *schema.StructType:
+		b = append(b, '{')
+		for i, f := range v.Fields() {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			var ft schema.DataType
+			if i < len(t.Fields) {
+				ft = t.Fields[i].Type
+			}
+			b = appendCell(b, f, ft)
+		}
+		return append(b, '}')
+	case *schema.ArrayType:
+		b = append(b, '[')
+		for i, e := range v.Elements() {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = appendCell(b, e, t.ElementType)
+		}
+		return append(b, ']')
+	case *schema.MapType:
+		b = append(b, '{')
+		for i := range v.MapLen() {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			k, e := v.MapEntry(i)
+			b = appendCell(b, k, t.KeyType)
+			b = append(b, ": "...)
+			b = appendCell(b, e, t.ValueType)
+		}
+		return append(b, '}')
+	}
+	if t == schema.Variant {
+		if f := v.Fields(); len(f) == 2 {
+			out, err := variant.AppendJSON(b, f[0].Bytes(), f[1].Bytes())
+			if err == nil {
+				return out
+			}
+			return append(b, "<"+err.Error()+">"...)
+		}
+	}
+	return append(b, v.String()...)
 }
 
 // appendRowJSON appends a row as one JSON object keyed by logical column

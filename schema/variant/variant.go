@@ -7,8 +7,9 @@
 // and a reader puts the value back together. That needs exactly what is
 // here: primitives encoded from typed values, objects and arrays built
 // from encoded parts, the fields of an object value listed, and field
-// names looked up in a metadata. It is not a general variant library: no
-// JSON, no path access, no casts.
+// names looked up in a metadata. AppendJSON renders a value as JSON text,
+// for people reading a table (delta scan). It is not a general variant
+// library: no parsing of JSON, no path access, no casts.
 //
 // # Canonical form
 //
