@@ -203,8 +203,11 @@ func (s *ssoProvider) readToken() (*ssoToken, error) {
 	}
 	defer f.Close()
 	b, err := readBounded(f, maxSSOToken)
+	if errors.Is(err, errTooLarge) {
+		return nil, s.loginError(ErrSSOTokenCorrupt, fmt.Sprintf("larger than %d KiB", maxSSOToken>>10))
+	}
 	if err != nil {
-		return nil, s.loginError(ErrSSOTokenCorrupt, err.Error())
+		return nil, err
 	}
 	t := &ssoToken{}
 	if json.Unmarshal(b, &t.raw) != nil || json.Unmarshal(b, t) != nil {
@@ -242,6 +245,11 @@ func (s *ssoProvider) token(ctx context.Context) (string, error) {
 		}
 	}
 	if err := s.refresh(ctx, t); err != nil {
+		// Another process (or store) may have refreshed it first, using
+		// up the refresh token: take its token if it did.
+		if again, rerr := s.readToken(); rerr == nil && again.AccessToken != t.AccessToken && time.Now().Before(again.expires) {
+			return again.AccessToken, nil
+		}
 		return "", err
 	}
 	return t.AccessToken, nil

@@ -59,7 +59,7 @@ func TestSSOSignsRequests(t *testing.T) {
 	sum := sha1.Sum([]byte("corp"))
 	token := fmt.Sprintf(`{"accessToken":"dev-token","expiresAt":%q}`, time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
 	for path, text := range map[string]string{
-		filepath.Join(home, ".aws", "config"): config,
+		filepath.Join(home, ".aws", "config"):                                           config,
 		filepath.Join(home, ".aws", "sso", "cache", hex.EncodeToString(sum[:])+".json"): token,
 	} {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {

@@ -31,6 +31,7 @@ type fakeSSO struct {
 	oidc     atomic.Int64
 	fail5xx  atomic.Int64 // answer this many portal calls with 503 first
 	denyRole string       // a role the portal answers 403 for
+	onRefuse func()       // called when CreateToken refuses a refresh token
 }
 
 func newFakeSSO(t *testing.T) *fakeSSO {
@@ -68,6 +69,9 @@ func newFakeSSO(t *testing.T) *fakeSSO {
 			var in map[string]string
 			if json.NewDecoder(r.Body).Decode(&in) != nil || in["grantType"] != "refresh_token" ||
 				in["clientId"] != "client-1" || in["clientSecret"] != "client-secret" || in["refreshToken"] != f.refresh {
+				if f.onRefuse != nil {
+					f.onRefuse()
+				}
 				w.WriteHeader(400)
 				w.Write([]byte(`{"error":"invalid_grant","error_description":"Invalid refresh token provided"}`))
 				return
@@ -112,6 +116,12 @@ sso_role_name = denied
 sso_start_url = https://corp.awsapps.com/start
 sso_region = eu-central-1
 sso_registration_scopes = sso:account:access
+
+[profile selfrole]
+sso_session = corp
+sso_account_id = 444455556666
+sso_role_name = Developer
+role_arn = arn:aws:iam::777788889999:role/Self
 
 [profile admin]
 role_arn = arn:aws:iam::777788889999:role/Admin
@@ -180,6 +190,16 @@ func TestSSOCredentials(t *testing.T) {
 		if again, err := cache.get(t.Context()); err != nil || again != got || sso.portal.Load() != before+1 {
 			t.Errorf("second get = %+v, %v; %d portal calls", again, err, sso.portal.Load()-before)
 		}
+		// Due for refresh (as five minutes before the expiry): the token
+		// is read again and the portal asked again.
+		// (chain wraps New's cache, the provider's own, in another.)
+		cache.refreshAt = time.Now().Add(-time.Second)
+		if inner, ok := cache.provider.(*credCache); ok {
+			inner.refreshAt = cache.refreshAt
+		}
+		if again, err := cache.get(t.Context()); err != nil || again.AccessKey == got.AccessKey || sso.portal.Load() != before+2 {
+			t.Errorf("refreshed get = %+v, %v; %d portal calls", again, err, sso.portal.Load()-before)
+		}
 	})
 
 	t.Run("sso_session", func(t *testing.T) {
@@ -235,6 +255,14 @@ func TestSSOCredentials(t *testing.T) {
 		}
 		if got.AccessKey != "ROLEKEY-1" || got.SessionToken != "ROLETOKEN" {
 			t.Errorf("credentials = %+v", got)
+		}
+		// A profile's own sign-in assumes its own role_arn.
+		t.Setenv("AWS_PROFILE", "selfrole")
+		if _, _, err := chain(t, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if form := <-sts.forms; form["RoleArn"] != "arn:aws:iam::777788889999:role/Self" || !strings.Contains(form["Authorization"], "Credential=SSOKEY-") {
+			t.Errorf("AssumeRole of the SSO profile's own role: %v", form)
 		}
 	})
 }
@@ -298,8 +326,29 @@ func TestSSORefresh(t *testing.T) {
 			t.Errorf("the error shows %q: %v", secret, err)
 		}
 	}
-	// An expired client registration is not even tried.
+	// A refresh refused because another process refreshed first (the
+	// refresh token rotated under us): its token, now in the file, is
+	// used.
+	ssoCache(t, home, "corp", map[string]any{
+		"accessToken": "stale-token", "expiresAt": rfc3339(-time.Minute),
+		"refreshToken": "rotated-away", "clientId": "client-1", "clientSecret": "client-secret",
+	})
+	sso.accept("other-process-token")
+	sso.mu.Lock()
+	sso.onRefuse = func() {
+		ssoCache(t, home, "corp", map[string]any{"accessToken": "other-process-token", "expiresAt": rfc3339(time.Hour)})
+	}
+	sso.mu.Unlock()
 	before := sso.oidc.Load()
+	if got, _, err := chain(t, Options{}); err != nil || got.SecretKey != "SSOSECRET" || sso.oidc.Load() != before+1 {
+		t.Errorf("refresh lost to another process: %+v, %v, %d CreateToken calls", got, err, sso.oidc.Load()-before)
+	}
+	sso.mu.Lock()
+	sso.onRefuse = nil
+	sso.mu.Unlock()
+
+	// An expired client registration is not even tried.
+	before = sso.oidc.Load()
 	ssoCache(t, home, "corp", map[string]any{
 		"accessToken": "stale-token", "expiresAt": rfc3339(-time.Minute),
 		"refreshToken": "refresh-2", "clientId": "client-1", "clientSecret": "client-secret",
@@ -325,7 +374,7 @@ func TestSSOTokenErrors(t *testing.T) {
 		{"not JSON", "legacy", "{not json", ErrSSOTokenCorrupt, legacyFile},
 		{"no token", "legacy", `{"expiresAt":"` + rfc3339(time.Hour) + `"}`, ErrSSOTokenCorrupt, "accessToken"},
 		{"bad expiry", "legacy", `{"accessToken":"t","expiresAt":"tomorrow"}`, ErrSSOTokenCorrupt, "expiresAt"},
-		{"too large", "legacy", `{"accessToken":"` + strings.Repeat("x", maxSSOToken) + `"}`, ErrSSOTokenCorrupt, "larger"},
+		{"too large", "legacy", `{"accessToken":"` + strings.Repeat("x", maxSSOToken) + `"}`, ErrSSOTokenCorrupt, "larger than 64 KiB"},
 		// The legacy form has no refresh token: expired is final, and
 		// the portal is not asked.
 		{"legacy expired", "legacy", `{"accessToken":"legacy-token","expiresAt":"` + rfc3339(-time.Minute) + `"}`, ErrSSOTokenExpired, "aws sso login --profile legacy"},
