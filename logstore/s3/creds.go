@@ -6,10 +6,11 @@ package s3
 // Invariants: resolveCredentials reads only the environment and the
 // shared files, never the network, so New fails early on a broken
 // configuration and costs nothing more when the credentials are static.
-// Providers that fetch (STS, container, IMDS, a process) are called by
-// credCache only, one at a time, and never put a secret (a key, a session
-// token, a web identity token, a container authorization token) into an
-// error.
+// Providers that fetch (STS, IAM Identity Center, container, IMDS, a
+// process) are called by credCache only, one at a time, and never put a
+// secret (a key, a session token, a web identity token, a container
+// authorization token, an SSO access or refresh token or client secret)
+// into an error.
 
 import (
 	"context"

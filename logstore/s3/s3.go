@@ -142,9 +142,10 @@
 //     web_identity_token_file, assumed with STS AssumeRole (signed with
 //     the source's credentials, in the profile's region; external_id,
 //     role_session_name and duration_seconds are honoured) or
-//     AssumeRoleWithWebIdentity; IAM Identity Center (sso.go): the
-//     sign-in "aws sso login" cached, for sso_account_id and
-//     sso_role_name, below. A profile named by AWS_PROFILE that does
+//     AssumeRoleWithWebIdentity; IAM Identity Center settings
+//     (sso_session or sso_start_url, with sso_account_id and
+//     sso_role_name), whose cached "aws sso login" sign-in buys the
+//     role's credentials (below, and sso.go). A profile named by AWS_PROFILE that does
 //     not exist is an error, and a profile so named comes before 2 and 3,
 //     as in the SDKs. The profile's region and endpoint_url are used too.
 //  5. ECS and EKS container credentials: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI
@@ -168,8 +169,10 @@
 // token of an sso_session is refreshed as the SDKs do, by SSO OIDC
 // CreateToken with its refresh token (POST
 // https://oidc.REGION.amazonaws.com/token), and the cache file rewritten
-// atomically (a temporary file renamed over it, mode 0600); a legacy
-// token cannot be refreshed. The token buys the role's credentials from
+// atomically (a temporary file renamed over it, mode 0600); should the
+// refresh be refused because another process refreshed the token first,
+// that process's token is read back and used. A legacy token cannot be
+// refreshed. The token buys the role's credentials from
 // the portal's GetRoleCredentials (GET
 // https://portal.sso.REGION.amazonaws.com/federation/credentials), tried
 // up to three times on a 5xx, a 429 or a transport error. A missing,
@@ -194,7 +197,8 @@
 // endpoints (give Options.Endpoint); endpoint_url in a services section.
 // The chain is resolved when New runs, without the network; the first
 // request (New's bucket check, unless skipped) fetches the credentials
-// when they come from STS, a process, a container or IMDS, through the
+// when they come from STS, IAM Identity Center, a process, a container
+// or IMDS, through the
 // store's HTTP client. Failing to find or fetch credentials is a
 // *CredentialsError matching logstore.ErrPermission.
 //
