@@ -6,10 +6,11 @@ package s3
 // Invariants: resolveCredentials reads only the environment and the
 // shared files, never the network, so New fails early on a broken
 // configuration and costs nothing more when the credentials are static.
-// Providers that fetch (STS, container, IMDS, a process) are called by
-// credCache only, one at a time, and never put a secret (a key, a session
-// token, a web identity token, a container authorization token) into an
-// error.
+// Providers that fetch (STS, IAM Identity Center, container, IMDS, a
+// process) are called by credCache only, one at a time, and never put a
+// secret (a key, a session token, a web identity token, a container
+// authorization token, an SSO access or refresh token or client secret)
+// into an error.
 
 import (
 	"context"
@@ -46,11 +47,6 @@ func (e *CredentialsError) Unwrap() error { return e.Err }
 
 // Is makes a CredentialsError match logstore.ErrPermission.
 func (e *CredentialsError) Is(target error) bool { return target == logstore.ErrPermission }
-
-// ErrSSOUnsupported is the error (wrapped in a *CredentialsError) of a
-// profile that uses IAM Identity Center: its sign-in flow is not
-// implemented here.
-var ErrSSOUnsupported = errors.New("IAM Identity Center (sso_*) profiles are not supported; export credentials (aws configure export-credentials) or use a credential_process")
 
 // ErrNoCredentials is the error (wrapped in a *CredentialsError) when no
 // source of the chain had credentials.
@@ -145,6 +141,7 @@ type awsEnv struct {
 	region      string
 	profile     string // AWS_PROFILE or AWS_DEFAULT_PROFILE
 	profileSet  bool   // named by the environment, so it must exist
+	home        string // the user's home directory, or ""
 	configFile  string
 	credsFile   string
 	getenvCache map[string]string
@@ -158,9 +155,9 @@ func loadEnv() *awsEnv {
 	if !e.profileSet {
 		e.profile = "default"
 	}
-	home, _ := os.UserHomeDir()
-	e.configFile = firstOf(e.get("AWS_CONFIG_FILE"), joinHome(home, ".aws/config"))
-	e.credsFile = firstOf(e.get("AWS_SHARED_CREDENTIALS_FILE"), joinHome(home, ".aws/credentials"))
+	e.home, _ = os.UserHomeDir()
+	e.configFile = firstOf(e.get("AWS_CONFIG_FILE"), joinHome(e.home, ".aws/config"))
+	e.credsFile = firstOf(e.get("AWS_SHARED_CREDENTIALS_FILE"), joinHome(e.home, ".aws/credentials"))
 	return e
 }
 
@@ -246,8 +243,15 @@ func (r *resolver) fromProfile(p *profile, depth int) (provider, error) {
 	fail := func(format string, args ...any) error {
 		return &CredentialsError{Source: src, Err: fmt.Errorf(format, args...)}
 	}
+	if p.get("login_session") != "" {
+		return nil, fail(`login_session (the sign-in of "aws login") is not supported; use "aws sso login" with an sso_session, or a credential_process`)
+	}
+	var sso *ssoConfig
 	if p.usesSSO() {
-		return nil, &CredentialsError{Source: src, Err: ErrSSOUnsupported}
+		var err error
+		if sso, err = p.ssoSettings(); err != nil {
+			return nil, err
+		}
 	}
 	if role := p.get("role_arn"); role != "" {
 		if p.get("mfa_serial") != "" {
@@ -261,12 +265,17 @@ func (r *resolver) fromProfile(p *profile, depth int) (provider, error) {
 		case sp != "" && cs != "":
 			return nil, fail("both source_profile and credential_source are set")
 		case sp == p.name:
-			// A profile may be its own source: its keys assume its role.
+			// A profile may be its own source: its keys (else its
+			// sign-in) assume its role.
 			st, err := p.staticKeys()
-			if err != nil || st == nil {
+			switch {
+			case err == nil && st != nil:
+				source = st
+			case err == nil && sso != nil:
+				source = r.sso(sso)
+			default:
 				return nil, fail("source_profile names the profile itself, which has no keys")
 			}
-			source = st
 		case sp != "":
 			if depth >= maxRoleChain {
 				return nil, fail("source_profile chain longer than %d (a loop?)", maxRoleChain)
@@ -302,6 +311,9 @@ func (r *resolver) fromProfile(p *profile, depth int) (provider, error) {
 			source = c
 		case cs != "":
 			return nil, fail("credential_source %q is not one of Environment, Ec2InstanceMetadata, EcsContainer", cs)
+		case sso != nil:
+			// The profile's own sign-in assumes its role, as in the SDKs.
+			source = r.sso(sso)
 		default:
 			return nil, fail("role_arn without source_profile, credential_source or web_identity_token_file")
 		}
@@ -316,6 +328,9 @@ func (r *resolver) fromProfile(p *profile, depth int) (provider, error) {
 			return nil, err
 		}
 		return st, nil
+	}
+	if sso != nil {
+		return &credCache{provider: r.sso(sso)}, nil
 	}
 	if cmd := p.get("credential_process"); cmd != "" {
 		return &credCache{provider: &process{cmd: cmd, src: src}}, nil

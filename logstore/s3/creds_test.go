@@ -25,7 +25,8 @@ var awsVars = []string{
 	"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
 	"AWS_CONTAINER_AUTHORIZATION_TOKEN", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
 	"AWS_EC2_METADATA_SERVICE_ENDPOINT", "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE",
-	"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_STS", "AWS_CA_BUNDLE",
+	"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL_SSO",
+	"AWS_ENDPOINT_URL_SSO_OIDC", "AWS_CA_BUNDLE",
 }
 
 // isolate gives the test an empty AWS environment and a HOME of its own,
@@ -125,6 +126,9 @@ sso_account_id = 123
 [sso-session corp]
 sso_start_url = https://example.awsapps.com/start
 
+[profile login]
+login_session = arn:aws:iam::1:user/me
+
 [profile half]
 aws_access_key_id = ONLYKEY
 
@@ -147,7 +151,8 @@ role_arn = arn:aws:iam::1:role/c
 	}{
 		{"dev", Credentials{AccessKey: "DEVKEY", SecretKey: "DEVSECRET", SessionToken: "DEVTOKEN"}, nil},
 		{"proc", Credentials{AccessKey: "PROCKEY", SecretKey: "PROCSECRET", SessionToken: "PROCTOKEN", Expires: time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC)}, nil},
-		{"sso", Credentials{}, ErrSSOUnsupported},
+		{"sso", Credentials{}, logstore.ErrPermission}, // the session has no sso_region
+		{"login", Credentials{}, logstore.ErrPermission},
 		{"half", Credentials{}, logstore.ErrPermission},
 		{"loop1", Credentials{}, logstore.ErrPermission},
 		{"norole", Credentials{}, logstore.ErrPermission},

@@ -6,8 +6,10 @@ package s3
 // credentials file it is [NAME]. A profile's settings are those of both
 // files, the credentials file's winning. Keys are case-insensitive;
 // comment lines start with '#' or ';'; indented lines (the sub-settings
-// of a key such as "s3 =") are skipped; other sections ([sso-session X],
-// [services X]) are ignored.
+// of a key such as "s3 =") are skipped. The config file's [sso-session
+// NAME] sections (IAM Identity Center sign-ins, which a profile names with
+// sso_session) are kept apart from the profiles; other sections
+// ([services X]) are ignored.
 
 import (
 	"bufio"
@@ -26,6 +28,7 @@ const maxConfigFile = 4 << 20
 // sharedFiles are the parsed shared files: section name to settings.
 type sharedFiles struct {
 	config, creds map[string]map[string]string
+	sessions      map[string]map[string]string // [sso-session NAME] of the config file
 }
 
 // profile is one profile's merged settings.
@@ -42,9 +45,10 @@ func (p *profile) get(key string) string {
 	return p.vals[key]
 }
 
-// usesSSO reports whether the profile signs in with IAM Identity Center.
+// usesSSO reports whether the profile signs in with IAM Identity Center,
+// as the SDKs decide it: sso_session, or any of the legacy settings.
 func (p *profile) usesSSO() bool {
-	for _, k := range []string{"sso_session", "sso_start_url", "sso_account_id", "sso_role_name", "login_session"} {
+	for _, k := range []string{"sso_session", "sso_start_url", "sso_region", "sso_account_id", "sso_role_name"} {
 		if p.get(k) != "" {
 			return true
 		}
@@ -79,10 +83,10 @@ func (p *profile) durationSeconds() int {
 func (e *awsEnv) loadProfile() (*profile, error) {
 	files := &sharedFiles{}
 	var err error
-	if files.config, err = readINI(e.configFile, true); err != nil {
+	if files.config, files.sessions, err = readINI(e.configFile, true); err != nil {
 		return nil, &CredentialsError{Source: "the shared config file", Err: err}
 	}
-	if files.creds, err = readINI(e.credsFile, false); err != nil {
+	if files.creds, _, err = readINI(e.credsFile, false); err != nil {
 		return nil, &CredentialsError{Source: "the shared credentials file", Err: err}
 	}
 	p, err := files.profile(e.profile)
@@ -114,26 +118,28 @@ func (f *sharedFiles) profile(name string) (*profile, error) {
 
 // readINI parses a shared file; a missing file (or path "") is empty. In
 // the config file (config true) only [default] and [profile NAME]
-// sections are kept, under NAME.
-func readINI(path string, config bool) (map[string]map[string]string, error) {
+// sections are kept as profiles, under NAME, and [sso-session NAME]
+// sections as sessions, under NAME.
+func readINI(path string, config bool) (profiles, sessions map[string]map[string]string, err error) {
 	out := map[string]map[string]string{}
+	sessions = map[string]map[string]string{}
 	if path == "" {
-		return out, nil
+		return out, sessions, nil
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return out, nil
+		return out, sessions, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxConfigFile+1))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(b) > maxConfigFile {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxConfigFile)
+		return nil, nil, fmt.Errorf("%s is larger than %d bytes", path, maxConfigFile)
 	}
 	var cur map[string]string // nil: in an ignored section
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -147,10 +153,18 @@ func readINI(path string, config bool) (map[string]map[string]string, error) {
 		case line[0] == '[':
 			end := strings.IndexByte(line, ']')
 			if end < 0 {
-				return nil, fmt.Errorf("%s:%d: a section header without ']'", path, n)
+				return nil, nil, fmt.Errorf("%s:%d: a section header without ']'", path, n)
 			}
 			name := strings.TrimSpace(line[1:end])
 			if config {
+				if rest, ok := strings.CutPrefix(name, "sso-session "); ok {
+					name = strings.TrimSpace(rest)
+					if sessions[name] == nil {
+						sessions[name] = map[string]string{}
+					}
+					cur = sessions[name]
+					continue
+				}
 				if rest, ok := strings.CutPrefix(name, "profile "); ok {
 					name = strings.TrimSpace(rest)
 				} else if name != "default" {
@@ -167,14 +181,14 @@ func readINI(path string, config bool) (map[string]map[string]string, error) {
 		default:
 			key, val, ok := strings.Cut(line, "=")
 			if !ok {
-				return nil, fmt.Errorf("%s:%d: not a key = value line", path, n)
+				return nil, nil, fmt.Errorf("%s:%d: not a key = value line", path, n)
 			}
 			if cur != nil {
 				cur[strings.ToLower(strings.TrimSpace(key))] = stripComment(strings.TrimSpace(val))
 			}
 		}
 	}
-	return out, sc.Err()
+	return out, sessions, sc.Err()
 }
 
 // stripComment drops an inline comment (" #..." or " ;...") from a value.

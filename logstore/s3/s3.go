@@ -142,7 +142,10 @@
 //     web_identity_token_file, assumed with STS AssumeRole (signed with
 //     the source's credentials, in the profile's region; external_id,
 //     role_session_name and duration_seconds are honoured) or
-//     AssumeRoleWithWebIdentity. A profile named by AWS_PROFILE that does
+//     AssumeRoleWithWebIdentity; IAM Identity Center settings
+//     (sso_session or sso_start_url, with sso_account_id and
+//     sso_role_name), whose cached "aws sso login" sign-in buys the
+//     role's credentials (below, and sso.go). A profile named by AWS_PROFILE that does
 //     not exist is an error, and a profile so named comes before 2 and 3,
 //     as in the SDKs. The profile's region and endpoint_url are used too.
 //  5. ECS and EKS container credentials: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI
@@ -154,20 +157,48 @@
 //     asked for first), at AWS_EC2_METADATA_SERVICE_ENDPOINT or
 //     http://169.254.169.254, unless AWS_EC2_METADATA_DISABLED=true.
 //
+// An IAM Identity Center profile names an [sso-session NAME] section
+// (sso_start_url, sso_region) with sso_session, or holds sso_start_url
+// and sso_region itself (the legacy form); either way with
+// sso_account_id and sso_role_name. Incomplete settings, or a profile
+// whose sso_start_url or sso_region contradicts its session's, are a
+// *CredentialsError. The token is read from the AWS CLI's cache,
+// ~/.aws/sso/cache/SHA1.json (the hex SHA-1 of the session name, or of
+// the start URL in the legacy form; ~ is the user's home directory, $HOME
+// on Unix), at most 64 KiB, on each fetch of credentials. An expired
+// token of an sso_session is refreshed as the SDKs do, by SSO OIDC
+// CreateToken with its refresh token (POST
+// https://oidc.REGION.amazonaws.com/token), and the cache file rewritten
+// atomically (a temporary file renamed over it, mode 0600); should the
+// refresh be refused because another process refreshed the token first,
+// that process's token is read back and used. A legacy token cannot be
+// refreshed. The token buys the role's credentials from
+// the portal's GetRoleCredentials (GET
+// https://portal.sso.REGION.amazonaws.com/federation/credentials), tried
+// up to three times on a 5xx, a 429 or a transport error. A missing,
+// garbled or expired token (one whose refresh was refused, or that the
+// portal answers 401 for) is an *SSOLoginError matching
+// ErrSSOTokenMissing, ErrSSOTokenCorrupt or ErrSSOTokenExpired, whose
+// message says to run "aws sso login --profile NAME"; any other refusal
+// of the portal (403 for a role the user may not take) is a plain
+// *CredentialsError. Such a profile may be the source_profile of a role,
+// or assume its own role_arn.
+//
 // Credentials with an expiry are cached and fetched again five minutes
 // before they expire (or when they have expired; a failed refresh keeps
 // using credentials that have not yet expired). STS is reached at
 // AWS_ENDPOINT_URL_STS, else AWS_ENDPOINT_URL, else
-// https://sts.REGION.amazonaws.com. Not supported: IAM Identity Center
-// (sso_session, sso_start_url and the other sso_* settings), which is
-// refused with an error matching ErrSSOUnsupported (run "aws configure
-// export-credentials" into a credential_process or environment instead);
-// the login_session of "aws login"; IMDSv1; SigV4a (multi-region access
+// https://sts.REGION.amazonaws.com; likewise the portal at
+// AWS_ENDPOINT_URL_SSO and SSO OIDC at AWS_ENDPOINT_URL_SSO_OIDC, else
+// AWS_ENDPOINT_URL (a profile's endpoint_url is S3's only, here). Not
+// supported: the login_session of "aws login"; signing in (the browser
+// flow of "aws sso login" itself); IMDSv1; SigV4a (multi-region access
 // points); S3 Express One Zone directory buckets; FIPS and dual-stack
 // endpoints (give Options.Endpoint); endpoint_url in a services section.
 // The chain is resolved when New runs, without the network; the first
 // request (New's bucket check, unless skipped) fetches the credentials
-// when they come from STS, a process, a container or IMDS, through the
+// when they come from STS, IAM Identity Center, a process, a container
+// or IMDS, through the
 // store's HTTP client. Failing to find or fetch credentials is a
 // *CredentialsError matching logstore.ErrPermission.
 //
