@@ -140,3 +140,29 @@ func TestReadTransientProcs(t *testing.T) {
 		})
 	}
 }
+
+// TestReadTransientGoexit ends the goroutine of a pipelined read's fn with
+// runtime.Goexit (as a t.FailNow there would): the read must fail, not
+// wait for it forever.
+func TestReadTransientGoexit(t *testing.T) {
+	rows, _ := manyFiles(6*batchSize + 17)
+	store := newMemStore(map[string][]byte{corruptKey: writeRows(t, rows, parquet.PageBufferSize(4096))})
+	withProcs(t, 2, func() {
+		calls := 0
+		err := ReadTransient(context.Background(), store, []string{corruptKey}, Add, func(batch []actions.Action) error {
+			if calls++; calls == 2 {
+				runtime.Goexit()
+			}
+			return nil
+		})
+		if !errors.Is(err, errConsumerExited) {
+			t.Errorf("got %v, want errConsumerExited", err)
+		}
+		if calls != 2 {
+			t.Errorf("fn called %d times, want 2", calls)
+		}
+		if left := pipeGoroutines(); left != "" {
+			t.Fatalf("goroutines left after the read:\n%s", left)
+		}
+	})
+}

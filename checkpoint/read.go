@@ -211,7 +211,7 @@ func (p *pipe) consume(ctx context.Context, fn func([]actions.Action) error) {
 			err := ctx.Err() // fn sees no batch once the read is cancelled
 			var v any
 			if err == nil {
-				err, v = callFn(fn, h.batch)
+				v, err = callFn(fn, h.batch)
 			}
 			if v != nil {
 				err = errPanicked
@@ -234,13 +234,13 @@ var errPanicked = errors.New("checkpoint: fn panicked")
 
 // callFn calls fn, returning the value of its panic, if any, to be raised
 // again on the caller's goroutine.
-func callFn(fn func([]actions.Action) error, batch []actions.Action) (err error, panicked any) {
+func callFn(fn func([]actions.Action) error, batch []actions.Action) (panicked any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			panicked = v
 		}
 	}()
-	return fn(batch), nil
+	return nil, fn(batch)
 }
 
 // stopPipe waits for the consumer to finish the batches sent and end, and
@@ -307,7 +307,10 @@ func (e *emitter) flush() error {
 	p.full <- handoff{batch: e.batch, pages: e.pages} // never blocks: full holds every batch
 	p.out++
 	if len(p.spare) == 0 {
-		p.take()
+		if err := p.take(); err != nil {
+			e.batch, e.pages = nil, nil // sent
+			return err
+		}
 	}
 	h := p.spare[len(p.spare)-1]
 	p.spare = p.spare[:len(p.spare)-1]
@@ -315,11 +318,29 @@ func (e *emitter) flush() error {
 	return nil
 }
 
-// take waits for the consumer to give a batch back.
-func (p *pipe) take() {
-	p.spare = append(p.spare, <-p.free)
-	p.out--
+// take waits for the consumer to give a batch back. It fails only if the
+// consumer has ended before the read did: fn called runtime.Goexit (as
+// t.FailNow does).
+func (p *pipe) take() error {
+	select {
+	case h := <-p.free:
+		p.spare = append(p.spare, h)
+		p.out--
+		return nil
+	case <-p.done:
+		select {
+		case h := <-p.free: // given back just before it ended
+			p.spare = append(p.spare, h)
+			p.out--
+			return nil
+		default:
+			return errConsumerExited
+		}
+	}
 }
+
+// errConsumerExited is the error of a pipe whose fn ended its goroutine.
+var errConsumerExited = errors.New("checkpoint: the goroutine calling fn exited")
 
 // drain waits until fn is done with every batch sent, so that the pages
 // the cursors still hold may be released, and returns fn's error.
@@ -329,7 +350,9 @@ func (e *emitter) drain() error {
 		return nil
 	}
 	for p.out > 0 {
-		p.take()
+		if err := p.take(); err != nil {
+			return err
+		}
 	}
 	select {
 	case <-p.failed:
