@@ -81,7 +81,9 @@ func Read(ctx context.Context, store logstore.Store, parts []string, want Action
 // every string column's pages (for a checkpoint of a million files, some
 // 400 MB of copying and allocation). Maps are still shared between actions
 // and read-only; a map returned for more than one batch has strings of its
-// own.
+// own. With GOMAXPROCS above one, fn is called on a goroutine of
+// ReadTransient's, one batch at a time and in order, while the next batch
+// is decoded (the package doc's "Concurrency" says how it stops).
 func ReadTransient(ctx context.Context, store logstore.Store, parts []string, want ActionSet, fn func(batch []actions.Action) error) error {
 	return read(ctx, store, parts, want, fn, true)
 }
