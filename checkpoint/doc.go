@@ -100,4 +100,19 @@
 // on one Store or many. One Read calls its callback on the goroutine that
 // called Read, one batch at a time, and has returned every goroutine it
 // started by the time it returns.
+//
+// ReadTransient, when GOMAXPROCS is above one, calls its callback on a
+// goroutine of its own, still one batch at a time and in order, while the
+// caller's goroutine decodes the next batch: decoding and the callback's
+// work overlap on two cores. The pages a batch's strings alias travel
+// with it and are released once the callback returns; two batches exist
+// at a time (one with the callback, one being decoded), so the pipeline
+// holds one batch's pages more than a read on one goroutine, and the
+// pages the column cursors still hold are released only once the
+// callback has caught up, at the end of each row group. An error or a
+// panic of the callback, a cancelled context or a decoding error stops
+// both sides: the callback sees no batch after the one that failed or
+// after the context is cancelled (it then gets the context's error), a
+// panic of the callback is raised again on the caller's goroutine, and
+// the consumer has ended by the time ReadTransient returns.
 package checkpoint

@@ -45,6 +45,10 @@ func readParquet(ctx context.Context, store logstore.Store, key string, want Act
 
 	src := &source{ctx: ctx, obj: obj}
 	defer src.close()
+	// fn may still be using the pages of the open groups (a pipelined
+	// ReadTransient): wait for it before close releases them, whatever
+	// stops the read.
+	defer out.drain()
 	var tops []*top
 	if err := guard(func() error {
 		tops = bindTops(src, file.Root(), want, follow)
@@ -57,7 +61,7 @@ func readParquet(ctx context.Context, store logstore.Store, key string, want Act
 	}
 	if out.transient {
 		// The strings of the actions alias the pages, which the leaves
-		// hold until the batch is handed over (releaseHeld).
+		// hold until the batch is handed over with them (takeHeld).
 		for _, t := range tops {
 			for _, l := range t.g.leaves {
 				l.Hold, l.raw.Alias = true, true
@@ -97,14 +101,19 @@ func readParquet(ctx context.Context, store logstore.Store, key string, want Act
 			}
 			// fn is called outside guard: its panics are its own.
 			if len(out.batch) >= batchSize || done {
+				if out.transient {
+					out.pages = src.takeHeld(out.pages)
+				}
 				if ferr := out.flush(); ferr != nil {
 					return nil, ferr
 				}
-				src.releaseHeld()
 			}
 		}
 		if err != nil {
 			return nil, obj.Failed(ctx, err, "checkpoint", fmt.Sprintf("row group %d", i))
+		}
+		if err := out.drain(); err != nil {
+			return nil, err
 		}
 		src.close()
 	}
@@ -246,14 +255,16 @@ func (s *source) allNull(g *group) bool {
 	return true
 }
 
-// releaseHeld releases the pages the leaves of the open groups hold
-// (ReadTransient), once the actions that alias them are handed over.
-func (s *source) releaseHeld() {
+// takeHeld appends to dst the pages the leaves of the open groups have
+// left and hold (ReadTransient), for the batch of actions that alias them
+// to take along; the emitter releases them once fn is done with it.
+func (s *source) takeHeld(dst []parquet.Page) []parquet.Page {
 	for _, g := range s.opened {
 		for _, l := range g.leaves {
-			l.ReleaseHeld()
+			dst = l.TakeHeld(dst)
 		}
 	}
+	return dst
 }
 
 // close closes every group opened on the current row group.

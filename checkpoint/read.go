@@ -2,10 +2,15 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"path"
+	"runtime"
 	"strings"
+	"sync/atomic"
+
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
@@ -76,12 +81,14 @@ func Read(ctx context.Context, store logstore.Store, parts []string, want Action
 // every string column's pages (for a checkpoint of a million files, some
 // 400 MB of copying and allocation). Maps are still shared between actions
 // and read-only; a map returned for more than one batch has strings of its
-// own.
+// own. With GOMAXPROCS above one, fn is called on a goroutine of
+// ReadTransient's, one batch at a time and in order, while the next batch
+// is decoded (the package doc's "Concurrency" says how it stops).
 func ReadTransient(ctx context.Context, store logstore.Store, parts []string, want ActionSet, fn func(batch []actions.Action) error) error {
 	return read(ctx, store, parts, want, fn, true)
 }
 
-func read(ctx context.Context, store logstore.Store, parts []string, want ActionSet, fn func(batch []actions.Action) error, transient bool) error {
+func read(ctx context.Context, store logstore.Store, parts []string, want ActionSet, fn func(batch []actions.Action) error, transient bool) (err error) {
 	if len(parts) == 0 {
 		return fmt.Errorf("checkpoint: no checkpoint files given: %w", deltaerr.ErrInvalidArgument)
 	}
@@ -89,7 +96,13 @@ func read(ctx context.Context, store logstore.Store, parts []string, want Action
 		return nil
 	}
 	follow := want&(Add|Remove) != 0
-	out := &emitter{fn: fn, batch: make([]actions.Action, 0, 256), transient: transient}
+	out := &emitter{ctx: ctx, fn: fn, transient: transient}
+	if transient && runtime.GOMAXPROCS(0) > 1 {
+		out.startPipe()
+		defer func() { err = out.stopPipe(err) }()
+	} else {
+		out.batch = make([]actions.Action, 0, 256)
+	}
 	var sidecars []actions.Sidecar
 	for _, key := range parts {
 		if err := ctx.Err(); err != nil {
@@ -123,13 +136,142 @@ func read(ctx context.Context, store logstore.Store, parts []string, want Action
 }
 
 // emitter collects actions into batches for fn.
+//
+// A transient read (ReadTransient) on more than one core is a pipeline of
+// two goroutines: the caller's decodes, and a consumer started by
+// startPipe calls fn, so that the next batch is decoded while fn works
+// on the last. The pages a batch's strings alias go with it (pages) and
+// are released by the consumer once fn has returned. Two batches exist,
+// one with fn and one being filled: the decoder waits for fn to give one
+// back before it fills another, so at most two batches' pages are held
+// beyond the cursors' current ones. The pages the cursors still hold are
+// released only when the consumer has caught up (drain).
 type emitter struct {
+	ctx   context.Context // checked before each batch
 	fn    func([]actions.Action) error
 	batch []actions.Action
-	err   error // the error fn returned, if any
+	// pages are the pages the batch's strings alias (transient only):
+	// released once fn is done with the batch.
+	pages []parquet.Page
 	// transient lets the actions' strings alias the decoder's pages,
-	// which are then held until the batch is flushed (ReadTransient).
+	// which are then held until fn is done with the batch (ReadTransient).
 	transient bool
+	pipe      *pipe // nil when fn is called on the decoder's goroutine
+}
+
+// pipe is the consumer side of a pipelined emitter.
+type pipe struct {
+	full chan handoff // batches for the consumer, in order
+	free chan handoff // batches the consumer is done with
+	// failed is closed by the consumer once fn has failed; err (and
+	// panicked, for a panic of fn) is set before.
+	failed   chan struct{}
+	err      error
+	panicked any
+	// quit, set by the decoder when it gives up, makes the consumer skip
+	// fn for the batches still queued.
+	quit atomic.Bool
+	done chan struct{} // closed when the consumer has ended
+	// out is the number of batches sent and not yet back (decoder side).
+	out   int
+	spare []handoff // batches back from the consumer (decoder side)
+}
+
+// handoff is a batch and the pages its strings alias.
+type handoff struct {
+	batch []actions.Action
+	pages []parquet.Page
+}
+
+// pipeBatches is the number of batches of a pipelined emitter.
+const pipeBatches = 2
+
+// startPipe starts the consumer.
+func (e *emitter) startPipe() {
+	p := &pipe{
+		full:   make(chan handoff, pipeBatches),
+		free:   make(chan handoff, pipeBatches),
+		failed: make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	for range pipeBatches - 1 {
+		p.spare = append(p.spare, handoff{batch: make([]actions.Action, 0, 256)})
+	}
+	e.batch = make([]actions.Action, 0, 256)
+	e.pipe = p
+	go p.consume(e.ctx, e.fn)
+}
+
+// consume calls fn on each batch sent, until full is closed, and gives
+// the batches back with their pages released. After fn fails, or once ctx
+// is cancelled, it only releases them.
+func (p *pipe) consume(ctx context.Context, fn func([]actions.Action) error) {
+	defer close(p.done)
+	failed := false
+	for h := range p.full {
+		if !failed && !p.quit.Load() {
+			err := ctx.Err() // fn sees no batch once the read is cancelled
+			var v any
+			if err == nil {
+				v, err = callFn(fn, h.batch)
+			}
+			if v != nil {
+				err = errPanicked
+			}
+			if err != nil {
+				p.err, p.panicked, failed = err, v, true
+				close(p.failed)
+			}
+		}
+		clear(h.batch) // let the actions go once fn is done with them
+		h.batch = h.batch[:0]
+		h.pages = releasePages(h.pages)
+		p.free <- h // never blocks: free holds every batch
+	}
+}
+
+// errPanicked is the error of a pipe whose fn panicked; the panic itself
+// is raised again on the caller's goroutine.
+var errPanicked = errors.New("checkpoint: fn panicked")
+
+// callFn calls fn, returning the value of its panic, if any, to be raised
+// again on the caller's goroutine.
+func callFn(fn func([]actions.Action) error, batch []actions.Action) (panicked any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			panicked = v
+		}
+	}()
+	return nil, fn(batch)
+}
+
+// stopPipe waits for the consumer to finish the batches sent and end, and
+// returns the read's error: err, the decoder's, or else fn's. A panic of
+// fn is raised again here.
+func (e *emitter) stopPipe(err error) error {
+	p := e.pipe
+	if err != nil {
+		p.quit.Store(true)
+	}
+	close(p.full)
+	<-p.done
+	e.pages = releasePages(e.pages)
+	if p.panicked != nil {
+		panic(p.panicked)
+	}
+	if err == nil {
+		err = p.err
+	}
+	return err
+}
+
+// releasePages releases pages and returns the slice emptied.
+func releasePages(pages []parquet.Page) []parquet.Page {
+	for i, pg := range pages {
+		parquet.Release(pg)
+		pages[i] = nil
+	}
+	return pages[:0]
 }
 
 // add appends a to the batch, handing the batch to fn when it is full.
@@ -141,18 +283,85 @@ func (e *emitter) add(a actions.Action) error {
 	return nil
 }
 
-// flush hands the pending actions to fn.
+// flush hands the pending actions, and the pages they alias, to fn. On a
+// pipe, fn may still be working on them when flush returns; the error is
+// then that of an earlier batch.
 func (e *emitter) flush() error {
 	if len(e.batch) == 0 {
 		return nil
 	}
-	err := e.fn(e.batch)
-	clear(e.batch) // let the actions go once fn is done with them
-	e.batch = e.batch[:0]
-	if err != nil {
-		e.err = err
+	if err := e.ctx.Err(); err != nil {
+		return err
 	}
-	return err
+	p := e.pipe
+	if p == nil {
+		err := e.fn(e.batch)
+		clear(e.batch) // let the actions go once fn is done with them
+		e.batch = e.batch[:0]
+		e.pages = releasePages(e.pages)
+		return err
+	}
+	select {
+	case <-p.failed:
+		return p.err
+	default:
+	}
+	p.full <- handoff{batch: e.batch, pages: e.pages} // never blocks: full holds every batch
+	p.out++
+	if len(p.spare) == 0 {
+		if err := p.take(); err != nil {
+			e.batch, e.pages = nil, nil // sent
+			return err
+		}
+	}
+	h := p.spare[len(p.spare)-1]
+	p.spare = p.spare[:len(p.spare)-1]
+	e.batch, e.pages = h.batch, h.pages
+	return nil
+}
+
+// take waits for the consumer to give a batch back. It fails only if the
+// consumer has ended before the read did: fn called runtime.Goexit (as
+// t.FailNow does).
+func (p *pipe) take() error {
+	select {
+	case h := <-p.free:
+		p.spare = append(p.spare, h)
+		p.out--
+		return nil
+	case <-p.done:
+		select {
+		case h := <-p.free: // given back just before it ended
+			p.spare = append(p.spare, h)
+			p.out--
+			return nil
+		default:
+			return errConsumerExited
+		}
+	}
+}
+
+// errConsumerExited is the error of a pipe whose fn ended its goroutine.
+var errConsumerExited = errors.New("checkpoint: the goroutine calling fn exited")
+
+// drain waits until fn is done with every batch sent, so that the pages
+// the cursors still hold may be released, and returns fn's error.
+func (e *emitter) drain() error {
+	p := e.pipe
+	if p == nil {
+		return nil
+	}
+	for p.out > 0 {
+		if err := p.take(); err != nil {
+			return err
+		}
+	}
+	select {
+	case <-p.failed:
+		return p.err
+	default:
+		return nil
+	}
 }
 
 // sidecarKey returns the store key of the sidecar file named p in a sidecar

@@ -344,9 +344,12 @@ func readBaseTombstones(ctx context.Context, store logstore.Store, version int64
 //
 // With copies, add and remove copy whatever they keep of an action before
 // they return: the checkpoint is then read with checkpoint.ReadTransient,
-// its strings aliasing the decoder's pages, and on this goroutine (the
-// pages are released once a batch is applied). Without, it is read ahead
-// on another goroutine (readAhead), and the actions may be kept.
+// its strings aliasing the decoder's pages, which are released once a
+// batch is applied; add and remove are then called on a goroutine of
+// checkpoint's, one batch at a time, while the next batch is decoded
+// (they must touch nothing the caller uses during the read). Without, it
+// is read ahead on another goroutine (readAhead), and the actions may be
+// kept.
 //
 // It is the one place a checkpoint's files enter a snapshot: kept in a
 // file table (readBaseFiles, where tail is empty but for a rebuild, the

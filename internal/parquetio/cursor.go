@@ -154,6 +154,17 @@ func (c *Cursor) ReleaseHeld() {
 	c.held = c.held[:0]
 }
 
+// TakeHeld appends the pages the cursor left while Hold was set to dst and
+// hands them over: the caller releases them (parquet.Release) once the
+// values that alias them are no longer used, possibly on another
+// goroutine. The current page stays with the cursor.
+func (c *Cursor) TakeHeld(dst []parquet.Page) []parquet.Page {
+	dst = append(dst, c.held...)
+	clear(c.held)
+	c.held = c.held[:0]
+	return dst
+}
+
 // nextPage reads the next page and checks it.
 func (c *Cursor) nextPage() {
 	if c.page != nil {
