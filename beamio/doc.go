@@ -31,6 +31,10 @@
 // key, each range sorted and written by one worker), committed once with
 // the in-process OPTIMIZE's commitInfo and conflict checks.
 //
-// Streaming writes committed per window and distributed DML are not
-// offered yet. See README.md for running on each runner.
+// Write of an input in fixed or sliding windows (streaming or not)
+// commits once per window, in the order of the windows' ends, with the
+// window's end as the txn version (see Write).
+//
+// Distributed DML is not offered yet. See README.md for running on each
+// runner.
 package beamio
