@@ -145,7 +145,7 @@ func TestWriteWindowed(t *testing.T) {
 	const windows = 4
 	table := newTable(t)
 	opts := WriteOptions{WriteID: "windowed", Shards: 3}
-	key := t.Name()
+	key := resultKey(t, "")
 	if err := run(t, windowedPipeline(table, 0, windows*windowRows, key, opts)); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestWriteWindowed(t *testing.T) {
 	checkWindowCommits(t, table, opts.WriteID, []int64{0, 1, 2, 3})
 	_, onDisk := checkTable(t, table, windows*windowRows)
 
-	again := t.Name() + "/again"
+	again := resultKey(t, "again")
 	if err := run(t, windowedPipeline(table, 0, windows*windowRows, again, opts)); err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +188,8 @@ func TestWriteWindowedFailure(t *testing.T) {
 	tests := []struct {
 		name  string
 		hooks func(attempts map[string]int, mu *sync.Mutex) testHooks
+		// landed is how many windows the failed run committed.
+		landed int
 	}{
 		{"the committer dies after the second window's commit", func(attempts map[string]int, mu *sync.Mutex) testHooks {
 			return testHooks{afterCommit: func(id string, version int) error {
@@ -200,7 +202,7 @@ func TestWriteWindowedFailure(t *testing.T) {
 				}
 				return nil
 			}}
-		}},
+		}, 2},
 		{"a writer fails after writing its files", func(attempts map[string]int, mu *sync.Mutex) testHooks {
 			return testHooks{afterFiles: func(id string, shard int) error {
 				mu.Lock()
@@ -212,7 +214,7 @@ func TestWriteWindowedFailure(t *testing.T) {
 				}
 				return nil
 			}}
-		}},
+		}, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -220,22 +222,41 @@ func TestWriteWindowedFailure(t *testing.T) {
 			var mu sync.Mutex
 			setHooks(t, tc.hooks(map[string]int{}, &mu))
 			opts := WriteOptions{WriteID: "windowed-failure", Shards: 2}
-			failed := 0
+			failed, key := 0, ""
 			for round := 0; ; round++ {
 				if round == 4 {
 					t.Fatalf("no run succeeded in %d rounds", round)
 				}
-				err := run(t, windowedPipeline(table, 0, windows*windowRows, fmt.Sprint(t.Name(), "/", round), opts))
+				key = resultKey(t, fmt.Sprint(round))
+				err := run(t, windowedPipeline(table, 0, windows*windowRows, key, opts))
 				if err == nil {
 					break
 				}
 				if !strings.Contains(err.Error(), errInjected.Error()) {
 					t.Fatalf("run %d: %v, want the injected failure", round, err)
 				}
-				failed++
+				if failed++; failed == 1 {
+					if c, _ := commitsOf(t, table, opts.WriteID); c != tc.landed {
+						t.Fatalf("the failed run committed %d windows, want %d", c, tc.landed)
+					}
+				}
 			}
-			if failed == 0 {
-				t.Fatal("no run failed: no failure was injected")
+			if failed != 1 {
+				t.Fatalf("%d runs failed, want 1", failed)
+			}
+			// The run after the failure skips the windows that landed,
+			// writing nothing for them, and commits the others.
+			committed := 0
+			for _, r := range collectedResults(key) {
+				switch {
+				case r.Committed:
+					committed++
+				case r.Files != 0:
+					t.Errorf("a skipped window wrote %d files: %+v", r.Files, r)
+				}
+			}
+			if committed != windows-tc.landed {
+				t.Errorf("the run after the failure committed %d windows, want %d", committed, windows-tc.landed)
 			}
 			checkTable(t, table, windows*windowRows)
 			checkWindowCommits(t, table, opts.WriteID, []int64{0, 1, 2, 3})
@@ -368,11 +389,12 @@ func TestWriteStreaming(t *testing.T) {
 	rows := beam.ParDo(s, &chunkFn{Size: chunk}, firsts)
 	windowed := beam.WindowInto(s, window.NewFixedWindows(time.Duration(windowRows)*time.Millisecond), rows)
 	opts := WriteOptions{WriteID: "streaming", Shards: 2}
-	beam.ParDo0(s, &resultFn{Key: t.Name()}, Write(s, table, windowed, opts))
+	key := resultKey(t, "")
+	beam.ParDo0(s, &resultFn{Key: key}, Write(s, table, windowed, opts))
 	if err := run(t, p); err != nil {
 		t.Fatal(err)
 	}
-	if res := collectedResults(t.Name()); len(res) != windows {
+	if res := collectedResults(key); len(res) != windows {
 		t.Fatalf("results %+v, want %d", res, windows)
 	}
 	checkWindowCommits(t, table, opts.WriteID, []int64{0, 1, 2})
