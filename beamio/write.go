@@ -151,10 +151,11 @@ func init() {
 // above. Rows in fixed or sliding windows (beam.WindowInto, event times)
 // are committed once per window, when the watermark passes the window's
 // end, with txn(WriteID, the window's end in milliseconds since the
-// epoch); the result holds one WriteResult per window. Writers write one
-// window's rows per group; one committer keeps the windows it receives
-// (state) and, at each window's end (an event-time timer), commits every
-// window kept that has ended, in the order of their ends. The version
+// epoch); the result holds one WriteResult per window (a row in sliding
+// windows is in several windows, and is written once in each). Writers
+// write one window's rows per group; one committer keeps the windows it
+// receives (state) and, at each window's end (an event-time timer),
+// commits every window kept that has ended, in the order of their ends. The version
 // must grow with that order because a txn action is a high-water mark:
 // the table keeps only the application's largest version, and
 // write.AppendFiles commits nothing at or below it. So a window whose
