@@ -38,6 +38,10 @@
 // in-process verbs (same commitInfo, same conflict checks). Tables with
 // deletion vectors are rewritten too (see Delete for why).
 //
-// Streaming writes committed per window and distributed MERGE are not
-// offered yet. See README.md for running on each runner.
+// Write of an input in fixed or sliding windows (streaming or not)
+// commits once per window, in the order of the windows' ends, with the
+// window's end as the txn version (see Write).
+//
+// Distributed MERGE is not offered yet. See README.md for running on each
+// runner.
 package beamio

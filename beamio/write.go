@@ -1,21 +1,31 @@
 package beamio
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/mtime"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window/trigger"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/timers"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/godelta/delta"
 	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
+	"github.com/godelta/delta/deltalog"
+	"github.com/godelta/delta/logstore"
 	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/txn"
 	"github.com/godelta/delta/write"
@@ -34,8 +44,9 @@ type WriteOptions struct {
 	WriteID string
 	// Version is the txn version of this write, at least 0. Successive
 	// writes of one WriteID must give increasing versions (a batch
-	// number, a day, a window's sequence): a write whose Version the table
-	// already holds for WriteID, or a later one, commits nothing.
+	// number, a day): a write whose Version the table already holds for
+	// WriteID, or a later one, commits nothing. A windowed input does not
+	// use it: each window's version is its end (see Write).
 	Version int64
 	// Shards is how many writer tasks the rows are spread over (each
 	// writes its own files); 0 means DefaultShards.
@@ -58,6 +69,9 @@ type WriteResult struct {
 	Version int64
 	// Files and Rows count the data files and rows this run wrote.
 	Files, Rows int64
+	// TxnVersion is the txn version the result is for: WriteOptions.Version,
+	// or, for a windowed input, the window's (see Write).
+	TxnVersion int64
 }
 
 // writePlan is what the planning step of Write decides, given to every
@@ -67,6 +81,11 @@ type WriteResult struct {
 type writePlan struct {
 	SnapshotVersion int64
 	Done            bool
+	// AppVersion is the table's txn version of WriteID when the plan was
+	// made, and HasApp whether it holds one: writers of a windowed input
+	// compare their window's version with it.
+	AppVersion int64
+	HasApp     bool
 }
 
 func init() {
@@ -75,6 +94,11 @@ func init() {
 	register.DoFn5x1[context.Context, int, func(*Row) bool, writePlan, func([]byte), error](&writeFilesFn{})
 	register.DoFn5x1[context.Context, int, func(*[]byte) bool, writePlan, func(WriteResult), error](&commitFn{})
 	register.DoFn2x0[writePlan, func([]byte)](&markerFn{})
+	register.DoFn6x1[context.Context, beam.Window, int, func(*Row) bool, writePlan, func([]byte), error](&writeWindowFn{})
+	register.DoFn5x1[beam.Window, int, func(*[]byte) bool, writePlan, func(int, windowAdds), error](&gatherWindowFn{})
+	register.DoFn5x1[state.Provider, timers.Provider, int, windowAdds, func(WriteResult), error](&commitWindowsFn{})
+	register.Emitter2[int, windowAdds]()
+	beam.RegisterType(reflect.TypeFor[windowAdds]())
 	register.Emitter1[writePlan]()
 	register.Emitter2[int, Row]()
 	register.Emitter1[[]byte]()
@@ -122,8 +146,41 @@ func init() {
 // a conflicting change of schema) fail the step that meets them, and with
 // it the pipeline. Rows holding no row commit nothing (the result says
 // Committed false).
+//
+// Windows: rows in the global window (the default) are committed once, as
+// above. Rows in fixed or sliding windows (beam.WindowInto, event times)
+// are committed once per window, when the watermark passes the window's
+// end, with txn(WriteID, the window's end in milliseconds since the
+// epoch); the result holds one WriteResult per window (a row in sliding
+// windows is in several windows, and is written once in each). Writers
+// write one window's rows per group; one committer keeps the windows it
+// receives (state) and, at each window's end (an event-time timer),
+// commits every window kept that has ended, in the order of their ends. The version
+// must grow with that order because a txn action is a high-water mark:
+// the table keeps only the application's largest version, and
+// write.AppendFiles commits nothing at or below it. So a window whose
+// version is not above the table's:
+//
+//   - was committed before when a commit of the log carries
+//     txn(WriteID, its version): a rerun of the pipeline, or a committer
+//     run again. Nothing is written or committed (Committed false).
+//   - otherwise is late (its window closed after a later one was
+//     committed, or a new run of the WriteID brings older events): the
+//     step fails with ErrWindowNotAfter. Its rows are never dropped
+//     silently; give such data another WriteID, or write it in the global
+//     window with a Version of its own.
+//
+// Merging windows (sessions), triggers other than the default and an
+// allowed lateness are refused (deltaerr.ErrInvalidArgument, when the
+// pipeline runs): a window's version must be a function of the window,
+// and each window must reach the committer once, in one pane. Rows behind
+// the watermark are then dropped by the runner before Write sees them,
+// as Beam does for any window without allowed lateness.
 func Write(s beam.Scope, table string, rows beam.PCollection, opts WriteOptions) beam.PCollection {
 	s = s.Scope("delta.Write")
+	if ws := rows.WindowingStrategy(); ws != nil && ws.Fn != nil && ws.Fn.Kind != window.GlobalWindows {
+		return writeWindowed(s, table, rows, opts, ws)
+	}
 	plan := beam.ParDo(s, &planWriteFn{Table: table, Opts: opts}, beam.Impulse(s))
 	shards := opts.Shards
 	if shards <= 0 {
@@ -154,11 +211,17 @@ func checkWriteOptions(o WriteOptions) error {
 type planWriteFn struct {
 	Table string
 	Opts  WriteOptions
+	// Refuse, when not empty, is why Write cannot honour the windowing of
+	// its input (see checkWindowing): the plan fails with it.
+	Refuse string
 }
 
 func (f *planWriteFn) ProcessElement(ctx context.Context, _ []byte, emit func(writePlan)) error {
 	if err := checkWriteOptions(f.Opts); err != nil {
 		return err
+	}
+	if f.Refuse != "" {
+		return fmt.Errorf("beamio: Write of a windowed input: %s: %w", f.Refuse, deltaerr.ErrInvalidArgument)
 	}
 	t, err := openTable(ctx, f.Table, nil)
 	if err != nil {
@@ -177,7 +240,7 @@ func (f *planWriteFn) ProcessElement(ctx context.Context, _ []byte, emit func(wr
 	if err != nil {
 		return err
 	}
-	emit(writePlan{SnapshotVersion: snap.Version(), Done: ok && v >= f.Opts.Version})
+	emit(writePlan{SnapshotVersion: snap.Version(), Done: ok && v >= f.Opts.Version, AppVersion: v, HasApp: ok})
 	return nil
 }
 
@@ -205,17 +268,25 @@ type writeFilesFn struct {
 	snap  *delta.Snapshot
 }
 
-// snapshotAt returns the snapshot at version, kept between bundles.
-func (f *writeFilesFn) snapshotAt(ctx context.Context, version int64) (*delta.Snapshot, error) {
-	if f.snap != nil && f.snap.Version() == version {
-		return f.snap, nil
-	}
+// openTable returns the table, kept between bundles.
+func (f *writeFilesFn) openTable(ctx context.Context) (*delta.Table, error) {
 	if f.table == nil {
 		t, err := openTable(ctx, f.Table, nil)
 		if err != nil {
 			return nil, err
 		}
 		f.table = t
+	}
+	return f.table, nil
+}
+
+// snapshotAt returns the snapshot at version, kept between bundles.
+func (f *writeFilesFn) snapshotAt(ctx context.Context, version int64) (*delta.Snapshot, error) {
+	if f.snap != nil && f.snap.Version() == version {
+		return f.snap, nil
+	}
+	if _, err := f.openTable(ctx); err != nil {
+		return nil, err
 	}
 	snap, err := f.table.SnapshotAt(ctx, version)
 	if err != nil {
@@ -336,7 +407,7 @@ func (f *commitFn) ProcessElement(ctx context.Context, _ int, encoded func(*[]by
 	// The order of the adds in the commit does not depend on the order
 	// the runner delivers them in.
 	slices.SortFunc(adds, func(a, b actions.Add) int { return strings.Compare(a.Path, b.Path) })
-	res := WriteResult{Files: int64(len(adds)), Rows: countRows(adds)}
+	res := WriteResult{Files: int64(len(adds)), Rows: countRows(adds), TxnVersion: f.Opts.Version}
 	if plan.Done || len(adds) == 0 {
 		emit(res)
 		return nil
@@ -370,6 +441,302 @@ func (f *commitFn) ProcessElement(ctx context.Context, _ int, encoded func(*[]by
 	res.Committed, res.Version = true, cr.Version
 	emit(res)
 	return nil
+}
+
+// ErrWindowNotAfter is the error of a window of a windowed Write whose txn
+// version (its end) is not above the version the table holds for WriteID,
+// and which the table's log does not show committed: a window that closed
+// after a later one was committed (late data, a rerun over older events).
+// Its rows are not committed, and the step fails rather than drop them.
+var ErrWindowNotAfter = errors.New("beamio: window's txn version is not above the write's committed version")
+
+// checkWindowing says why Write cannot honour ws, or "" when it can: the
+// version of a window must be a function of the window alone, and each
+// window must reach the committer once. Merging windows (sessions) are cut
+// differently by every writer's group; a trigger other than the default
+// fires a window more than once, at times no rerun reproduces; allowed
+// lateness fires late panes of a window after its commit, with its
+// version, which the committer would take for a rerun.
+func checkWindowing(ws *window.WindowingStrategy) string {
+	switch ws.Fn.Kind {
+	case window.FixedWindows, window.SlidingWindows:
+	default:
+		return fmt.Sprintf("windows of kind %s are not supported (fixed or sliding windows, or the global window)", ws.Fn.Kind)
+	}
+	if ws.AllowedLateness > 0 {
+		return fmt.Sprintf("an allowed lateness (%d ms) is not supported: a late pane would bring a second commit of a window", ws.AllowedLateness)
+	}
+	switch ws.Trigger.(type) {
+	case nil, trigger.DefaultTrigger, *trigger.DefaultTrigger:
+		return ""
+	}
+	return fmt.Sprintf("trigger %v is not supported: a window must fire once, when the watermark passes its end", ws.Trigger)
+}
+
+// windowVersion is the txn version of the rows of window w: the end of
+// the window in milliseconds since the epoch. It is a function of the
+// window alone, so a rerun gives the same, and it increases with the
+// order in which the watermark closes windows, as the high-water mark
+// of a txn asks.
+func windowVersion(w typex.Window) (int64, error) {
+	iw, ok := w.(window.IntervalWindow)
+	if !ok {
+		return 0, fmt.Errorf("beamio: Write of a windowed input: window %v is not an interval window: %w", w, deltaerr.ErrInvalidArgument)
+	}
+	v := mtime.Time(iw.End).Milliseconds()
+	if v < 0 {
+		return 0, fmt.Errorf("beamio: Write of a windowed input: window %v ends before 1970, its txn version would be negative: %w", w, deltaerr.ErrInvalidArgument)
+	}
+	return v, nil
+}
+
+// writeWindowed is Write of an input in fixed or sliding windows: the
+// rows of each window are written as in Write, and committed once per
+// window, windows in the order of their ends, each with the txn action
+// (WriteID, the window's end in ms).
+func writeWindowed(s beam.Scope, table string, rows beam.PCollection, opts WriteOptions, ws *window.WindowingStrategy) beam.PCollection {
+	plan := beam.ParDo(s, &planWriteFn{Table: table, Opts: opts, Refuse: checkWindowing(ws)}, beam.Impulse(s))
+	shards := opts.Shards
+	if shards <= 0 {
+		shards = DefaultShards
+	}
+	// Groups are per shard and window: a writer writes one window's rows.
+	grouped := beam.GroupByKey(s, beam.ParDo(s, &shardFn{Shards: shards}, rows))
+	adds := beam.ParDo(s, &writeWindowFn{writeFilesFn: writeFilesFn{Table: table, Opts: opts}}, grouped, beam.SideInput{Input: plan})
+	// One element per window, with every add of the window, emitted
+	// when the watermark passes the window's end.
+	perWindow := beam.ParDo(s, gatherWindowFn{}, beam.GroupByKey(s, beam.AddFixedKey(s, adds)), beam.SideInput{Input: plan})
+	// One committer sees them all, in the global window, and commits them
+	// in the order of their ends (commitWindowsFn).
+	global := beam.WindowInto(s, window.NewGlobalWindows(), perWindow)
+	return beam.ParDo(s, &commitWindowsFn{Table: table, Opts: opts,
+		Pending: state.MakeBagState[windowAdds]("pending"), Due: timers.InEventTime("due")}, global)
+}
+
+// writeWindowFn is step 2 of a windowed Write: writeFilesFn for the rows
+// of one shard in one window. It emits the adds' encoding, and an empty
+// element, so that the window reaches the committer even when nothing is
+// written.
+type writeWindowFn struct {
+	writeFilesFn
+	// committed caches committedTxn's answers by version.
+	committed map[int64]bool
+}
+
+func (f *writeWindowFn) ProcessElement(ctx context.Context, w beam.Window, shard int, rows func(*Row) bool, plan writePlan, emit func([]byte)) error {
+	version, err := windowVersion(w)
+	if err != nil {
+		return err
+	}
+	if plan.HasApp && version <= plan.AppVersion {
+		// A rerun over a window an earlier run committed writes nothing;
+		// a window that was not committed cannot be any more.
+		done, ok := f.committed[version]
+		if !ok {
+			t, err := f.openTable(ctx)
+			if err != nil {
+				return err
+			}
+			if done, err = committedTxn(ctx, t, plan.SnapshotVersion, f.Opts.WriteID, version); err != nil {
+				return err
+			}
+			if f.committed == nil {
+				f.committed = map[int64]bool{}
+			}
+			f.committed[version] = done
+		}
+		if done {
+			emit(nil)
+			return nil
+		}
+		return fmt.Errorf("window %v: version %d, the table holds %d for %q: %w", w, version, plan.AppVersion, f.Opts.WriteID, ErrWindowNotAfter)
+	}
+	emit(nil)
+	plan.Done = false // Done is about WriteOptions.Version, which a windowed write does not use
+	return f.writeFilesFn.ProcessElement(ctx, shard, rows, plan, emit)
+}
+
+// committedTxn reports whether a commit of the table's log, from version
+// latest down, carries txn(appID, version). It reads commits back from
+// latest until it meets a txn of appID at version (true) or below it
+// (false: versions of an application increase from commit to commit).
+// When the commits that would tell are gone from the log (log cleanup),
+// it cannot tell, and says so with ErrWindowNotAfter.
+func committedTxn(ctx context.Context, t *delta.Table, latest int64, appID string, version int64) (bool, error) {
+	for v := latest; v >= 0; v-- {
+		data, err := t.Store().Get(ctx, deltalog.CommitKey(v))
+		if errors.Is(err, logstore.ErrNotFound) {
+			return false, fmt.Errorf("the log no longer holds commit %d, which would tell whether txn %q version %d was committed: %w", v, appID, version, ErrWindowNotAfter)
+		}
+		if err != nil {
+			return false, err
+		}
+		found, at := false, int64(0)
+		err = actions.EachAction(deltalog.CommitKey(v), data, func(a *actions.Action) error {
+			if a.Txn != nil && a.Txn.AppID == appID {
+				found, at = true, a.Txn.Version
+			}
+			return nil
+		})
+		if err != nil {
+			return false, err
+		}
+		if found && at <= version {
+			return at == version, nil
+		}
+	}
+	return false, nil
+}
+
+// windowAdds is what a windowed Write commits for one window.
+type windowAdds struct {
+	// Version is the window's txn version, Due its maximum timestamp (ms
+	// since the epoch), when the watermark passing it closes the window.
+	Version, Due int64
+	// SnapshotVersion is the table version the files were written for.
+	SnapshotVersion int64
+	// Adds are the window's add actions, encoded as in a commit.
+	Adds []byte
+}
+
+// gatherWindowFn gathers the adds of one window into one windowAdds.
+type gatherWindowFn struct{}
+
+func (gatherWindowFn) ProcessElement(w beam.Window, _ int, encoded func(*[]byte) bool, plan writePlan, emit func(int, windowAdds)) error {
+	version, err := windowVersion(w)
+	if err != nil {
+		return err
+	}
+	wa := windowAdds{Version: version, Due: int64(w.MaxTimestamp()), SnapshotVersion: plan.SnapshotVersion}
+	var data []byte
+	for encoded(&data) {
+		wa.Adds = append(wa.Adds, data...)
+	}
+	emit(0, wa)
+	return nil
+}
+
+// commitWindowsFn is step 3 of a windowed Write. It keeps the windows it
+// receives, and when the watermark passes the end of one (its timer), it
+// commits every window kept that ended by then, in the order of their
+// ends, one commit each: so the txn versions it commits increase, however
+// the runner delivers the windows, and a window the runner closes late is
+// refused (ErrWindowNotAfter) rather than skipped.
+type commitWindowsFn struct {
+	Table string
+	Opts  WriteOptions
+
+	Pending state.Bag[windowAdds]
+	Due     timers.EventTime
+}
+
+// ProcessElement keeps wa until the watermark passes its end. It emits
+// nothing; emit is there because Beam asks OnTimer and ProcessElement to
+// have the same emitters.
+func (f *commitWindowsFn) ProcessElement(sp state.Provider, tp timers.Provider, _ int, wa windowAdds, _ func(WriteResult)) error {
+	if err := f.Pending.Add(sp, wa); err != nil {
+		return err
+	}
+	f.Due.Set(tp, mtime.Time(wa.Due).ToTime(), timers.WithTag(fmt.Sprint(wa.Version)))
+	return nil
+}
+
+func (f *commitWindowsFn) OnTimer(ctx context.Context, ts beam.EventTime, sp state.Provider, _ timers.Provider, _ int, _ timers.Context, emit func(WriteResult)) error {
+	kept, _, err := f.Pending.Read(sp)
+	if err != nil {
+		return err
+	}
+	var due, later []windowAdds
+	for _, wa := range kept {
+		if wa.Due <= int64(ts) {
+			due = append(due, wa)
+		} else {
+			later = append(later, wa)
+		}
+	}
+	if len(due) == 0 {
+		return nil
+	}
+	slices.SortFunc(due, func(a, b windowAdds) int { return cmp.Compare(a.Version, b.Version) })
+	t, err := openTable(ctx, f.Table, nil)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	for _, wa := range due {
+		res, err := f.commitWindow(ctx, t, wa)
+		if err != nil {
+			return err
+		}
+		emit(res)
+	}
+	if err := f.Pending.Clear(sp); err != nil {
+		return err
+	}
+	for _, wa := range later {
+		if err := f.Pending.Add(sp, wa); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commitWindow commits the adds of one window with txn(WriteID, its
+// version), as commitFn does for the whole input.
+func (f *commitWindowsFn) commitWindow(ctx context.Context, t *delta.Table, wa windowAdds) (WriteResult, error) {
+	var adds []actions.Add
+	if len(wa.Adds) > 0 {
+		acts, err := actions.DecodeCommit("adds of a window", wa.Adds)
+		if err != nil {
+			return WriteResult{}, err
+		}
+		for _, a := range acts {
+			if a.Add == nil {
+				return WriteResult{}, fmt.Errorf("beamio: a writer sent a %s action, not an add: %w", actionKind(a), deltaerr.ErrCorrupt)
+			}
+			adds = append(adds, *a.Add)
+		}
+	}
+	slices.SortFunc(adds, func(a, b actions.Add) int { return strings.Compare(a.Path, b.Path) })
+	res := WriteResult{Files: int64(len(adds)), Rows: countRows(adds), TxnVersion: wa.Version}
+	if len(adds) == 0 {
+		return res, nil // its writers found it committed
+	}
+	snap, err := t.SnapshotAt(ctx, wa.SnapshotVersion)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	cr, err := write.AppendFiles(ctx, snap, adds, write.CommitOptions{
+		App: write.AppTransaction{ID: f.Opts.WriteID, Version: wa.Version},
+		Txn: delta.TxnOptions{EngineInfo: EngineInfo},
+	})
+	if errors.Is(err, write.ErrAppVersionCommitted) {
+		// This window's commit landed before (a committer run again), or
+		// a later window's did and this one is late.
+		latest, lerr := t.Snapshot(ctx)
+		if lerr != nil {
+			return WriteResult{}, lerr
+		}
+		done, lerr := committedTxn(ctx, t, latest.Version(), f.Opts.WriteID, wa.Version)
+		if lerr != nil {
+			return WriteResult{}, lerr
+		}
+		if done {
+			return res, nil
+		}
+		return WriteResult{}, fmt.Errorf("window ending %v: version %d: %w", mtime.FromMilliseconds(wa.Version).ToTime().UTC(), wa.Version, ErrWindowNotAfter)
+	}
+	if err != nil {
+		return WriteResult{}, err
+	}
+	t.PostCommit(ctx, &cr)
+	if h := hook(func(h *testHooks) func(string, int) error { return h.afterCommit }); h != nil {
+		if err := h(f.Opts.WriteID, int(cr.Version)); err != nil {
+			return WriteResult{}, err
+		}
+	}
+	res.Committed, res.Version = true, cr.Version
+	return res, nil
 }
 
 // EngineInfo is the commitInfo.engineInfo of Write's commits.

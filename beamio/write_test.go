@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -192,7 +193,7 @@ func TestWrite(t *testing.T) {
 		}
 	}
 	table := newTable(t)
-	key := t.Name()
+	key := resultKey(t, "")
 	opts := WriteOptions{WriteID: "test-write", Version: 0, Shards: 8}
 	if err := run(t, writePipeline(table, n, key, opts)); err != nil {
 		t.Fatal(err)
@@ -223,6 +224,15 @@ func setHooks(t *testing.T, h testHooks) {
 }
 
 var errInjected = errors.New("injected failure")
+
+// resultKeys numbers the keys resultKey makes.
+var resultKeys atomic.Int64
+
+// resultKey returns a key for resultFn that no other run of the test
+// shares (go test -count=N runs a test N times in one process).
+func resultKey(t *testing.T, suffix string) string {
+	return fmt.Sprint(t.Name(), "/", suffix, "#", resultKeys.Add(1))
+}
 
 // TestWriteExactlyOnce fails writers after they wrote their files, and a
 // committer after its commit landed, then runs the same pipeline again,
@@ -275,7 +285,7 @@ func TestWriteExactlyOnce(t *testing.T) {
 				if round == 8 {
 					t.Fatalf("no run succeeded in %d rounds", round)
 				}
-				key = fmt.Sprint(t.Name(), "/", round)
+				key = resultKey(t, fmt.Sprint(round))
 				err := run(t, writePipeline(table, n, key, opts))
 				if err == nil {
 					break
@@ -307,7 +317,7 @@ func TestWriteExactlyOnce(t *testing.T) {
 
 			// The same pipeline once more: the plan finds the txn and no
 			// file is written.
-			again := t.Name() + "/again"
+			again := resultKey(t, "again")
 			if err := run(t, writePipeline(table, n, again, opts)); err != nil {
 				t.Fatal(err)
 			}
