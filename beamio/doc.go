@@ -38,6 +38,11 @@
 // in-process verbs (same commitInfo, same conflict checks). Tables with
 // deletion vectors are rewritten too (see Delete for why).
 //
-// Streaming writes committed per window and distributed MERGE are not
-// offered yet. See README.md for running on each runner.
+// Merge runs copy-on-write MERGE INTO with a Delta table as the source:
+// planned once (dml.MergeJob), a group of candidate files per task
+// rewritten by the MATCHED and NOT MATCHED BY SOURCE clauses, the NOT
+// MATCHED inserts written once from the union of the groups' matches,
+// and one commit through the in-process merge's commit step.
+//
+// Streaming writes committed per window are not offered yet. See README.md for running on each runner.
 package beamio
