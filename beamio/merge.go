@@ -348,7 +348,7 @@ func (f *rewriteMergeFn) ProcessElement(ctx context.Context, group int, p mergeP
 			return nil
 		}
 	}
-	write.Discard(j.Snapshot(), err, part.Adds)
+	discardParts(j.Snapshot(), err, []write.Rewritten{part.Rewritten})
 	return err
 }
 
