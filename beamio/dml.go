@@ -385,7 +385,9 @@ func (f *commitDMLFn) ProcessElement(ctx context.Context, _ int, encoded func(*[
 		}
 	}
 	if err != nil {
-		discardDMLParts(st.job, err, parts)
+		if st.job != nil {
+			discardParts(st.job.Snapshot(), err, parts)
+		}
 		return err
 	}
 	r, err := j.Commit(ctx, parts)
@@ -404,21 +406,6 @@ func (f *commitDMLFn) ProcessElement(ctx context.Context, _ int, encoded func(*[
 	emit(DMLResult{Committed: r.Committed, Version: r.Commit.Version, Operation: j.Operation(),
 		Metrics: r.Metrics, Groups: p.Groups, Tasks: len(parts)})
 	return nil
-}
-
-// discardDMLParts deletes the files the parts added, after err.
-func discardDMLParts(j *dml.Job, err error, parts []write.Rewritten) {
-	if j == nil {
-		return
-	}
-	var adds []actions.Add
-	for _, r := range parts {
-		adds = append(adds, r.Adds...)
-		for _, c := range r.CDC {
-			adds = append(adds, actions.Add{Path: c.Path})
-		}
-	}
-	write.Discard(j.Snapshot(), err, adds)
 }
 
 // dmlTestHooks let the tests fail or interleave a step of Delete and

@@ -38,10 +38,14 @@
 // in-process verbs (same commitInfo, same conflict checks). Tables with
 // deletion vectors are rewritten too (see Delete for why).
 //
+// Merge runs copy-on-write MERGE INTO with a Delta table as the source:
+// planned once (dml.MergeJob), a group of candidate files per task
+// rewritten by the MATCHED and NOT MATCHED BY SOURCE clauses, the NOT
+// MATCHED inserts written once from the union of the groups' matches,
+// and one commit through the in-process merge's commit step.
+//
 // Write of an input in fixed or sliding windows (streaming or not)
 // commits once per window, in the order of the windows' ends, with the
-// window's end as the txn version (see Write).
-//
-// Distributed MERGE is not offered yet. See README.md for running on each
-// runner.
+// window's end as the txn version (see Write). See README.md for running
+// on each runner.
 package beamio

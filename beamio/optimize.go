@@ -771,7 +771,8 @@ func (f *commitOptimizeFn) ProcessElement(ctx context.Context, _ int, encoded fu
 	return nil
 }
 
-// discardParts deletes the files the parts added, after err.
+// discardParts deletes the files the parts added (data and change
+// data), after err.
 func discardParts(snap *delta.Snapshot, err error, parts []write.Rewritten) {
 	if snap == nil {
 		return
@@ -779,6 +780,9 @@ func discardParts(snap *delta.Snapshot, err error, parts []write.Rewritten) {
 	var adds []actions.Add
 	for _, r := range parts {
 		adds = append(adds, r.Adds...)
+		for _, c := range r.CDC {
+			adds = append(adds, actions.Add{Path: c.Path})
+		}
 	}
 	write.Discard(snap, err, adds)
 }

@@ -100,6 +100,15 @@
 // commit step, so both paths stage the same actions under the same
 // commitInfo and conflict checks.
 //
+// A MergeJob is MERGE split the same way (PlanMerge, RewriteGroup, then
+// Insert once, then Commit): the groups rewrite by the MATCHED and NOT
+// MATCHED BY SOURCE clauses and report which source rows they matched,
+// and one step inserts the source rows no group matched. Its source is
+// held in memory on every worker (ErrMergeSourceTooLarge past the
+// budget; the in-process Merge spills instead). Merge plans a MergeJob on
+// each attempt and rewrites all its files in one call that writes the
+// inserts with the updated rows, through the same commit step.
+//
 // # Errors
 //
 // An append-only table refuses DML with write.ErrAppendOnly. A predicate

@@ -219,6 +219,12 @@ func (j *Job) stage(parts []write.Rewritten) *Plan {
 	if j.del != nil {
 		r = cloneRewritten(j.del.Whole)
 	}
+	r = sumRewritten(r, parts)
+	return &Plan{Rewritten: r, ReadPredicate: j.pred, ReadWholeTable: j.pred == nil, ScanTime: j.scanTime}
+}
+
+// sumRewritten adds the actions and counts of parts to r.
+func sumRewritten(r write.Rewritten, parts []write.Rewritten) write.Rewritten {
 	for _, p := range parts {
 		r.Removes = append(r.Removes, p.Removes...)
 		r.Adds = append(r.Adds, p.Adds...)
@@ -235,7 +241,7 @@ func (j *Job) stage(parts []write.Rewritten) *Plan {
 		r.DVBytes += p.DVBytes
 		r.Rows += p.Rows
 	}
-	return &Plan{Rewritten: r, ReadPredicate: j.pred, ReadWholeTable: j.pred == nil, ScanTime: j.scanTime}
+	return r
 }
 
 func firstRead(r write.Rewritten) string {

@@ -34,75 +34,31 @@ const insertBatchRows = 8192
 // version after a conflict, against the same source rows.
 func Merge(ctx context.Context, snap *snapshot.Snapshot, src Source, spec MergeSpec, opts Options) (MergeResult, error) {
 	var res MergeResult
-	if src.Schema == nil || src.Batches == nil {
-		return res, fmt.Errorf("%w: no source", ErrMergeClause)
-	}
-	// With schema evolution, the merge is planned, and its rows written,
-	// under the evolved schema, which its commit stages.
-	evolve := spec.SchemaEvolution && slices.ContainsFunc(slices.Concat(spec.Matched, spec.NotMatched), func(c Clause) bool { return c.All })
-	target := snap
-	var ep *actions.Protocol
-	var em *actions.Metadata
-	if evolve {
-		p, m, changed, err := write.MergedMetadata(snap, src.Schema)
-		if err != nil {
-			return res, fmt.Errorf("merge: schema evolution: %w", err)
-		}
-		if changed {
-			if target, err = snap.WithMetadata(p, m); err != nil {
-				return res, fmt.Errorf("merge: schema evolution: %w", err)
-			}
-			if !write.SameProtocol(p, snap.Protocol()) {
-				ep = &p
-			}
-			em = &m
-		}
-	}
-	tableSchema := snap.Schema()
-	p, err := newPlan(spec, target.Schema(), src.Schema, snap.Metadata().PartitionColumns)
+	ms, err := setupMerge(snap, src, spec, true)
 	if err != nil {
 		return res, err
 	}
-	m := &merger{plan: p}
-	defer m.close() // the spilled source, on every path
-	t0 := time.Now()
-	if err := m.loadSource(src, snap, spec); err != nil {
-		return res, err
-	}
-	sourceTime := time.Since(t0)
+	defer ms.m.close() // the spilled source, on every path
 	var mm MergeMetrics
-	op := Operation{
-		Name:       OpMerge,
-		Parameters: m.parameters(),
-		InsertOnly: len(p.matched)+len(p.bySrc) == 0,
-		Plan: func(ctx context.Context, snap *snapshot.Snapshot, s Strategy) (*Plan, error) {
-			if !sameSchema(tableSchema, snap.Schema()) {
-				return nil, fmt.Errorf("merge: the table's schema changed at version %d: %w", snap.Version(), txn.ErrConflict)
-			}
-			if em != nil {
-				var err error
-				if snap, err = snap.WithMetadata(target.Protocol(), *em); err != nil {
-					return nil, err
-				}
-			}
-			var err error
-			mm, err = m.plan1(ctx, snap, s, opts)
-			if err != nil {
-				// What the attempt wrote before failing (a rewrite,
-				// before inserts that broke a constraint): no commit
-				// names it.
-				dropWritten(snap, nil, m.staged)
-				return nil, err
-			}
-			mm.NumSourceRows = m.nSource
-			mm.MaterializeSourceTimeMs = sourceTime.Milliseconds()
-			m.staged.Protocol, m.staged.Metadata = ep, em
-			return m.staged, nil
-		},
-		Metrics: func(g *Metrics) map[string]any {
-			mm.fromRun(g)
-			return mm.Map()
-		},
+	op := ms.operation()
+	op.Plan = func(ctx context.Context, snap *snapshot.Snapshot, s Strategy) (*Plan, error) {
+		j, err := ms.planJob(ctx, snap, s, opts, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		plan, err := j.rewriteAll(ctx, &mm)
+		if err != nil {
+			// What the attempt wrote before failing (a rewrite,
+			// before inserts that broke a constraint): no commit
+			// names it.
+			dropWritten(j.asnap, nil, plan)
+			return nil, err
+		}
+		return plan, nil
+	}
+	op.Metrics = func(g *Metrics) map[string]any {
+		mm.fromRun(g)
+		return mm.Map()
 	}
 	r, err := Run(ctx, snap, op, opts)
 	if err != nil {
@@ -110,6 +66,80 @@ func Merge(ctx context.Context, snap *snapshot.Snapshot, src Source, spec MergeS
 	}
 	mm.fromRun(&r.Metrics)
 	return MergeResult{Result: r, Merge: mm}, nil
+}
+
+// mergeSetup is what a merge knows before its first attempt: the plan
+// checked against the two schemas, the source loaded (or spilled), and
+// the schema it evolves the table to, if any.
+type mergeSetup struct {
+	m           *merger
+	tableSchema *schema.StructType // the table's, before evolution
+	target      *snapshot.Snapshot // the table under the evolved schema (or snap)
+	ep          *actions.Protocol  // staged by the commit, when not nil
+	em          *actions.Metadata
+	sourceTime  time.Duration
+}
+
+// setupMerge checks spec against the table snap shows and src, and
+// loads the source: into memory, or, past spec.MemoryBudget, spilled
+// when spill allows it, else ErrMergeSourceTooLarge.
+func setupMerge(snap *snapshot.Snapshot, src Source, spec MergeSpec, spill bool) (*mergeSetup, error) {
+	if src.Schema == nil || src.Batches == nil {
+		return nil, fmt.Errorf("%w: no source", ErrMergeClause)
+	}
+	ms := &mergeSetup{target: snap, tableSchema: snap.Schema()}
+	// With schema evolution, the merge is planned, and its rows written,
+	// under the evolved schema, which its commit stages.
+	evolve := spec.SchemaEvolution && slices.ContainsFunc(slices.Concat(spec.Matched, spec.NotMatched), func(c Clause) bool { return c.All })
+	if evolve {
+		p, m, changed, err := write.MergedMetadata(snap, src.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("merge: schema evolution: %w", err)
+		}
+		if changed {
+			if ms.target, err = snap.WithMetadata(p, m); err != nil {
+				return nil, fmt.Errorf("merge: schema evolution: %w", err)
+			}
+			if !write.SameProtocol(p, snap.Protocol()) {
+				ms.ep = &p
+			}
+			ms.em = &m
+		}
+	}
+	p, err := newPlan(spec, ms.target.Schema(), src.Schema, snap.Metadata().PartitionColumns)
+	if err != nil {
+		return nil, err
+	}
+	ms.m = &merger{plan: p, noSpill: !spill}
+	t0 := time.Now()
+	if err := ms.m.loadSource(src, snap, spec); err != nil {
+		ms.m.close()
+		return nil, err
+	}
+	ms.sourceTime = time.Since(t0)
+	return ms, nil
+}
+
+// operation is the merge's Operation but its Plan and Metrics.
+func (ms *mergeSetup) operation() Operation {
+	return Operation{
+		Name:       OpMerge,
+		Parameters: ms.m.parameters(),
+		InsertOnly: len(ms.m.matched)+len(ms.m.bySrc) == 0,
+	}
+}
+
+// attempt returns the snapshot an attempt on snap rewrites: snap under
+// the evolved schema, if any. A table whose schema changed since the
+// merge was set up is a conflict.
+func (ms *mergeSetup) attempt(snap *snapshot.Snapshot) (*snapshot.Snapshot, error) {
+	if !sameSchema(ms.tableSchema, snap.Schema()) {
+		return nil, fmt.Errorf("merge: the table's schema changed at version %d: %w", snap.Version(), txn.ErrConflict)
+	}
+	if ms.em == nil {
+		return snap, nil
+	}
+	return snap.WithMetadata(ms.target.Protocol(), *ms.em)
 }
 
 // OpMerge is commitInfo.operation of a merge.
@@ -133,88 +163,89 @@ func (mm *MergeMetrics) fromRun(g *Metrics) {
 
 func sameSchema(a, b *schema.StructType) bool { return a.String() == b.String() }
 
-// plan1 is one attempt of the merge on snap: find the candidate files,
-// rewrite the matched and not-matched-by-source rows, write the inserts.
-// What it wrote is in m.staged, also on error, for the caller to delete.
-func (m *merger) plan1(ctx context.Context, snap *snapshot.Snapshot, s Strategy, opts Options) (MergeMetrics, error) {
-	var mm MergeMetrics
-	m.snap = snap
-	m.staged = &Plan{}
+// rewriteAll is the rest of one in-process attempt of the merge, after
+// planJob: one rewrite of all the candidate files, which then writes the
+// inserts (not-matched source rows, known once every file is read) to
+// the same files as the updated rows, as Spark writes them; with a
+// spilled source, the grace hash join first. It fills mm and returns the
+// plan to commit; on error the plan holds what it wrote, for the caller
+// to delete. It uses the setup's merger, so one attempt runs at a time.
+func (j *MergeJob) rewriteAll(ctx context.Context, mm *MergeMetrics) (*Plan, error) {
+	m := j.ms.m
+	m.snap = j.asnap
+	m.staged = j.newPlan()
 	clear(m.srcMatched)
 	clear(m.srcBits)
 	clear(m.counts)
-	t1 := time.Now()
-	readPred := m.filePredicate()
-	files, before, err := m.candidates(ctx, readPred)
-	if err != nil {
-		return mm, err
-	}
-	mm.NumTargetFilesBeforeSkipping = before
-	mm.NumTargetFilesAfterSkipping = int64(len(files))
-	m.staged.ScanTime = time.Since(t1)
-	m.staged.ReadPredicate = readPred
-	m.staged.ReadWholeTable = readPred == nil
+	*mm = j.baseMetrics()
+	files := j.files
 	if m.spill != nil {
 		// The grace hash join's partitions of the target keys, joined
 		// with the source's.
 		if err := m.partitionTarget(ctx, files); err != nil {
-			return mm, err
+			return m.staged, err
 		}
 	}
-
-	// Matched and not-matched-by-source rows: one rewrite of the files,
-	// which then writes the inserts (not-matched source rows, known once
-	// every file is read) to the same files as the updated rows. An
-	// insert-only merge reads the files only to find the matches.
-	useDV := s == MergeOnRead
+	// An insert-only merge reads the files only to find the matches.
+	useDV := j.strategy == MergeOnRead
 	var nIns int64
 	if len(m.matched)+len(m.bySrc) > 0 {
-		r, err := write.Rewrite(ctx, snap, files, m.rowFunc, write.RewriteOptions{
-			Options: opts.Options, DeletionVectors: useDV, InlineDVMax: opts.InlineDVMax,
+		r, err := write.Rewrite(ctx, j.asnap, files, m.rowFunc, write.RewriteOptions{
+			Options: j.opts.Options, DeletionVectors: useDV, InlineDVMax: j.opts.InlineDVMax,
 			Insert: func() (iter.Seq2[schema.Batch, error], error) {
 				_, batches, err := m.insertBatches()
 				return batches, err
 			},
 		})
 		if err != nil {
-			return mm, err
+			return m.staged, err
 		}
 		m.staged.Rewritten = r
 		nIns = r.Inserted
 	} else {
 		if err := m.findMatches(ctx, files); err != nil {
-			return mm, err
+			return m.staged, err
 		}
 		for _, f := range files {
 			m.staged.Read = append(m.staged.Read, f.Path)
 		}
-		var batches iter.Seq2[schema.Batch, error]
-		if nIns, batches, err = m.insertBatches(); err != nil {
-			return mm, err
+		r, err := m.writeInserts(ctx, j.asnap, j.opts)
+		if err != nil {
+			return m.staged, err
 		}
-		if nIns != 0 { // -1: not counted (a spilled source)
-			// The rewrite core with no file to rewrite writes the
-			// inserts (and their change data) and says which identity
-			// values they got.
-			r, err := write.Rewrite(ctx, snap, nil, nil, write.RewriteOptions{
-				Options: opts.Options,
-				Insert:  func() (iter.Seq2[schema.Batch, error], error) { return batches, nil },
-			})
-			if err != nil {
-				return mm, err
-			}
-			nIns = r.Inserted
-			if nIns > 0 {
-				m.staged.Adds, m.staged.CDC, m.staged.HighWaterMarks = r.Adds, r.CDC, r.HighWaterMarks
-			} else if len(r.Adds)+len(r.CDC) > 0 {
-				dropWritten(snap, nil, &Plan{Adds: r.Adds, CDC: r.CDC})
-			}
-		}
+		nIns = r.Inserted
+		m.staged.Adds, m.staged.CDC, m.staged.HighWaterMarks = r.Adds, r.CDC, r.HighWaterMarks
 	}
-	m.fillMetrics(&mm, m.staged.Rewritten, useDV)
+	m.fillMetrics(mm, m.staged.Rewritten, useDV)
 	mm.NumTargetRowsInserted = nIns
 	mm.NumOutputRows = mm.NumTargetRowsInserted + mm.NumTargetRowsUpdated + mm.NumTargetRowsCopied
-	return mm, nil
+	m.staged.Protocol, m.staged.Metadata = j.ms.ep, j.ms.em
+	return m.staged, nil
+}
+
+// writeInserts writes the rows the NOT MATCHED clauses insert, given
+// which source rows matched, through the rewrite core with no file to
+// rewrite (the inserts, their change data, and the identity values they
+// got). Nothing to insert: an empty Rewritten.
+func (m *merger) writeInserts(ctx context.Context, snap *snapshot.Snapshot, opts Options) (write.Rewritten, error) {
+	nIns, batches, err := m.insertBatches()
+	if err != nil || nIns == 0 { // -1: not counted (a spilled source)
+		return write.Rewritten{}, err
+	}
+	r, err := write.Rewrite(ctx, snap, nil, nil, write.RewriteOptions{
+		Options: opts.Options,
+		Insert:  func() (iter.Seq2[schema.Batch, error], error) { return batches, nil },
+	})
+	if err != nil {
+		return write.Rewritten{}, err
+	}
+	if r.Inserted == 0 {
+		if len(r.Adds)+len(r.CDC) > 0 {
+			dropWritten(snap, nil, &Plan{Adds: r.Adds, CDC: r.CDC})
+		}
+		return write.Rewritten{}, nil
+	}
+	return r, nil
 }
 
 // merger is the state of one merge: the source in memory, its hash index,
@@ -250,6 +281,8 @@ type merger struct {
 	mu         sync.Mutex
 	srcMatched []bool // per source row: some target row matched it
 	counts     map[string]*fileCounts
+
+	noSpill bool // a source over the budget is ErrMergeSourceTooLarge
 }
 
 // fileCounts are the rows of one file by fate, in the latest pass over
@@ -321,6 +354,9 @@ func (m *merger) loadSource(src Source, snap *snapshot.Snapshot, spec MergeSpec)
 				// Without join keys there is no hash to partition
 				// on: the nested loop needs the source in memory.
 				continue
+			}
+			if m.noSpill {
+				return fmt.Errorf("%w: more than %d bytes of source rows", ErrMergeSourceTooLarge, budget)
 			}
 			dir, err := spillDir(spec.SpillDir, snap)
 			if err != nil {
