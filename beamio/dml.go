@@ -2,7 +2,6 @@ package beamio
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/godelta/delta"
-	"github.com/godelta/delta/actions"
 	"github.com/godelta/delta/deltaerr"
 	"github.com/godelta/delta/dml"
 	"github.com/godelta/delta/expr"
@@ -273,7 +271,7 @@ func (f *rewriteDMLFn) ProcessElement(ctx context.Context, group int, p dmlPlan,
 	if err != nil {
 		return err
 	}
-	data, err := encodeDMLPart(r)
+	data, err := encodePart(r)
 	if err != nil {
 		write.Discard(j.Snapshot(), err, r.Adds)
 		return err
@@ -290,73 +288,6 @@ type dmlMarkerFn struct{}
 
 func (dmlMarkerFn) ProcessElement(_ dmlPlan, emit func([]byte)) { emit(nil) }
 
-// dmlPartMsg is a worker's part of the commit, as it travels to the
-// committer: its removes, adds and cdc actions (encoded as in a commit),
-// the paths it read, and its counts.
-type dmlPartMsg struct {
-	Actions                          []byte
-	Read                             []string
-	Dropped, Updated, Copied         int64
-	DVsRemoved, DVsAdded, DVsUpdated int64
-	Rows                             int64
-}
-
-func encodeDMLPart(r write.Rewritten) ([]byte, error) {
-	if len(r.DVAdds) > 0 || r.Inserted > 0 {
-		// Copy-on-write rewrites of a DELETE or UPDATE have neither.
-		return nil, fmt.Errorf("beamio: a DML part with deletion vector adds or inserted rows: %w", deltaerr.ErrInvalidArgument)
-	}
-	var acts []actions.Action
-	for i := range r.Removes {
-		acts = append(acts, actions.Action{Remove: &r.Removes[i]})
-	}
-	for i := range r.Adds {
-		acts = append(acts, actions.Action{Add: &r.Adds[i]})
-	}
-	for i := range r.CDC {
-		acts = append(acts, actions.Action{CDC: &r.CDC[i]})
-	}
-	var data []byte
-	if len(acts) > 0 {
-		var err error
-		if data, err = actions.EncodeCommit(acts); err != nil {
-			return nil, err
-		}
-	}
-	return json.Marshal(dmlPartMsg{Actions: data, Read: r.Read,
-		Dropped: r.Dropped, Updated: r.Updated, Copied: r.Copied,
-		DVsRemoved: r.DVsRemoved, DVsAdded: r.DVsAdded, DVsUpdated: r.DVsUpdated, Rows: r.Rows})
-}
-
-func decodeDMLPart(b []byte) (write.Rewritten, error) {
-	var m dmlPartMsg
-	if err := json.Unmarshal(b, &m); err != nil {
-		return write.Rewritten{}, fmt.Errorf("beamio: a part of a DML operation: %v: %w", err, deltaerr.ErrCorrupt)
-	}
-	r := write.Rewritten{Read: m.Read, Dropped: m.Dropped, Updated: m.Updated, Copied: m.Copied,
-		DVsRemoved: m.DVsRemoved, DVsAdded: m.DVsAdded, DVsUpdated: m.DVsUpdated, Rows: m.Rows}
-	if len(m.Actions) == 0 {
-		return r, nil
-	}
-	acts, err := actions.DecodeCommit("part of a DML operation", m.Actions)
-	if err != nil {
-		return r, err
-	}
-	for _, a := range acts {
-		switch {
-		case a.Add != nil:
-			r.Adds = append(r.Adds, *a.Add)
-		case a.Remove != nil:
-			r.Removes = append(r.Removes, *a.Remove)
-		case a.CDC != nil:
-			r.CDC = append(r.CDC, *a.CDC)
-		default:
-			return r, fmt.Errorf("beamio: a worker sent a %s action: %w", actionKind(a), deltaerr.ErrCorrupt)
-		}
-	}
-	return r, nil
-}
-
 // commitDMLFn is step 3: one commit of every part.
 type commitDMLFn struct {
 	Table string
@@ -370,7 +301,7 @@ func (f *commitDMLFn) ProcessElement(ctx context.Context, _ int, encoded func(*[
 		if len(data) == 0 {
 			continue // the marker
 		}
-		r, err := decodeDMLPart(data)
+		r, err := decodePart(data)
 		if err != nil {
 			return err
 		}

@@ -340,7 +340,7 @@ func (f *rewriteMergeFn) ProcessElement(ctx context.Context, group int, p mergeP
 	if err != nil {
 		return err
 	}
-	rw, err := encodeDMLPart(part.Rewritten)
+	rw, err := encodePart(part.Rewritten)
 	if err == nil {
 		var data []byte
 		if data, err = json.Marshal(mergePartMsg{Rewrite: rw, Matched: part.Matched, Counts: part.Counts}); err == nil {
@@ -365,7 +365,7 @@ func decodeMergePart(b []byte) (dml.MergePart, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return dml.MergePart{}, fmt.Errorf("beamio: a part of a merge: %v: %w", err, deltaerr.ErrCorrupt)
 	}
-	r, err := decodeDMLPart(m.Rewrite)
+	r, err := decodePart(m.Rewrite)
 	if err != nil {
 		return dml.MergePart{}, err
 	}

@@ -3,7 +3,6 @@ package beamio
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -302,56 +301,6 @@ type rewriteGroupFn struct {
 	Table string
 	Opts  OptimizeOptions
 	st    optState
-}
-
-// partMsg is a worker's part of the commit, as it travels to the
-// committer: its adds and removes (encoded as in a commit), the paths it
-// read, the rows it wrote.
-type partMsg struct {
-	Actions  []byte
-	Read     []string
-	Rows     int64
-	SortRuns int
-}
-
-func encodePart(r write.Rewritten) ([]byte, error) {
-	var acts []actions.Action
-	for i := range r.Removes {
-		acts = append(acts, actions.Action{Remove: &r.Removes[i]})
-	}
-	for i := range r.Adds {
-		acts = append(acts, actions.Action{Add: &r.Adds[i]})
-	}
-	data, err := actions.EncodeCommit(acts)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(partMsg{Actions: data, Read: r.Read, Rows: r.Rows, SortRuns: r.SortRuns})
-}
-
-func decodePart(b []byte) (write.Rewritten, error) {
-	var m partMsg
-	if err := json.Unmarshal(b, &m); err != nil {
-		return write.Rewritten{}, fmt.Errorf("beamio: a part of an OPTIMIZE: %v: %w", err, deltaerr.ErrCorrupt)
-	}
-	r := write.Rewritten{Read: m.Read, Rows: m.Rows, SortRuns: m.SortRuns}
-	if len(m.Actions) > 0 {
-		acts, err := actions.DecodeCommit("part of an OPTIMIZE", m.Actions)
-		if err != nil {
-			return r, err
-		}
-		for _, a := range acts {
-			switch {
-			case a.Add != nil:
-				r.Adds = append(r.Adds, *a.Add)
-			case a.Remove != nil:
-				r.Removes = append(r.Removes, *a.Remove)
-			default:
-				return r, fmt.Errorf("beamio: a worker sent a %s action: %w", actionKind(a), deltaerr.ErrCorrupt)
-			}
-		}
-	}
-	return r, nil
 }
 
 func (f *rewriteGroupFn) ProcessElement(ctx context.Context, t optTask, p optPlan, emit func([]byte)) error {
