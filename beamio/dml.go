@@ -273,7 +273,8 @@ func (f *rewriteDMLFn) ProcessElement(ctx context.Context, group int, p dmlPlan,
 	}
 	data, err := encodePart(r)
 	if err != nil {
-		write.Discard(j.Snapshot(), err, r.Adds)
+		// Its data files and its change data files, as a merge task's.
+		discardParts(j.Snapshot(), err, []write.Rewritten{r})
 		return err
 	}
 	emit(data)
