@@ -191,6 +191,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/logstore/internal/restio"
 )
 
 // ErrTooLarge is returned by PutIfAbsent for data over 256 MiB. The other
@@ -473,17 +474,7 @@ func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) 
 		}
 		return nil, err
 	}
-	if contentRange == "" && offset > 0 {
-		// A server that ignored the range sent the whole blob.
-		if offset >= int64(len(b)) {
-			return []byte{}, nil
-		}
-		b = b[offset:]
-	}
-	if int64(len(b)) > length {
-		b = b[:length]
-	}
-	return b, nil
+	return restio.Range(b, contentRange, offset, length), nil
 }
 
 // Stat implements logstore.Driver.

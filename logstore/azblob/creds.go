@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/logstore/internal/restio"
 )
 
 // StorageScope is the OAuth 2 scope of Azure Storage tokens; its resource
@@ -355,7 +356,7 @@ func (a *azureCLI) fetch(ctx context.Context, _ *http.Client) (string, time.Time
 			// Installed but not logged in: the chain's end, as in the SDK.
 			return "", time.Time{}, fmt.Errorf("%w: not logged in (az login)", errUnavailable)
 		}
-		return "", time.Time{}, fmt.Errorf("az account get-access-token: %v: %s", err, clip(redactToken(msg), 512))
+		return "", time.Time{}, fmt.Errorf("az account get-access-token: %v: %s", err, restio.Clip(redactToken(msg), 512))
 	}
 	var out struct {
 		AccessToken string          `json:"accessToken"`
@@ -446,7 +447,7 @@ func tokenAnswer(hc *http.Client, req *http.Request) (string, time.Time, error) 
 	if resp.StatusCode != http.StatusOK {
 		code := ""
 		if jerr == nil {
-			code = clip(out.Error, 64)
+			code = restio.Clip(out.Error, 64)
 		}
 		return "", time.Time{}, &tokenHTTPError{status: resp.StatusCode, code: code}
 	}

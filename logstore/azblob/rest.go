@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/godelta/delta/logstore/internal/restio"
 )
 
 // serviceVersion is the x-ms-version of every request: the version the
@@ -47,27 +49,7 @@ const (
 // <Error> body), message and request id. Errors of the store wrap it;
 // reach it with errors.As. Its Message is the service's text, cut short;
 // the store's own messages show only the status and code.
-type ResponseError struct {
-	StatusCode int
-	Code       string // "BlobNotFound", "ContainerNotFound", "AuthenticationFailed", ...
-	Message    string
-	RequestID  string
-}
-
-func (e *ResponseError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "HTTP %d", e.StatusCode)
-	if e.Code != "" {
-		b.WriteString(" " + e.Code)
-	}
-	if e.Message != "" {
-		b.WriteString(": " + e.Message)
-	}
-	if e.RequestID != "" {
-		b.WriteString(" (request id " + e.RequestID + ")")
-	}
-	return b.String()
-}
+type ResponseError = restio.ResponseError
 
 // request is one Blob service request. blob is the blob's full name in
 // the container, "" for a request on the container.
@@ -121,7 +103,7 @@ func (s *Store) do(ctx context.Context, r *request) (*http.Response, error) {
 		if r.once || attempt > maxRetries || !retryable(ctx, err) {
 			return nil, err
 		}
-		if werr := wait(ctx, backoff(attempt)); werr != nil {
+		if werr := restio.Wait(ctx, backoff(attempt)); werr != nil {
 			return nil, err
 		}
 	}
@@ -171,18 +153,6 @@ func backoff(attempt int) time.Duration {
 	return min(d, maxBackoff)
 }
 
-// wait waits d, or until ctx is done.
-func wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // retryable reports whether a failed attempt may be tried again: the
 // statuses the Azure SDK retries (408, 429, 500, 502, 503, 504), or a
 // transport error while ctx is live.
@@ -220,8 +190,8 @@ func readError(resp *http.Response) error {
 	defer resp.Body.Close()
 	e := &ResponseError{
 		StatusCode: resp.StatusCode,
-		Code:       clip(resp.Header.Get("x-ms-error-code"), 128),
-		RequestID:  clip(resp.Header.Get("x-ms-request-id"), 128),
+		Code:       restio.Clip(resp.Header.Get("x-ms-error-code"), 128),
+		RequestID:  restio.Clip(resp.Header.Get("x-ms-request-id"), 128),
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	var doc struct {
@@ -231,20 +201,11 @@ func readError(resp *http.Response) error {
 	}
 	if len(b) > 0 && xml.Unmarshal(b, &doc) == nil {
 		if e.Code == "" {
-			e.Code = clip(doc.Code, 128)
+			e.Code = restio.Clip(doc.Code, 128)
 		}
-		e.Message = clip(doc.Message, 1024)
+		e.Message = restio.Clip(doc.Message, 1024)
 	}
 	return e
-}
-
-// clip cuts s to n bytes, so that a hostile answer cannot make messages
-// long.
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
 }
 
 // errAnswerTooLarge is returned for an XML answer over its bound.

@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/godelta/delta/logstore/internal/restio"
 )
 
 const (
@@ -95,7 +97,7 @@ func (r *resolver) stsCall(ctx context.Context, region string, form url.Values, 
 			Error struct{ Code, Message string }
 		}
 		_ = xml.Unmarshal(b, &e)
-		return Credentials{}, fmt.Errorf("STS %s: HTTP %d %s: %s", form.Get("Action"), resp.StatusCode, clip(e.Error.Code, 128), clip(e.Error.Message, 1024))
+		return Credentials{}, fmt.Errorf("STS %s: HTTP %d %s: %s", form.Get("Action"), resp.StatusCode, restio.Clip(e.Error.Code, 128), restio.Clip(e.Error.Message, 1024))
 	}
 	var out struct {
 		Results []struct {
@@ -113,7 +115,7 @@ func (r *resolver) stsCall(ctx context.Context, region string, form url.Values, 
 	c := out.Results[0].Credentials
 	exp, err := time.Parse(time.RFC3339, c.Expiration)
 	if err != nil {
-		return Credentials{}, fmt.Errorf("STS %s: the answer's Expiration %q is not a time", form.Get("Action"), clip(c.Expiration, 64))
+		return Credentials{}, fmt.Errorf("STS %s: the answer's Expiration %q is not a time", form.Get("Action"), restio.Clip(c.Expiration, 64))
 	}
 	return Credentials{AccessKey: c.AccessKeyID, SecretKey: c.SecretAccessKey, SessionToken: c.SessionToken, Expires: exp}, nil
 }
@@ -196,7 +198,7 @@ func (j *jsonCreds) credentials() (Credentials, error) {
 	if j.Expiration != "" {
 		t, err := time.Parse(time.RFC3339, j.Expiration)
 		if err != nil {
-			return Credentials{}, fmt.Errorf("the Expiration %q is not a time", clip(j.Expiration, 64))
+			return Credentials{}, fmt.Errorf("the Expiration %q is not a time", restio.Clip(j.Expiration, 64))
 		}
 		c.Expires = t
 	}
@@ -285,13 +287,13 @@ func (r *resolver) getJSON(req *http.Request, v *jsonCreds) error {
 	if resp.StatusCode != http.StatusOK {
 		var e struct{ Code, Message string }
 		_ = json.Unmarshal(b, &e)
-		return fmt.Errorf("HTTP %d %s: %s", resp.StatusCode, clip(e.Code, 128), clip(e.Message, 1024))
+		return fmt.Errorf("HTTP %d %s: %s", resp.StatusCode, restio.Clip(e.Code, 128), restio.Clip(e.Message, 1024))
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return errors.New("the answer is not the JSON expected")
 	}
 	if v.Code != "" && v.Code != "Success" {
-		return fmt.Errorf("%s: %s", clip(v.Code, 128), clip(v.Message, 1024))
+		return fmt.Errorf("%s: %s", restio.Clip(v.Code, 128), restio.Clip(v.Message, 1024))
 	}
 	return nil
 }
@@ -368,7 +370,7 @@ func (m *imdsProvider) retrieve(ctx context.Context) (Credentials, error) {
 		return Credentials{}, errors.New("IMDS: the credentials are not the JSON expected")
 	}
 	if j.Code != "" && j.Code != "Success" {
-		return Credentials{}, fmt.Errorf("IMDS: %s", clip(j.Code, 128))
+		return Credentials{}, fmt.Errorf("IMDS: %s", restio.Clip(j.Code, 128))
 	}
 	return j.credentials()
 }

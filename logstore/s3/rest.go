@@ -19,6 +19,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/godelta/delta/logstore/internal/restio"
 )
 
 // Bounds on what is read of an answer other than an object's content: a
@@ -33,27 +35,7 @@ const (
 // HTTP status, and the S3 error code, message and request id of its
 // <Error> body when it had one (a HEAD answer has no body). Errors of the
 // store wrap it; reach it with errors.As.
-type ResponseError struct {
-	StatusCode int
-	Code       string // "NoSuchKey", "AccessDenied", ...; "" without a body
-	Message    string
-	RequestID  string
-}
-
-func (e *ResponseError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "HTTP %d", e.StatusCode)
-	if e.Code != "" {
-		b.WriteString(" " + e.Code)
-	}
-	if e.Message != "" {
-		b.WriteString(": " + e.Message)
-	}
-	if e.RequestID != "" {
-		b.WriteString(" (request id " + e.RequestID + ")")
-	}
-	return b.String()
-}
+type ResponseError = restio.ResponseError
 
 // request is one S3 request. key is the object's full name in the bucket,
 // "" for a request on the bucket.
@@ -112,7 +94,7 @@ func (s *Store) do(ctx context.Context, r *request) (*http.Response, error) {
 		if r.once || attempt >= maxAttempts || !retryable(ctx, err) {
 			return nil, err
 		}
-		if serr := wait(ctx, backoff(attempt)); serr != nil {
+		if serr := restio.Wait(ctx, backoff(attempt)); serr != nil {
 			return nil, err
 		}
 	}
@@ -153,18 +135,6 @@ func backoff(attempt int) time.Duration {
 		return maxBackoff
 	}
 	return rand.N(time.Second << attempt)
-}
-
-// wait waits d, or until ctx is done.
-func wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // retryable reports whether a failed attempt may be tried again: a
@@ -215,22 +185,13 @@ func readError(resp *http.Response) error {
 		RequestID string `xml:"RequestId"`
 	}
 	if len(b) > 0 && xml.Unmarshal(b, &doc) == nil {
-		e.Code, e.Message = clip(doc.Code, 128), clip(doc.Message, 1024)
+		e.Code, e.Message = restio.Clip(doc.Code, 128), restio.Clip(doc.Message, 1024)
 		if doc.RequestID != "" {
 			e.RequestID = doc.RequestID
 		}
 	}
-	e.RequestID = clip(e.RequestID, 128)
+	e.RequestID = restio.Clip(e.RequestID, 128)
 	return e
-}
-
-// clip cuts s to n bytes, so that a hostile answer cannot make messages
-// long.
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
 }
 
 // errTooLarge is returned for an XML answer over its bound.
@@ -279,7 +240,7 @@ func embeddedError(b []byte) *ResponseError {
 			if d.DecodeElement(&doc, &se) != nil {
 				return &ResponseError{Code: "InternalError", Message: "a malformed error document"}
 			}
-			return &ResponseError{Code: clip(doc.Code, 128), Message: clip(doc.Message, 1024), RequestID: clip(doc.RequestID, 128)}
+			return &ResponseError{Code: restio.Clip(doc.Code, 128), Message: restio.Clip(doc.Message, 1024), RequestID: restio.Clip(doc.RequestID, 128)}
 		}
 	}
 }

@@ -236,6 +236,7 @@ import (
 	"time"
 
 	"github.com/godelta/delta/logstore"
+	"github.com/godelta/delta/logstore/internal/restio"
 )
 
 // errOutcomeUnknown is logstore.errOutcomeUnknown, which PutIfAbsent wraps
@@ -635,17 +636,7 @@ func (s *Store) GetRange(ctx context.Context, key string, offset, length int64) 
 		}
 		return nil, err
 	}
-	if contentRange == "" && offset > 0 {
-		// A server that ignored the Range header sent the whole object.
-		if offset >= int64(len(b)) {
-			return []byte{}, nil
-		}
-		b = b[offset:]
-	}
-	if int64(len(b)) > length {
-		b = b[:length]
-	}
-	return b, nil
+	return restio.Range(b, contentRange, offset, length), nil
 }
 
 // Stat implements logstore.Driver.
@@ -789,7 +780,7 @@ func drain(resp *http.Response) {
 // sleep waits a jittered, growing time before attempt+1 of PutIfAbsent.
 func sleep(ctx context.Context, attempt int) error {
 	d := time.Duration(10<<attempt) * time.Millisecond
-	return wait(ctx, d/2+rand.N(d))
+	return restio.Wait(ctx, d/2+rand.N(d))
 }
 
 // Put implements logstore.Driver.

@@ -37,6 +37,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/godelta/delta/logstore/internal/restio"
 )
 
 // Why a cached IAM Identity Center sign-in cannot be used: the Reason of
@@ -217,7 +219,7 @@ func (s *ssoProvider) readToken() (*ssoToken, error) {
 		return nil, s.loginError(ErrSSOTokenCorrupt, "no accessToken")
 	}
 	if t.expires, err = time.Parse(time.RFC3339, t.ExpiresAt); err != nil {
-		return nil, s.loginError(ErrSSOTokenCorrupt, fmt.Sprintf("expiresAt %q is not an RFC 3339 time", clip(t.ExpiresAt, 64)))
+		return nil, s.loginError(ErrSSOTokenCorrupt, fmt.Sprintf("expiresAt %q is not an RFC 3339 time", restio.Clip(t.ExpiresAt, 64)))
 	}
 	return t, nil
 }
@@ -286,7 +288,7 @@ func (s *ssoProvider) refresh(ctx context.Context, t *ssoToken) error {
 			Description string `json:"error_description"`
 		}
 		_ = json.Unmarshal(b, &e)
-		detail := fmt.Sprintf("at %s; refreshing it failed: HTTP %d %s %s", t.ExpiresAt, status, clip(e.Error, 128), clip(e.Description, 512))
+		detail := fmt.Sprintf("at %s; refreshing it failed: HTTP %d %s %s", t.ExpiresAt, status, restio.Clip(e.Error, 128), restio.Clip(e.Description, 512))
 		if status >= 400 && status < 500 {
 			return s.loginError(ErrSSOTokenExpired, strings.TrimSpace(detail))
 		}
@@ -372,7 +374,7 @@ func (s *ssoProvider) call(ctx context.Context, newReq func(context.Context) (*h
 		if !again || attempt+1 >= ssoRetries || ctx.Err() != nil {
 			return b, status, err
 		}
-		if werr := wait(ctx, backoff(attempt)); werr != nil {
+		if werr := restio.Wait(ctx, backoff(attempt)); werr != nil {
 			return b, status, err
 		}
 	}
@@ -400,11 +402,11 @@ func (s *ssoProvider) retrieve(ctx context.Context) (Credentials, error) {
 			Message string `json:"message"`
 		}
 		_ = json.Unmarshal(b, &e)
-		detail := fmt.Sprintf("HTTP %d: %s", status, clip(e.Message, 512))
+		detail := fmt.Sprintf("HTTP %d: %s", status, restio.Clip(e.Message, 512))
 		if status == http.StatusUnauthorized {
 			return Credentials{}, s.loginError(ErrSSOTokenExpired, "GetRoleCredentials refused it: "+detail)
 		}
-		return Credentials{}, fmt.Errorf("IAM Identity Center GetRoleCredentials of role %s in account %s: %s", clip(s.cfg.roleName, 128), clip(s.cfg.accountID, 32), detail)
+		return Credentials{}, fmt.Errorf("IAM Identity Center GetRoleCredentials of role %s in account %s: %s", restio.Clip(s.cfg.roleName, 128), restio.Clip(s.cfg.accountID, 32), detail)
 	}
 	var out struct {
 		RoleCredentials struct {
