@@ -32,11 +32,7 @@ func Delete(ctx context.Context, snap *snapshot.Snapshot, pred expr.Expr, opts O
 		if err != nil {
 			return nil, err
 		}
-		r, err := j.Rewrite(ctx, j.files)
-		if err != nil {
-			return nil, err
-		}
-		return j.stage([]write.Rewritten{r}), nil
+		return j.whole(ctx)
 	}
 	return Run(ctx, snap, op, opts)
 }

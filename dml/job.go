@@ -212,6 +212,16 @@ func (j *Job) Rewrite(ctx context.Context, files []*actions.Add) (write.Rewritte
 	return write.Rewrite(ctx, j.snap, files, UpdateRows(j.snap.Schema(), j.set, j.pred), ropts)
 }
 
+// whole rewrites all of j's candidate files in one call and stages the
+// result: the plan of the in-process DELETE and UPDATE.
+func (j *Job) whole(ctx context.Context) (*Plan, error) {
+	r, err := j.Rewrite(ctx, j.files)
+	if err != nil {
+		return nil, err
+	}
+	return j.stage([]write.Rewritten{r}), nil
+}
+
 // stage gathers what the parts rewrote, and what the plan removes whole,
 // into the Plan to commit.
 func (j *Job) stage(parts []write.Rewritten) *Plan {

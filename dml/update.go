@@ -229,11 +229,7 @@ func Update(ctx context.Context, snap *snapshot.Snapshot, set []Assignment, pred
 		if err != nil {
 			return nil, err
 		}
-		r, err := j.Rewrite(ctx, j.files)
-		if err != nil {
-			return nil, err
-		}
-		return j.stage([]write.Rewritten{r}), nil
+		return j.whole(ctx)
 	}
 	return Run(ctx, snap, op, opts)
 }
