@@ -209,6 +209,11 @@ func printRows(w io.Writer, sch *schema.StructType, rows iter.Seq2[delta.Row, er
 			}
 		}
 	}
+	// How each column's values print, chosen once per column.
+	show := make([]func(schema.Value, string) string, len(sch.Fields))
+	for i, f := range sch.Fields {
+		show[i] = cell(f.Type)
+	}
 	switch rf.format {
 	case "jsonl":
 		var buf []byte
@@ -238,7 +243,7 @@ func printRows(w io.Writer, sch *schema.StructType, rows iter.Seq2[delta.Row, er
 				return err
 			}
 			for i, v := range r.Values() {
-				rec[i] = cell(v, sch.Fields[i].Type, "")
+				rec[i] = show[i](v, "")
 			}
 			if err := cw.Write(rec); err != nil {
 				return err
@@ -258,7 +263,7 @@ func printRows(w io.Writer, sch *schema.StructType, rows iter.Seq2[delta.Row, er
 		}
 		row := make([]string, len(sch.Fields))
 		for i, v := range r.Values() {
-			row[i] = cell(v, sch.Fields[i].Type, "NULL")
+			row[i] = show[i](v, "NULL")
 		}
 		cells = append(cells, row)
 	}
@@ -292,17 +297,21 @@ func printRows(w io.Writer, sch *schema.StructType, rows iter.Seq2[delta.Row, er
 	return err
 }
 
-// cell is the text of a value of type t in table and CSV output:
-// Value.String, but a variant, wherever it is nested, as its JSON text,
-// as Spark shows one (not the hex of its two binaries).
-func cell(v schema.Value, t schema.DataType, null string) string {
-	if v.IsNull() {
-		return null
-	}
-	if !hasVariant(t) {
+// cell returns how a value of type t prints in table and CSV output (null
+// as the string given): Value.String, but a variant, wherever it is
+// nested, as its JSON text, as Spark shows one (not the hex of its two
+// binaries).
+func cell(t schema.DataType) func(v schema.Value, null string) string {
+	variants := hasVariant(t)
+	return func(v schema.Value, null string) string {
+		switch {
+		case v.IsNull():
+			return null
+		case variants:
+			return string(appendCell(nil, v, t))
+		}
 		return v.String()
 	}
-	return string(appendCell(nil, v, t))
 }
 
 // hasVariant reports whether t is or holds a variant.
