@@ -323,20 +323,30 @@ func (f *commitDMLFn) ProcessElement(ctx context.Context, _ int, encoded func(*[
 		return err
 	}
 	r, err := j.Commit(ctx, parts)
+	if err := afterDMLCommit(ctx, st.table, f.Table, r, err); err != nil {
+		return err
+	}
+	emit(DMLResult{Committed: r.Committed, Version: r.Commit.Version, Operation: j.Operation(),
+		Metrics: r.Metrics, Groups: p.Groups, Tasks: len(parts)})
+	return nil
+}
+
+// afterDMLCommit ends the commit step of Delete, Update and Merge: it
+// tells the tests' committed hook the outcome, then, when the commit
+// landed, runs the table's post-commit chain.
+func afterDMLCommit(ctx context.Context, t *delta.Table, table string, r dml.Result, err error) error {
 	dmlHooks.Lock()
 	seen := dmlHooks.h.committed
 	dmlHooks.Unlock()
 	if seen != nil {
-		seen(f.Table, err)
+		seen(table, err)
 	}
 	if err != nil {
 		return err
 	}
 	if r.Committed {
-		st.table.PostCommit(ctx, &r.Commit)
+		t.PostCommit(ctx, &r.Commit)
 	}
-	emit(DMLResult{Committed: r.Committed, Version: r.Commit.Version, Operation: j.Operation(),
-		Metrics: r.Metrics, Groups: p.Groups, Tasks: len(parts)})
 	return nil
 }
 

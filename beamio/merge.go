@@ -416,17 +416,8 @@ func (f *commitMergeFn) ProcessElement(ctx context.Context, _ int, encoded func(
 		return err
 	}
 	r, err := j.Commit(ctx, parts, ins)
-	dmlHooks.Lock()
-	seen := dmlHooks.h.committed
-	dmlHooks.Unlock()
-	if seen != nil {
-		seen(f.Table, err)
-	}
-	if err != nil {
+	if err := afterDMLCommit(ctx, st.table, f.Table, r.Result, err); err != nil {
 		return err
-	}
-	if r.Committed {
-		st.table.PostCommit(ctx, &r.Commit)
 	}
 	emit(MergeResult{Committed: r.Committed, Version: r.Commit.Version, SourceVersion: p.SourceVersion,
 		Metrics: r.Merge, Groups: p.Groups, Tasks: len(parts)})
