@@ -761,10 +761,25 @@ type recChunk struct {
 // chunkBytes bounds a record (a row staged).
 const chunkBytes = 1 << 30
 
-// appendRow appends the record of row to b.
+// appendRow appends the record of row to b: the bytes
+// schema.AppendBinary gives, the common kinds inline (as decodeRecord
+// reads them) and the others through it.
 func appendRow(b []byte, row []schema.Value) []byte {
-	for _, v := range row {
-		b = schema.AppendBinary(b, v)
+	for i := range row {
+		v := &row[i]
+		switch k := v.Kind(); k {
+		case schema.KindNull:
+			b = append(b, byte(k))
+		case schema.KindLong, schema.KindInteger, schema.KindTimestamp, schema.KindDate, schema.KindTimestampNTZ:
+			b = binary.AppendVarint(append(b, byte(k)), v.Int64())
+		case schema.KindDouble:
+			b = binary.LittleEndian.AppendUint64(append(b, byte(k)), math.Float64bits(v.Float64()))
+		case schema.KindString:
+			raw := v.Raw()
+			b = append(binary.AppendUvarint(append(b, byte(k)), uint64(len(raw))), raw...)
+		default:
+			b = schema.AppendBinary(b, *v)
+		}
 	}
 	return b
 }

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/godelta/delta/schema"
@@ -124,6 +125,26 @@ func TestSortChunkRoundTrip(t *testing.T) {
 				t.Fatalf("%v cut at %d bytes decoded", v, n)
 			}
 		}
+	}
+}
+
+// TestAppendRowBytes: appendRow, which writes the common kinds itself,
+// gives the bytes schema.AppendBinary gives, value by value, for every
+// kind and for values at the edges of their varints.
+func TestAppendRowBytes(t *testing.T) {
+	vals := append(sortValues(t), schema.LongValue(math.MinInt64), schema.LongValue(-1), schema.LongValue(63), schema.LongValue(64),
+		schema.IntegerValue(math.MaxInt32), schema.DateValue(0), schema.DoubleValue(-1.25), schema.StringValue(strings.Repeat("x", 200)))
+	for _, v := range vals {
+		if got, want := appendRow([]byte{7}, []schema.Value{v}), schema.AppendBinary([]byte{7}, v); !bytes.Equal(got, want) {
+			t.Errorf("%v (kind %v): appendRow gives % x, AppendBinary % x", v, v.Kind(), got, want)
+		}
+	}
+	var want []byte
+	for _, v := range vals {
+		want = schema.AppendBinary(want, v)
+	}
+	if got := appendRow(nil, vals); !bytes.Equal(got, want) {
+		t.Error("the record of a row of every kind differs from AppendBinary's bytes")
 	}
 }
 
