@@ -326,6 +326,11 @@ func (c *curveSort) Observe(row []schema.Value) error {
 	return nil
 }
 
+// ObservedColumns returns the top-level columns Observe reads: the
+// sorted rewrite may then sample on a goroutine of its own
+// (write.ColumnObserver).
+func (c *curveSort) ObservedColumns() []int { return c.tops }
+
 // Prepare cuts the ranges from the samples and returns the curve key.
 func (c *curveSort) Prepare() (write.RowKey, error) {
 	ranges := make([]*zorder.Ranges, len(c.cols))

@@ -25,7 +25,8 @@ const DefaultSortMemory = 256 << 20
 // them, say); once every file is read, Prepare once; then the Key of what
 // Prepare returns once with every row. Rows hold their values in table
 // schema order, partition columns included; none of the methods may
-// modify a row or keep it.
+// modify a row or keep it. A key that reads only some columns can say so
+// (ColumnObserver), and is then observed on a goroutine of its own.
 type SortKey interface {
 	Observe(row []schema.Value) error
 	Prepare() (RowKey, error)
@@ -95,6 +96,10 @@ type colSorter struct {
 	// bucketBytes is what the records of a bucket aim at
 	// (defaultBucketBytes; tests set less).
 	bucketBytes int
+
+	// obs, when not nil, observes the rows staged on a goroutine of
+	// its own (observer); otherwise add calls Observe itself.
+	obs *observer
 
 	unsorted []string  // spilled chunks, in read order
 	sorted   []runFile // sorted runs
@@ -172,8 +177,13 @@ func (s *colSorter) recycle(c *recChunk) {
 
 // add stages a copy of row, whose first kw values are the table row.
 func (s *colSorter) add(row []schema.Value) error {
-	if err := s.key.Observe(row[:s.kw]); err != nil {
-		return err
+	if s.rows == 0 && len(s.unsorted) == 0 && s.obs == nil {
+		s.obs = newObserver(s.key, s.kw)
+	}
+	if s.obs == nil {
+		if err := s.key.Observe(row[:s.kw]); err != nil {
+			return err
+		}
 	}
 	s.width = len(row)
 	s.scratch = appendRow(s.scratch[:0], row)
@@ -192,6 +202,11 @@ func (s *colSorter) add(row []schema.Value) error {
 	c.appendRec(s.scratch)
 	s.bytes += keyBytesPerRow
 	s.rows++
+	if s.obs != nil {
+		if err := s.obs.staged(s.chunks); err != nil {
+			return err
+		}
+	}
 	if s.bytes >= s.budget {
 		return s.spill()
 	}
@@ -202,6 +217,11 @@ func (s *colSorter) add(row []schema.Value) error {
 func (s *colSorter) spill() error {
 	if s.rows == 0 {
 		return nil
+	}
+	if s.obs != nil {
+		if err := s.obs.sync(s.chunks); err != nil {
+			return err
+		}
 	}
 	name, err := s.writeRun(func(w *bufio.Writer) error {
 		for _, c := range s.chunks {
@@ -508,6 +528,13 @@ func radixSort(ks, tmp []uint64, low int) []uint64 {
 // stay valid.
 func (s *colSorter) drain(fn func(row []schema.Value) error) error {
 	defer s.close()
+	if s.obs != nil {
+		err := s.obs.sync(s.chunks)
+		s.obs.stop()
+		if err != nil {
+			return err
+		}
+	}
 	rk, err := s.key.Prepare()
 	if err != nil {
 		return err
@@ -689,6 +716,9 @@ func (s *colSorter) merge(w int, fn func(row []schema.Value) error) error {
 
 // close removes the runs and drops the staged rows.
 func (s *colSorter) close() {
+	if s.obs != nil {
+		s.obs.stop()
+	}
 	for _, name := range s.temps {
 		_ = os.Remove(name)
 	}

@@ -1,0 +1,162 @@
+package write
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/godelta/delta/schema"
+)
+
+// keepKey is a ColumnObserver over some columns that keeps every row it
+// observes as given (their strings too, as a sample would), fails or
+// panics at a row when told to, and keys rows by column 0.
+type keepKey struct {
+	cols    []int
+	kept    [][]schema.Value
+	failAt  int // 1-based row number: Observe returns errObserve there
+	panicAt int // likewise, panics
+}
+
+var errObserve = errors.New("observe failed")
+
+func (k *keepKey) ObservedColumns() []int { return k.cols }
+
+func (k *keepKey) Observe(row []schema.Value) error {
+	k.kept = append(k.kept, slices.Clone(row))
+	switch len(k.kept) {
+	case k.failAt:
+		return errObserve
+	case k.panicAt:
+		panic("observe panicked")
+	}
+	return nil
+}
+
+func (k *keepKey) Prepare() (RowKey, error) {
+	return RowKey{Words: 1, Key: func(dst []uint64, row []schema.Value) error {
+		dst[0] = uint64(row[0].Int64())
+		return nil
+	}}, nil
+}
+
+// withProcs runs fn with GOMAXPROCS set to n.
+func withProcs(n int, fn func()) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(n))
+	fn()
+}
+
+// observeRows are rows of a long, a string and a struct holding a
+// string, with nulls.
+func observeRows(n int) [][]schema.Value {
+	var rows [][]schema.Value
+	for i := range n {
+		var s, st schema.Value
+		if i%7 != 0 {
+			s = schema.StringValue(fmt.Sprint("name-", i))
+			st = schema.StructValue([]schema.Value{schema.StringValue(fmt.Sprint("in-", i)), schema.LongValue(int64(i))})
+		}
+		rows = append(rows, []schema.Value{schema.LongValue(int64((i * 7919) % 1000)), s, st, schema.DoubleValue(float64(i))})
+	}
+	return rows
+}
+
+// TestObserverSeesEveryRow: a ColumnObserver sees every row staged, in
+// read order, with its observed values and the others null, on one core
+// or two (the observer's goroutine), in memory or spilling; the values
+// it keeps, strings and nested ones included, stay what they were after
+// the sorter reused its pages; and the rows come out the same.
+func TestObserverSeesEveryRow(t *testing.T) {
+	rows := observeRows(20000)
+	for _, procs := range []int{1, 2} {
+		for _, budget := range []int64{0, 64 << 10} {
+			for _, cols := range [][]int{{0}, {1, 3}, {2}, {0, 1, 2, 3}} {
+				t.Run(fmt.Sprintf("procs%d-budget%d-cols%v", procs, budget, cols), func(t *testing.T) {
+					withProcs(procs, func() {
+						key := &keepKey{cols: cols}
+						s := newColSorter(budget, t.TempDir(), key, 4)
+						defer s.close()
+						for _, r := range rows {
+							if err := s.add(r); err != nil {
+								t.Fatal(err)
+							}
+						}
+						if (s.obs != nil) != (procs > 1) {
+							t.Fatalf("%d cores: observer %v", procs, s.obs != nil)
+						}
+						n := 0
+						if err := s.drain(func([]schema.Value) error { n++; return nil }); err != nil {
+							t.Fatal(err)
+						}
+						if n != len(rows) || len(key.kept) != len(rows) {
+							t.Fatalf("%d rows out, %d observed, of %d", n, len(key.kept), len(rows))
+						}
+						for i, got := range key.kept {
+							for j := range rows[i] {
+								want := schema.Value{}
+								if slices.Contains(cols, j) || procs == 1 {
+									want = rows[i][j]
+								}
+								if j < len(got) && !sameStaged(got[j], want) || j >= len(got) && !want.IsNull() {
+									t.Fatalf("row %d column %d: observed %v, want %v", i, j, got, want)
+								}
+							}
+						}
+					})
+				})
+			}
+		}
+	}
+}
+
+// TestObserverFailure: an error of Observe on the observer's goroutine
+// comes back from the sorter as is; a panic is raised again on the
+// caller's goroutine; neither leaves the goroutine behind.
+func TestObserverFailure(t *testing.T) {
+	rows := observeRows(5000)
+	run := func(key *keepKey) (err error) {
+		s := newColSorter(0, t.TempDir(), key, 4)
+		defer s.close()
+		for _, r := range rows {
+			if err := s.add(r); err != nil {
+				return err
+			}
+		}
+		return s.drain(func([]schema.Value) error { return nil })
+	}
+	withProcs(2, func() {
+		before := runtime.NumGoroutine()
+		for _, at := range []int{1, 3000, 5000} {
+			if err := run(&keepKey{cols: []int{0}, failAt: at}); !errors.Is(err, errObserve) {
+				t.Errorf("fail at row %d: %v", at, err)
+			}
+			func() {
+				defer func() {
+					if r := recover(); r != "observe panicked" {
+						t.Errorf("panic at row %d: recovered %v", at, r)
+					}
+				}()
+				_ = run(&keepKey{cols: []int{0}, panicAt: at})
+			}()
+		}
+		// Each sorter stopped its goroutine before it returned.
+		if after := runtime.NumGoroutine(); after > before {
+			t.Errorf("%d goroutines before, %d after", before, after)
+		}
+	})
+}
+
+// TestObserverColumnsOutside: a key naming columns beyond the table row
+// is observed on the staging goroutine, as one that names none.
+func TestObserverColumnsOutside(t *testing.T) {
+	withProcs(2, func() {
+		for _, cols := range [][]int{nil, {4}, {-1}} {
+			if o := newObserver(&keepKey{cols: cols}, 4); o != nil {
+				o.stop()
+				t.Errorf("columns %v: an observer", cols)
+			}
+		}
+	})
+}
