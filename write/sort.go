@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"runtime"
 	"slices"
 	"unsafe"
 
@@ -96,6 +97,9 @@ type colSorter struct {
 	// bucketBytes is what the records of a bucket aim at
 	// (defaultBucketBytes; tests set less).
 	bucketBytes int
+	// keyAheadRows is the fewest rows in memory whose keys are computed
+	// on a goroutine of their own (defaultKeyAheadRows; tests set less).
+	keyAheadRows int
 
 	// obs, when not nil, observes the rows staged on a goroutine of
 	// its own (observer); otherwise add calls Observe itself.
@@ -145,7 +149,7 @@ func newColSorter(budget int64, dir string, key SortKey, keyWidth int) *colSorte
 	if budget <= 0 {
 		budget = DefaultSortMemory
 	}
-	return &colSorter{budget: budget, dir: dir, key: key, kw: keyWidth, bucketBytes: defaultBucketBytes}
+	return &colSorter{budget: budget, dir: dir, key: key, kw: keyWidth, bucketBytes: defaultBucketBytes, keyAheadRows: defaultKeyAheadRows}
 }
 
 // newChunk returns an empty chunk for records of size bytes and more: on
@@ -307,14 +311,19 @@ func (s *colSorter) sortedRows(rk RowKey, givesOut bool, emit func(key []uint64,
 			prefix = max(prefix, j+1)
 		}
 	}
-	row := make([]schema.Value, s.kw)
-	key := make([]uint64, w)
-	keyOf := func(rec []byte) error {
-		if _, err := decodeRecord(rec, row[:prefix]); err != nil {
-			return err
+	// newKeyOf returns a function that writes the key of a record into
+	// key, with scratch of its own (for keyAhead's goroutine).
+	newKeyOf := func(key []uint64) func(rec []byte) error {
+		row := make([]schema.Value, s.kw)
+		return func(rec []byte) error {
+			if _, err := decodeRecord(rec, row[:prefix]); err != nil {
+				return err
+			}
+			return rk.Key(key, row)
 		}
-		return rk.Key(key, row)
 	}
+	key := make([]uint64, w)
+	keyOf := newKeyOf(key)
 	// The buckets: runs of key prefixes of about bucketBytes of records,
 	// as estimated from the keys of every stride-th row. The estimate
 	// only sizes the buckets; every row goes where its prefix says.
@@ -355,16 +364,42 @@ func (s *colSorter) sortedRows(rk RowKey, givesOut bool, emit func(key []uint64,
 	// A key goes before its record as a uvarint of each word's bits
 	// reversed: a curve's key is its top bits, the rest zero, and takes
 	// 3 bytes, not 8, when it has 20.
+	//
+	// On more than one core, and for enough rows to pay for it, the keys
+	// are computed a few chunks ahead on a goroutine of their own
+	// (keyAhead), while this one moves the rows.
 	var or uint64
 	var kb []byte
-	for ci, c := range s.chunks {
+	var keyBuf []uint64
+	nextKeys := func(c *recChunk) ([]uint64, error) {
+		ks := keyBuf[:0]
+		defer func() { keyBuf = ks }()
 		off := 0
 		var rec []byte
 		for range c.n {
 			rec, off = c.next(off)
 			if err := keyOf(rec); err != nil {
-				return err
+				return nil, err
 			}
+			ks = append(ks, key...)
+		}
+		return ks, nil
+	}
+	if n >= s.keyAheadRows && runtime.GOMAXPROCS(0) > 1 {
+		ahead := newKeyAhead(s.chunks, w, newKeyOf)
+		defer ahead.stop()
+		nextKeys = ahead.next
+	}
+	for ci, c := range s.chunks {
+		ks, err := nextKeys(c)
+		if err != nil {
+			return err
+		}
+		off := 0
+		var rec []byte
+		for r := range c.n {
+			rec, off = c.next(off)
+			key := ks[r*w : r*w+w]
 			or |= key[w-1]
 			b := &bks[bucketOf[key[0]>>(64-prefixBits)]]
 			kb = kb[:0]
@@ -460,6 +495,149 @@ func (s *colSorter) sortedRows(rk RowKey, givesOut bool, emit func(key []uint64,
 		clear(recs[:b.n])
 	}
 	return nil
+}
+
+// defaultKeyAheadRows is the fewest rows in memory whose keys
+// sortedRows computes on a goroutine of their own; that goroutine sends the keys of
+// keyAheadGroup chunks at a time, and may be keyAheadGroups groups ahead
+// of the rows moved.
+const (
+	defaultKeyAheadRows = 1 << 16
+	keyAheadGroup       = 32
+	keyAheadGroups      = 4
+)
+
+// keyAhead computes the keys of the rows of chunks, chunk by chunk in
+// order, on a goroutine of its own, with the key function newKeyOf makes
+// (scratch of its own): sortedRows's pass that moves the rows into their
+// buckets takes them with next, so that the keys of the next chunks are
+// computed on the other core while it moves those of this one. The
+// goroutine reads only chunks next has not yet returned, which the
+// caller neither changes nor gives back before it has their keys. An
+// error or a panic of the key ends the keys: next returns the error, or
+// raises the panic on the caller's goroutine. stop ends the goroutine and
+// waits for it.
+type keyAhead struct {
+	out     chan keyedChunk
+	free    chan []uint64
+	stopped chan struct{}
+	done    chan struct{}
+	w       int
+	last    []uint64 // the keys of the group being taken, given back after
+	rest    []uint64 // the keys of the group not yet taken
+}
+
+// keyedChunk is the keys of a chunk's rows, or why there are none.
+type keyedChunk struct {
+	keys     []uint64
+	err      error
+	panicked any
+}
+
+func newKeyAhead(chunks []*recChunk, w int, newKeyOf func(key []uint64) func(rec []byte) error) *keyAhead {
+	a := &keyAhead{
+		out:     make(chan keyedChunk, keyAheadGroups),
+		free:    make(chan []uint64, keyAheadGroups+1),
+		stopped: make(chan struct{}),
+		done:    make(chan struct{}),
+		w:       w,
+	}
+	chunks = slices.Clone(chunks) // the caller clears its own as it goes
+	go a.run(chunks, w, newKeyOf)
+	return a
+}
+
+func (a *keyAhead) run(chunks []*recChunk, w int, newKeyOf func(key []uint64) func(rec []byte) error) {
+	defer close(a.done)
+	send := func(k keyedChunk) bool {
+		select {
+		case a.out <- k:
+			return true
+		case <-a.stopped:
+			return false
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			send(keyedChunk{panicked: r})
+		}
+	}()
+	key := make([]uint64, w)
+	keyOf := newKeyOf(key)
+	for len(chunks) > 0 {
+		group := chunks[:min(len(chunks), keyAheadGroup)]
+		chunks = chunks[len(group):]
+		var ks []uint64
+		select {
+		case ks = <-a.free:
+			ks = ks[:0]
+		default:
+		}
+		for _, c := range group {
+			off := 0
+			var rec []byte
+			for range c.n {
+				rec, off = c.next(off)
+				if err := keyOf(rec); err != nil {
+					send(keyedChunk{err: err})
+					return
+				}
+				ks = append(ks, key...)
+			}
+		}
+		if !send(keyedChunk{keys: ks}) {
+			return
+		}
+	}
+}
+
+// next returns the keys of the rows of c, the next chunk, valid until
+// the next call.
+func (a *keyAhead) next(c *recChunk) ([]uint64, error) {
+	if n := c.n * a.w; len(a.rest) >= n {
+		ks := a.rest[:n:n]
+		a.rest = a.rest[n:]
+		return ks, nil
+	}
+	if len(a.rest) != 0 {
+		return nil, errors.New("write: sort: the keys of a group of chunks do not end with a chunk")
+	}
+	if a.last != nil {
+		select {
+		case a.free <- a.last:
+		default:
+		}
+		a.last = nil
+	}
+	var k keyedChunk
+	select {
+	case k = <-a.out:
+	case <-a.done:
+		// Ended: what it sent last is still queued, or it exited
+		// without a word (runtime.Goexit in the key).
+		select {
+		case k = <-a.out:
+		default:
+			return nil, errors.New("write: sort: the sort key's goroutine exited")
+		}
+	}
+	switch {
+	case k.panicked != nil:
+		panic(k.panicked)
+	case k.err != nil:
+		return nil, k.err
+	}
+	a.last, a.rest = k.keys, k.keys
+	return a.next(c)
+}
+
+func (a *keyAhead) stop() {
+	select {
+	case <-a.stopped:
+	default:
+		close(a.stopped)
+	}
+	<-a.done
 }
 
 // radixDigit is the most bits a pass of radixSort sorts by; radixPasses

@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -220,49 +221,57 @@ func TestColSorterSpillsSameOrder(t *testing.T) {
 	// The expected order, computed independently: a stable sort by key.
 	want := slices.Clone(rows)
 	slices.SortStableFunc(want, func(a, b []schema.Value) int { return cmp.Compare(a[0].Int64(), b[0].Int64()) })
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	for _, k := range []testKey{{words: 1, shift: 58}, {words: 1, shift: 0}, {words: 2, shift: 3}, {words: 2, shift: 58}} {
 		for _, budget := range []int64{0, 64 << 10} {
 			for _, bucket := range []int{0, 512} {
-				t.Run(fmt.Sprintf("words%d-shift%d-budget%d-bucket%d", k.words, k.shift, budget, bucket), func(t *testing.T) {
-					dir := t.TempDir()
-					key := k
-					s := newColSorter(budget, dir, &key, 2)
-					if bucket > 0 {
-						// Buckets of a few rows: one a key value.
-						s.bucketBytes = bucket
-					}
-					for _, r := range rows {
-						if err := s.add(r); err != nil {
-							t.Fatal(err)
+				for _, ahead := range []bool{false, true} {
+					t.Run(fmt.Sprintf("words%d-shift%d-budget%d-bucket%d-ahead%v", k.words, k.shift, budget, bucket, ahead), func(t *testing.T) {
+						dir := t.TempDir()
+						key := k
+						s := newColSorter(budget, dir, &key, 2)
+						if bucket > 0 {
+							// Buckets of a few rows: one a key value.
+							s.bucketBytes = bucket
 						}
-					}
-					var got [][]schema.Value
-					if err := s.drain(func(row []schema.Value) error {
-						got = append(got, slices.Clone(row))
-						return nil
-					}); err != nil {
-						t.Fatal(err)
-					}
-					if key.seen != len(rows) {
-						t.Errorf("observed %d rows of %d", key.seen, len(rows))
-					}
-					if budget == 0 && s.spills != 0 || budget > 0 && s.spills < 3 {
-						t.Errorf("budget %d: %d runs", budget, s.spills)
-					}
-					if len(got) != len(want) {
-						t.Fatalf("%d rows, want %d", len(got), len(want))
-					}
-					for i := range want {
-						for j := range want[i] {
-							if !sameStaged(got[i][j], want[i][j]) {
-								t.Fatalf("row %d: %v, want %v", i, got[i], want[i])
+						if ahead {
+							// The keys computed ahead on the other core,
+							// groups of chunks that end within the rows.
+							s.keyAheadRows = 1
+						}
+						for _, r := range rows {
+							if err := s.add(r); err != nil {
+								t.Fatal(err)
 							}
 						}
-					}
-					if left, _ := os.ReadDir(dir); len(left) != 0 {
-						t.Errorf("runs left behind: %d", len(left))
-					}
-				})
+						var got [][]schema.Value
+						if err := s.drain(func(row []schema.Value) error {
+							got = append(got, slices.Clone(row))
+							return nil
+						}); err != nil {
+							t.Fatal(err)
+						}
+						if key.seen != len(rows) {
+							t.Errorf("observed %d rows of %d", key.seen, len(rows))
+						}
+						if budget == 0 && s.spills != 0 || budget > 0 && s.spills < 3 {
+							t.Errorf("budget %d: %d runs", budget, s.spills)
+						}
+						if len(got) != len(want) {
+							t.Fatalf("%d rows, want %d", len(got), len(want))
+						}
+						for i := range want {
+							for j := range want[i] {
+								if !sameStaged(got[i][j], want[i][j]) {
+									t.Fatalf("row %d: %v, want %v", i, got[i], want[i])
+								}
+							}
+						}
+						if left, _ := os.ReadDir(dir); len(left) != 0 {
+							t.Errorf("runs left behind: %d", len(left))
+						}
+					})
+				}
 			}
 		}
 	}

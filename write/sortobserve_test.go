@@ -160,3 +160,82 @@ func TestObserverColumnsOutside(t *testing.T) {
 		}
 	})
 }
+
+// failKey keys rows by column 0 and fails, panics or exits its goroutine
+// at the key of the row whose column 0 is at.
+type failKey struct {
+	at   int64
+	how  string // "error", "panic" or "goexit"
+	seen int
+}
+
+var errKey = errors.New("key failed")
+
+func (k *failKey) Observe([]schema.Value) error { k.seen++; return nil }
+
+func (k *failKey) Prepare() (RowKey, error) {
+	return RowKey{Words: 1, Columns: []int{0}, Key: func(dst []uint64, row []schema.Value) error {
+		if row[0].Int64() == k.at {
+			switch k.how {
+			case "error":
+				return errKey
+			case "panic":
+				panic("key panicked")
+			default:
+				runtime.Goexit()
+			}
+		}
+		dst[0] = uint64(row[0].Int64())
+		return nil
+	}}, nil
+}
+
+// TestKeyAheadFailure: when the keys are computed ahead on a goroutine of
+// their own, a key's error comes back as is, its panic is raised on the
+// caller's goroutine, its goroutine's exit is an error; neither leaves the
+// goroutine behind, whether the failure is at the first, a middle or the
+// last row.
+func TestKeyAheadFailure(t *testing.T) {
+	// The rows sortedRows keys on the caller's goroutine to cut the
+	// buckets are every third one (n/sampleRows); the failing rows are
+	// keyed only ahead.
+	const n = 3 * sampleRows
+	withProcs(2, func() {
+		before := runtime.NumGoroutine()
+		for _, at := range []int64{1, n/2 + 1, n - 1} {
+			for _, how := range []string{"error", "panic", "goexit"} {
+				func() {
+					key := &failKey{at: at, how: how}
+					s := newColSorter(0, t.TempDir(), key, 1)
+					s.keyAheadRows = 1
+					defer s.close()
+					defer func() {
+						r := recover()
+						if how == "panic" && r != "key panicked" || how != "panic" && r != nil {
+							t.Errorf("%s at %d: recovered %v", how, at, r)
+						}
+					}()
+					for i := range int64(n) {
+						if err := s.add([]schema.Value{schema.LongValue(i)}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					err := s.drain(func([]schema.Value) error { return nil })
+					switch how {
+					case "error":
+						if !errors.Is(err, errKey) {
+							t.Errorf("error at %d: %v", at, err)
+						}
+					case "goexit":
+						if err == nil {
+							t.Errorf("goexit at %d: no error", at)
+						}
+					}
+				}()
+			}
+		}
+		if after := runtime.NumGoroutine(); after > before {
+			t.Errorf("%d goroutines before, %d after", before, after)
+		}
+	})
+}
