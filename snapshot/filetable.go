@@ -607,8 +607,20 @@ func (t *fileTable) putStats(s string) statsRef { return t.putRecord(0, 0, rowEx
 
 // putRecord stores a record in the arena: size, modification time, the
 // extras when ex has any, name, then stats s.
+//
+// The record is encoded in place at the end of the arena's last block when
+// that surely has room for it (recordBound), and else in scratch space and
+// copied by store; either way it lands where store would put it.
 func (t *fileTable) putRecord(size, modTime int64, ex rowExtras, name, s string) statsRef {
-	rec := binary.AppendVarint(t.scratch[:0], size)
+	rec := t.scratch[:0]
+	k, room := len(t.blocks)-1, 0
+	if k >= 0 {
+		if b := t.blocks[k]; cap(b) == blockSize && blockSize-len(b) >= recordBound(name, s) {
+			room = blockSize - len(b)
+			rec = b[len(b):len(b):blockSize]
+		}
+	}
+	rec = binary.AppendVarint(rec, size)
 	rec = binary.AppendVarint(rec, modTime)
 	if ex.has != 0 {
 		rec = append(rec, ex.has)
@@ -625,9 +637,23 @@ func (t *fileTable) putRecord(size, modTime int64, ex rowExtras, name, s string)
 	rec = t.names.appendName(rec, name)
 	var id uint32
 	id, rec = t.encodeStats(s, rec)
-	t.scratch = rec[:0]
+	if room > 0 {
+		if cap(rec) == room { // in place: append did not move it
+			off := len(t.blocks[k])
+			t.blocks[k] = t.blocks[k][:off+len(rec)]
+			return statsRef{shape: id, rec: uint64(k)<<32 | uint64(off)}
+		}
+	} else {
+		t.scratch = rec[:0]
+	}
 	return statsRef{shape: id, rec: t.store(rec)}
 }
+
+// recordBound is more than the length of the record of a file with name
+// and stats s: a number is stored in no more bytes than its digits, a
+// string value in at most its length and ten, and the fixed fields take
+// at most 50 bytes.
+func recordBound(name, s string) int { return 64 + 2*len(name) + 2*len(s) }
 
 // encodeStats appends the values of s to vals, and returns its shape id.
 func (t *fileTable) encodeStats(s string, vals []byte) (uint32, []byte) {

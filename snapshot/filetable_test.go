@@ -390,3 +390,63 @@ func TestStatsEncodingRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestFileTableBlocks fills many arena blocks, with records written in
+// place and, near a block's end, through scratch space, and an oversized
+// one between, and checks that every row reads back and that the blocks
+// are laid out as store lays them: a record goes to a new block only when
+// the last one has no room for it.
+func TestFileTableBlocks(t *testing.T) {
+	ft := newFileTable()
+	rng := rand.New(rand.NewPCG(26, 3))
+	var want []actions.Add
+	for i := range 60_000 {
+		a := actions.Add{
+			Path: fmt.Sprintf("d=%d/part-%05d-0a0d7b5c.parquet", i%3, i),
+			Size: int64(i), ModificationTime: int64(i) << 20, DataChange: true,
+			Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"s":"%s"}}`, i, strings.Repeat("x", rng.IntN(300))),
+		}
+		if i == 30_000 {
+			a.Stats = fmt.Sprintf(`{"numRecords":1,"minValues":{"s":"%s"}}`, strings.Repeat("y", blockSize))
+		}
+		want = append(want, a)
+		ft.add(&a)
+	}
+	ft.finish()
+	if len(ft.blocks) < 10 {
+		t.Fatalf("%d blocks: the test fills too few", len(ft.blocks))
+	}
+	for i := range want {
+		var got actions.Add
+		ft.build(i, &got, nil)
+		if got.Path != want[i].Path || got.Stats != want[i].Stats || got.Size != want[i].Size || got.ModificationTime != want[i].ModificationTime {
+			t.Fatalf("row %d: got %+v, want %+v", i, got, want[i])
+		}
+	}
+	// The first record of each block, by row: a block ends where the next
+	// one's first record would not have fitted.
+	first := map[uint32]int{}
+	for i := len(want) - 1; i >= 0; i-- {
+		c, j := ft.at(i)
+		first[uint32(c.recAt(j)>>32)] = i
+	}
+	for k := 0; k+1 < len(ft.blocks); k++ {
+		b, next := ft.blocks[k], ft.blocks[k+1]
+		if len(b) > blockSize || len(next) > blockSize {
+			continue // an oversized record, alone in its block
+		}
+		c, j := ft.at(first[uint32(k+1)])
+		if off := c.recAt(j) & (blockSize - 1); off != 0 {
+			t.Fatalf("block %d starts with a record at offset %d", k+1, off)
+		}
+		n := len(next)
+		if i := first[uint32(k+1)] + 1; i < len(want) {
+			if c, j := ft.at(i); c.recAt(j)>>32 == uint64(k+1) {
+				n = int(c.recAt(j) & (blockSize - 1))
+			}
+		}
+		if len(b)+n <= blockSize {
+			t.Fatalf("block %d of %d bytes ended before a record of %d that fitted", k, len(b), n)
+		}
+	}
+}
