@@ -274,6 +274,36 @@ func (t *fileTable) at(i int) (*fileChunk, int) { return t.chunks[i/rowChunk], i
 
 // add appends a copy of a.
 func (t *fileTable) add(a *actions.Add) {
+	p := prepareAdd(t.seed, a)
+	t.addPrepared(a, &p)
+}
+
+// addPrep is what the table makes of an add with nothing of its own but
+// its seed (prepareAdd), so that it can be done on another goroutine than
+// add: eachCheckpointFile has the checkpoint's decoding goroutine do it,
+// while the table takes the batch before.
+type addPrep struct {
+	hash  uint64 // of the path of the add's key, with the table's seed
+	name  int    // where the file name starts in the path, after its last slash
+	plain bool   // the path is its own canonical form
+}
+
+// prepareAdd returns the addPrep of a for a table with seed.
+func prepareAdd(seed maphash.Seed, a *actions.Add) addPrep {
+	if len(a.Tags) > 0 || a.DeletionVector != nil { // a full row
+		return addPrep{hash: maphash.String(seed, keyOf(a.Path, a.DeletionVector).path)}
+	}
+	dir, _ := splitPath(a.Path)
+	p := addPrep{name: len(dir)}
+	canon := location.Canonical(a.Path)
+	p.plain = canon == a.Path
+	p.hash = maphash.String(seed, canon)
+	return p
+}
+
+// addPrepared appends a copy of a, of which p is prepareAdd's addPrep
+// with the table's seed.
+func (t *fileTable) addPrepared(a *actions.Add, p *addPrep) {
 	if t.n%rowChunk == 0 {
 		c := new(fileChunk)
 		if len(t.blocks) > 0 {
@@ -283,7 +313,7 @@ func (t *fileTable) add(a *actions.Add) {
 		t.hashes = append(t.hashes, new([rowChunk]uint64))
 	}
 	c, j := t.at(t.n)
-	hashes := t.hashes[len(t.hashes)-1]
+	t.hashes[len(t.hashes)-1][j] = p.hash
 	t.n++
 	t.totalSize += a.Size
 	if len(a.Tags) > 0 || a.DeletionVector != nil {
@@ -292,10 +322,9 @@ func (t *fileTable) add(a *actions.Add) {
 		}
 		t.full[t.n-1] = t.cloneAdd(a)
 		c.shape[j] = shapeFull
-		hashes[j] = maphash.String(t.seed, keyOf(a.Path, a.DeletionVector).path)
 		return
 	}
-	dir, name := splitPath(a.Path)
+	dir, name := a.Path[:p.name], a.Path[p.name:]
 	c.place[j] = t.placeOf(dir, a.PartitionValues)
 	ex := t.extrasOf(a)
 	ref := t.putRecord(a.Size, a.ModificationTime, ex, name, a.Stats)
@@ -305,11 +334,8 @@ func (t *fileTable) add(a *actions.Add) {
 	if a.DataChange {
 		ref.shape |= dataChange
 	}
-	if canon := location.Canonical(a.Path); canon == a.Path {
+	if p.plain {
 		ref.shape |= plainPath
-		hashes[j] = maphash.String(t.seed, a.Path)
-	} else {
-		hashes[j] = maphash.String(t.seed, canon)
 	}
 	block, off := uint32(ref.rec>>32), uint32(ref.rec)
 	if invariants.Enabled {
