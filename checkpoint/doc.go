@@ -115,4 +115,8 @@
 // after the context is cancelled (it then gets the context's error), a
 // panic of the callback is raised again on the caller's goroutine, and
 // the consumer has ended by the time ReadTransient returns.
+// ReadTransientPrepared also calls a second function on the decoding
+// goroutine, with each batch before the callback gets it, so that a
+// caller can move there the part of its work that needs none of the
+// callback's state; what it returns travels with the batch.
 package checkpoint

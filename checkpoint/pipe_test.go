@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -165,4 +166,76 @@ func TestReadTransientGoexit(t *testing.T) {
 			t.Fatalf("goroutines left after the read:\n%s", left)
 		}
 	})
+}
+
+// TestReadTransientPrepared checks that prep sees each batch before fn
+// does, that fn gets what prep returned for that very batch, that prep
+// gets back for reuse only what it returned for a batch fn is done with,
+// and that an error of prep stops the read, pipelined or not, leaving no
+// goroutine behind.
+func TestReadTransientPrepared(t *testing.T) {
+	rows, _ := manyFiles(5*batchSize + 3)
+	store := newMemStore(map[string][]byte{corruptKey: writeRows(t, rows, parquet.PageBufferSize(512))})
+	want, _ := jsonLines(t, Read, store, []string{corruptKey}, All)
+	type prepared struct {
+		seq   int
+		paths string // the batch's paths, copied
+	}
+	paths := func(batch []actions.Action) string {
+		var b strings.Builder
+		for i := range batch {
+			if a := batch[i].Add; a != nil {
+				b.WriteString(a.Path + "\n")
+			}
+		}
+		return b.String()
+	}
+	errPrep := errors.New("prep failed")
+	for _, procs := range []int{1, 2} {
+		withProcs(t, procs, func() {
+			for _, failAt := range []int{-1, 2} {
+				var mu sync.Mutex
+				done := map[int]bool{} // batches fn is done with
+				preps, calls, actionsSeen := 0, 0, 0
+				err := ReadTransientPrepared(context.Background(), store, []string{corruptKey}, All,
+					func(batch []actions.Action, reuse *prepared) (*prepared, error) {
+						if reuse != nil {
+							mu.Lock()
+							ok := done[reuse.seq]
+							mu.Unlock()
+							if !ok {
+								t.Errorf("%d procs: prep got back batch %d before fn was done with it", procs, reuse.seq)
+							}
+						}
+						if preps == failAt {
+							return reuse, errPrep
+						}
+						preps++
+						return &prepared{seq: preps - 1, paths: paths(batch)}, nil
+					},
+					func(batch []actions.Action, p *prepared) error {
+						if p == nil || p.seq != calls || p.paths != paths(batch) {
+							t.Errorf("%d procs: fn's batch %d came with the preparation of another", procs, calls)
+						}
+						actionsSeen += len(batch)
+						mu.Lock()
+						done[calls] = true
+						mu.Unlock()
+						calls++
+						return nil
+					})
+				switch {
+				case failAt < 0 && (err != nil || actionsSeen != len(want)):
+					t.Errorf("%d procs: %v, %d actions, want %d", procs, err, actionsSeen, len(want))
+				case failAt >= 0 && !errors.Is(err, errPrep):
+					t.Errorf("%d procs: got %v, want prep's error", procs, err)
+				case failAt >= 0 && (calls > failAt || procs == 1 && calls != failAt):
+					t.Errorf("%d procs: fn called %d times after prep failed on batch %d", procs, calls, failAt)
+				}
+				if left := pipeGoroutines(); left != "" {
+					t.Fatalf("%d procs: goroutines left after the read:\n%s", procs, left)
+				}
+			}
+		})
+	}
 }

@@ -71,7 +71,7 @@ const sidecarDir = "_sidecars"
 // deltaerr.ErrPathEscapesRoot; an absolute sidecar URI, which this version
 // does not follow, matches deltaerr.ErrPathEscapesRoot only.
 func Read(ctx context.Context, store logstore.Store, parts []string, want ActionSet, fn func(batch []actions.Action) error) error {
-	return read(ctx, store, parts, want, fn, false)
+	return read(ctx, store, parts, want, nil, withoutAux(fn), false)
 }
 
 // ReadTransient is [Read] for a caller that copies what it keeps of each
@@ -85,10 +85,37 @@ func Read(ctx context.Context, store logstore.Store, parts []string, want Action
 // ReadTransient's, one batch at a time and in order, while the next batch
 // is decoded (the package doc's "Concurrency" says how it stops).
 func ReadTransient(ctx context.Context, store logstore.Store, parts []string, want ActionSet, fn func(batch []actions.Action) error) error {
-	return read(ctx, store, parts, want, fn, true)
+	return read(ctx, store, parts, want, nil, withoutAux(fn), true)
 }
 
-func read(ctx context.Context, store logstore.Store, parts []string, want ActionSet, fn func(batch []actions.Action) error, transient bool) (err error) {
+// ReadTransientPrepared is [ReadTransient] with prep, which the decoding
+// goroutine calls with each batch before it hands the batch, with what
+// prep returned for it, to fn: work on a batch that needs nothing of fn's
+// state is done there, while fn works on the batch before (with
+// GOMAXPROCS at one, prep is called just before fn, on the caller's
+// goroutine). The batch's strings are valid in prep as they are in fn.
+// prep gets back, for reuse, what it returned for a batch that fn is done
+// with (the zero P when there is none yet). An error of prep stops the
+// read as a decoding error does, and is returned as is.
+func ReadTransientPrepared[P any](ctx context.Context, store logstore.Store, parts []string, want ActionSet, prep func(batch []actions.Action, reuse P) (P, error), fn func(batch []actions.Action, prepared P) error) error {
+	prepAny := func(batch []actions.Action, reuse any) (any, error) {
+		r, _ := reuse.(P) // nil at first: the zero P
+		return prep(batch, r)
+	}
+	fnAny := func(batch []actions.Action, prepared any) error {
+		p, _ := prepared.(P)
+		return fn(batch, p)
+	}
+	return read(ctx, store, parts, want, prepAny, fnAny, true)
+}
+
+// withoutAux adapts a callback of Read to the emitter's, which also
+// takes what prep made of the batch (nothing, without prep).
+func withoutAux(fn func([]actions.Action) error) func([]actions.Action, any) error {
+	return func(batch []actions.Action, _ any) error { return fn(batch) }
+}
+
+func read(ctx context.Context, store logstore.Store, parts []string, want ActionSet, prep func([]actions.Action, any) (any, error), fn func([]actions.Action, any) error, transient bool) (err error) {
 	if len(parts) == 0 {
 		return fmt.Errorf("checkpoint: no checkpoint files given: %w", deltaerr.ErrInvalidArgument)
 	}
@@ -96,7 +123,7 @@ func read(ctx context.Context, store logstore.Store, parts []string, want Action
 		return nil
 	}
 	follow := want&(Add|Remove) != 0
-	out := &emitter{ctx: ctx, fn: fn, transient: transient}
+	out := &emitter{ctx: ctx, prep: prep, fn: fn, transient: transient}
 	if transient && runtime.GOMAXPROCS(0) > 1 {
 		out.startPipe()
 		defer func() { err = out.stopPipe(err) }()
@@ -138,18 +165,24 @@ func read(ctx context.Context, store logstore.Store, parts []string, want Action
 // emitter collects actions into batches for fn.
 //
 // A transient read (ReadTransient) on more than one core is a pipeline of
-// two goroutines: the caller's decodes, and a consumer started by
-// startPipe calls fn, so that the next batch is decoded while fn works
-// on the last. The pages a batch's strings alias go with it (pages) and
+// two goroutines: the caller's decodes (and calls prep, if any), and a
+// consumer started by startPipe calls fn, so that the next batch is
+// decoded while fn works on the last. The pages a batch's strings alias go with it (pages) and
 // are released by the consumer once fn has returned. Two batches exist,
 // one with fn and one being filled: the decoder waits for fn to give one
 // back before it fills another, so at most two batches' pages are held
 // beyond the cursors' current ones. The pages the cursors still hold are
 // released only when the consumer has caught up (drain).
 type emitter struct {
-	ctx   context.Context // checked before each batch
-	fn    func([]actions.Action) error
+	ctx context.Context // checked before each batch
+	// prep, when set, is called on each batch by the decoder before fn
+	// (ReadTransientPrepared); what it returns goes to fn with the batch.
+	prep  func([]actions.Action, any) (any, error)
+	fn    func([]actions.Action, any) error
 	batch []actions.Action
+	// aux is what prep returned for the last batch fn is done with, given
+	// back to prep for reuse.
+	aux any
 	// pages are the pages the batch's strings alias (transient only):
 	// released once fn is done with the batch.
 	pages []parquet.Page
@@ -177,10 +210,12 @@ type pipe struct {
 	spare []handoff // batches back from the consumer (decoder side)
 }
 
-// handoff is a batch and the pages its strings alias.
+// handoff is a batch, the pages its strings alias, and what prep made of
+// it.
 type handoff struct {
 	batch []actions.Action
 	pages []parquet.Page
+	aux   any
 }
 
 // pipeBatches is the number of batches of a pipelined emitter.
@@ -205,7 +240,7 @@ func (e *emitter) startPipe() {
 // consume calls fn on each batch sent, until full is closed, and gives
 // the batches back with their pages released. After fn fails, or once ctx
 // is cancelled, it only releases them.
-func (p *pipe) consume(ctx context.Context, fn func([]actions.Action) error) {
+func (p *pipe) consume(ctx context.Context, fn func([]actions.Action, any) error) {
 	defer close(p.done)
 	failed := false
 	for h := range p.full {
@@ -213,7 +248,7 @@ func (p *pipe) consume(ctx context.Context, fn func([]actions.Action) error) {
 			err := ctx.Err() // fn sees no batch once the read is cancelled
 			var v any
 			if err == nil {
-				v, err = callFn(fn, h.batch)
+				v, err = callFn(fn, h.batch, h.aux)
 			}
 			if v != nil {
 				err = errPanicked
@@ -223,7 +258,11 @@ func (p *pipe) consume(ctx context.Context, fn func([]actions.Action) error) {
 				close(p.failed)
 			}
 		}
-		clear(h.batch) // let the actions go once fn is done with them
+		// The actions are not cleared: the decoder overwrites them as it
+		// fills the batch again, at once, and clearing 4096 of them here,
+		// with the collector's write barrier on for much of a large read,
+		// cost the consumer, the longer side of the pipe, more than the
+		// decoder's filling did.
 		h.batch = h.batch[:0]
 		h.pages = releasePages(h.pages)
 		p.free <- h // never blocks: free holds every batch
@@ -236,13 +275,13 @@ var errPanicked = errors.New("checkpoint: fn panicked")
 
 // callFn calls fn, returning the value of its panic, if any, to be raised
 // again on the caller's goroutine.
-func callFn(fn func([]actions.Action) error, batch []actions.Action) (panicked any, err error) {
+func callFn(fn func([]actions.Action, any) error, batch []actions.Action, aux any) (panicked any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			panicked = v
 		}
 	}()
-	return nil, fn(batch)
+	return nil, fn(batch, aux)
 }
 
 // stopPipe waits for the consumer to finish the batches sent and end, and
@@ -294,19 +333,31 @@ func (e *emitter) flush() error {
 		return err
 	}
 	p := e.pipe
+	if p != nil {
+		select {
+		case <-p.failed:
+			return p.err
+		default:
+		}
+	}
+	aux := e.aux
+	if e.prep != nil {
+		var err error
+		if aux, err = e.prep(e.batch, e.aux); err != nil {
+			if p == nil { // else stopPipe releases them
+				e.pages = releasePages(e.pages)
+			}
+			return err
+		}
+	}
 	if p == nil {
-		err := e.fn(e.batch)
+		err := e.fn(e.batch, aux)
 		clear(e.batch) // let the actions go once fn is done with them
-		e.batch = e.batch[:0]
+		e.batch, e.aux = e.batch[:0], aux
 		e.pages = releasePages(e.pages)
 		return err
 	}
-	select {
-	case <-p.failed:
-		return p.err
-	default:
-	}
-	p.full <- handoff{batch: e.batch, pages: e.pages} // never blocks: full holds every batch
+	p.full <- handoff{batch: e.batch, pages: e.pages, aux: aux} // never blocks: full holds every batch
 	p.out++
 	if len(p.spare) == 0 {
 		if err := p.take(); err != nil {
@@ -316,7 +367,7 @@ func (e *emitter) flush() error {
 	}
 	h := p.spare[len(p.spare)-1]
 	p.spare = p.spare[:len(p.spare)-1]
-	e.batch, e.pages = h.batch, h.pages
+	e.batch, e.pages, e.aux = h.batch, h.pages, h.aux
 	return nil
 }
 

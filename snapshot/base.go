@@ -120,27 +120,33 @@ func (b *baseState) exists(ctx context.Context) error {
 // checkpoint that is missing or cannot be decoded gives a
 // *checkpointError.
 func readCheckpoint(ctx context.Context, store logstore.Store, version int64, keys []string, want checkpoint.ActionSet, fn func([]actions.Action) error) error {
-	return readCheckpointWith(checkpoint.Read, ctx, store, version, keys, want, fn)
-}
-
-// checkpointReader is checkpoint.Read or checkpoint.ReadTransient.
-type checkpointReader func(ctx context.Context, store logstore.Store, parts []string, want checkpoint.ActionSet, fn func([]actions.Action) error) error
-
-// readCheckpointWith is readCheckpoint through read.
-func readCheckpointWith(read checkpointReader, ctx context.Context, store logstore.Store, version int64, keys []string, want checkpoint.ActionSet, fn func([]actions.Action) error) error {
-	err := read(ctx, store, keys, want, func(batch []actions.Action) error {
-		// A Parquet checkpoint does not go through actions.EachAction:
-		// hold its actions to the same per-action rules, so that an add
-		// without a path is never counted as a live file or copied into
-		// the next checkpoint. A checkpoint that breaks one is corrupt and
-		// is skipped like any unreadable checkpoint.
-		for i := range batch {
-			if err := batch[i].Check(); err != nil {
-				return &deltaerr.CorruptError{Path: checkpointName(version, keys), Reason: "an action of the checkpoint", Err: err}
-			}
+	err := checkpoint.Read(ctx, store, keys, want, func(batch []actions.Action) error {
+		if err := checkBatch(version, keys, batch); err != nil {
+			return err
 		}
 		return fn(batch)
 	})
+	return checkpointErr(err, version, keys)
+}
+
+// checkBatch holds a batch of the checkpoint of version to the per-action
+// rules: a Parquet checkpoint does not go through actions.EachAction, and
+// an add without a path must never be counted as a live file or copied
+// into the next checkpoint. A checkpoint that breaks one is corrupt and is
+// skipped like any unreadable checkpoint.
+func checkBatch(version int64, keys []string, batch []actions.Action) error {
+	for i := range batch {
+		if err := batch[i].Check(); err != nil {
+			return &deltaerr.CorruptError{Path: checkpointName(version, keys), Reason: "an action of the checkpoint", Err: err}
+		}
+	}
+	return nil
+}
+
+// checkpointErr returns err, an error of reading the checkpoint of version,
+// as a *checkpointError when it says that the checkpoint is missing or
+// cannot be decoded.
+func checkpointErr(err error, version int64, keys []string) error {
 	if err != nil && (errors.Is(err, deltaerr.ErrCorrupt) || errors.Is(err, logstore.ErrNotFound)) {
 		return &checkpointError{version: version, err: err, vanished: listedMissing(err, keys)}
 	}
@@ -305,8 +311,12 @@ func readBaseFiles(ctx context.Context, store logstore.Store, version int64, key
 	if len(keys) > 0 {
 		// The table copies every byte it keeps (fileTable.add): the
 		// checkpoint is read without copying its pages' strings first.
-		err := eachCheckpointFile(ctx, store, version, keys, tail, true, func(a *actions.Add) bool {
-			t.add(a)
+		// What needs only the table's seed is done on the decoding
+		// goroutine.
+		seed := t.seed
+		prepare := func(a *actions.Add) addPrep { return prepareAdd(seed, a) }
+		err := eachCheckpointFile(ctx, store, version, keys, tail, prepare, func(a *actions.Add, p *addPrep) bool {
+			t.addPrepared(a, p)
 			return true
 		}, nil)
 		if err != nil {
@@ -322,7 +332,7 @@ func readBaseFiles(ctx context.Context, store logstore.Store, version int64, key
 func readBaseTombstones(ctx context.Context, store logstore.Store, version int64, keys []string, tail map[fileKey]fileEntry, order []fileEntry) ([]actions.Remove, error) {
 	var ts []actions.Remove
 	if len(keys) > 0 {
-		err := eachCheckpointFile(ctx, store, version, keys, tail, false, nil, func(r *actions.Remove) {
+		err := eachCheckpointFile(ctx, store, version, keys, tail, nil, nil, func(r *actions.Remove) {
 			ts = append(ts, *r)
 		})
 		if err != nil {
@@ -342,20 +352,24 @@ func readBaseTombstones(ctx context.Context, store logstore.Store, version int64
 // its function is nil), less those whose key is in tail: the commits
 // after the checkpoint supersede them. add returning false stops the read.
 //
-// With copies, add and remove copy whatever they keep of an action before
-// they return: the checkpoint is then read with checkpoint.ReadTransient,
-// its strings aliasing the decoder's pages, which are released once a
-// batch is applied; add and remove are then called on a goroutine of
-// checkpoint's, one batch at a time, while the next batch is decoded
-// (they must touch nothing the caller uses during the read). Without, it
-// is read ahead on another goroutine (readAhead), and the actions may be
-// kept.
+// With prepare, add and remove copy whatever they keep of an action before
+// they return: the checkpoint is then read with
+// checkpoint.ReadTransientPrepared, its strings aliasing the decoder's
+// pages, which are released once a batch is applied; add and remove are
+// then called on a goroutine of checkpoint's, one batch at a time, while
+// the next batch is decoded (they must touch nothing the caller uses
+// during the read). The decoding goroutine checks each batch (checkBatch),
+// drops the superseded actions and calls prepare on each add left, whose
+// result add gets: work on an add that needs none of add's state is done
+// there, so that the two goroutines share the work. Without, the
+// checkpoint is read ahead on another goroutine (readAhead), the actions
+// may be kept, and add gets a nil *addPrep.
 //
 // It is the one place a checkpoint's files enter a snapshot: kept in a
 // file table (readBaseFiles, where tail is empty but for a rebuild, the
 // snapshot's own tail being applied later by newFileView with the same
 // rule) or streamed to a caller who keeps what it wants (StreamFiles).
-func eachCheckpointFile(ctx context.Context, store logstore.Store, version int64, keys []string, tail map[fileKey]fileEntry, copies bool, add func(*actions.Add) bool, remove func(*actions.Remove)) error {
+func eachCheckpointFile(ctx context.Context, store logstore.Store, version int64, keys []string, tail map[fileKey]fileEntry, prepare func(*actions.Add) addPrep, add func(*actions.Add, *addPrep) bool, remove func(*actions.Remove)) error {
 	var want checkpoint.ActionSet
 	if add != nil {
 		want |= checkpoint.Add
@@ -370,11 +384,55 @@ func eachCheckpointFile(ctx context.Context, store logstore.Store, version int64
 		_, ok := tail[keyOf(path, dv)]
 		return ok
 	}
+	if prepare != nil {
+		// The decoding goroutine checks a batch, drops what is superseded
+		// (nil in its slot of the prepared batch) and prepares each add
+		// left; the table's goroutine applies the rest.
+		prep := func(batch []actions.Action, ps preparedBatch) (preparedBatch, error) {
+			if err := checkBatch(version, keys, batch); err != nil {
+				return ps, err
+			}
+			ps.keep = slices.Grow(ps.keep[:0], len(batch))[:len(batch)]
+			ps.adds = slices.Grow(ps.adds[:0], len(batch))[:len(batch)]
+			for i := range batch {
+				switch a := &batch[i]; {
+				case a.Add != nil && add != nil:
+					if ps.keep[i] = !superseded(a.Add.Path, a.Add.DeletionVector); ps.keep[i] {
+						ps.adds[i] = prepare(a.Add)
+					}
+				case a.Remove != nil && remove != nil:
+					ps.keep[i] = !superseded(a.Remove.Path, a.Remove.DeletionVector)
+				default:
+					ps.keep[i] = false
+				}
+			}
+			return ps, nil
+		}
+		err := checkpoint.ReadTransientPrepared(ctx, store, keys, want, prep, func(batch []actions.Action, ps preparedBatch) error {
+			for i := range batch {
+				if !ps.keep[i] {
+					continue
+				}
+				if a := &batch[i]; a.Add != nil && add != nil {
+					if !add(a.Add, &ps.adds[i]) {
+						return errStopped
+					}
+				} else {
+					remove(a.Remove)
+				}
+			}
+			return nil
+		})
+		if errors.Is(err, errStopped) {
+			return nil
+		}
+		return checkpointErr(err, version, keys)
+	}
 	apply := func(batch []actions.Action) bool {
 		for i := range batch {
 			switch a := &batch[i]; {
 			case a.Add != nil && add != nil:
-				if !superseded(a.Add.Path, a.Add.DeletionVector) && !add(a.Add) {
+				if !superseded(a.Add.Path, a.Add.DeletionVector) && !add(a.Add, nil) {
 					return false
 				}
 			case a.Remove != nil && remove != nil:
@@ -385,21 +443,17 @@ func eachCheckpointFile(ctx context.Context, store logstore.Store, version int64
 		}
 		return true
 	}
-	if copies {
-		err := readCheckpointWith(checkpoint.ReadTransient, ctx, store, version, keys, want, func(batch []actions.Action) error {
-			if !apply(batch) {
-				return errStopped
-			}
-			return nil
-		})
-		if errors.Is(err, errStopped) {
-			return nil
-		}
-		return err
-	}
 	return readAhead(func(fn func([]actions.Action) error) error {
 		return readCheckpoint(ctx, store, version, keys, want, fn)
 	}, apply)
+}
+
+// preparedBatch is what the decoding goroutine makes of a batch of a
+// checkpoint for eachCheckpointFile, by position in the batch: whether
+// the action is applied, and for an add what prepare made of it.
+type preparedBatch struct {
+	keep []bool
+	adds []addPrep
 }
 
 // newBaseFiles finishes a checkpoint's file table (nil for an empty one),

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"encoding/binary"
 	"hash/maphash"
+	"math/bits"
 	"reflect"
 	"slices"
 	"strconv"
@@ -241,7 +242,9 @@ func (d *strDict) appendSegValue(vals []byte, v string, seg *shapeSeg) []byte {
 		if found {
 			seg.hits++
 		} else if seg.tries > dictTrial && seg.hits*8 < seg.tries {
-			seg.noDict = true
+			// The last value is seldom the next one either: neither
+			// appendSegValue nor matchStats compares it any more.
+			seg.noDict, seg.hasLast = true, false
 			break
 		} else {
 			id, found = d.intern(v)
@@ -271,6 +274,36 @@ func (t *fileTable) at(i int) (*fileChunk, int) { return t.chunks[i/rowChunk], i
 
 // add appends a copy of a.
 func (t *fileTable) add(a *actions.Add) {
+	p := prepareAdd(t.seed, a)
+	t.addPrepared(a, &p)
+}
+
+// addPrep is what the table makes of an add with nothing of its own but
+// its seed (prepareAdd), so that it can be done on another goroutine than
+// add: eachCheckpointFile has the checkpoint's decoding goroutine do it,
+// while the table takes the batch before.
+type addPrep struct {
+	hash  uint64 // of the path of the add's key, with the table's seed
+	name  int    // where the file name starts in the path, after its last slash
+	plain bool   // the path is its own canonical form
+}
+
+// prepareAdd returns the addPrep of a for a table with seed.
+func prepareAdd(seed maphash.Seed, a *actions.Add) addPrep {
+	if len(a.Tags) > 0 || a.DeletionVector != nil { // a full row
+		return addPrep{hash: maphash.String(seed, keyOf(a.Path, a.DeletionVector).path)}
+	}
+	dir, _ := splitPath(a.Path)
+	p := addPrep{name: len(dir)}
+	canon := location.Canonical(a.Path)
+	p.plain = canon == a.Path
+	p.hash = maphash.String(seed, canon)
+	return p
+}
+
+// addPrepared appends a copy of a, of which p is prepareAdd's addPrep
+// with the table's seed.
+func (t *fileTable) addPrepared(a *actions.Add, p *addPrep) {
 	if t.n%rowChunk == 0 {
 		c := new(fileChunk)
 		if len(t.blocks) > 0 {
@@ -280,7 +313,7 @@ func (t *fileTable) add(a *actions.Add) {
 		t.hashes = append(t.hashes, new([rowChunk]uint64))
 	}
 	c, j := t.at(t.n)
-	hashes := t.hashes[len(t.hashes)-1]
+	t.hashes[len(t.hashes)-1][j] = p.hash
 	t.n++
 	t.totalSize += a.Size
 	if len(a.Tags) > 0 || a.DeletionVector != nil {
@@ -289,10 +322,9 @@ func (t *fileTable) add(a *actions.Add) {
 		}
 		t.full[t.n-1] = t.cloneAdd(a)
 		c.shape[j] = shapeFull
-		hashes[j] = maphash.String(t.seed, keyOf(a.Path, a.DeletionVector).path)
 		return
 	}
-	dir, name := splitPath(a.Path)
+	dir, name := a.Path[:p.name], a.Path[p.name:]
 	c.place[j] = t.placeOf(dir, a.PartitionValues)
 	ex := t.extrasOf(a)
 	ref := t.putRecord(a.Size, a.ModificationTime, ex, name, a.Stats)
@@ -302,11 +334,8 @@ func (t *fileTable) add(a *actions.Add) {
 	if a.DataChange {
 		ref.shape |= dataChange
 	}
-	if canon := location.Canonical(a.Path); canon == a.Path {
+	if p.plain {
 		ref.shape |= plainPath
-		hashes[j] = maphash.String(t.seed, a.Path)
-	} else {
-		hashes[j] = maphash.String(t.seed, canon)
 	}
 	block, off := uint32(ref.rec>>32), uint32(ref.rec)
 	if invariants.Enabled {
@@ -405,6 +434,13 @@ func (c *nameCoder) template(name string) (id uint32, p, q int, ok bool) {
 // comparison of the whole rest (memequal) instead of a byte at a time;
 // the byte loop then extends it, so the result is the same either way.
 func shared(a, b string) (p, q int) {
+	for p+8 <= len(a) && p+8 <= len(b) {
+		if x := load64(a, p) ^ load64(b, p); x != 0 {
+			p += bits.TrailingZeros64(x) / 8 // the first byte that differs
+			break
+		}
+		p += 8
+	}
 	for p < len(a) && p < len(b) && a[p] == b[p] {
 		p++
 	}
@@ -557,10 +593,19 @@ func (t *fileTable) placeOf(dir string, m map[string]string) uint32 {
 	return e.place
 }
 
-// splitPath splits a path after its last slash.
+// splitPath splits a path after its last slash. It looks for it from the
+// start with IndexByte, which scans a word at a time, where LastIndexByte
+// goes a byte at a time from the end: a path has few slashes, and its
+// name, after the last, is most of it.
 func splitPath(p string) (dir, name string) {
-	i := strings.LastIndexByte(p, '/') + 1
-	return p[:i], p[i:]
+	i := 0
+	for {
+		k := strings.IndexByte(p[i:], '/')
+		if k < 0 {
+			return p[:i], p[i:]
+		}
+		i += k + 1
+	}
 }
 
 // placeID returns the id of the place of directory dir and partition
@@ -588,8 +633,20 @@ func (t *fileTable) putStats(s string) statsRef { return t.putRecord(0, 0, rowEx
 
 // putRecord stores a record in the arena: size, modification time, the
 // extras when ex has any, name, then stats s.
+//
+// The record is encoded in place at the end of the arena's last block when
+// that surely has room for it (recordBound), and else in scratch space and
+// copied by store; either way it lands where store would put it.
 func (t *fileTable) putRecord(size, modTime int64, ex rowExtras, name, s string) statsRef {
-	rec := binary.AppendVarint(t.scratch[:0], size)
+	rec := t.scratch[:0]
+	k, room := len(t.blocks)-1, 0
+	if k >= 0 {
+		if b := t.blocks[k]; cap(b) == blockSize && blockSize-len(b) >= recordBound(name, s) {
+			room = blockSize - len(b)
+			rec = b[len(b):len(b):blockSize]
+		}
+	}
+	rec = binary.AppendVarint(rec, size)
 	rec = binary.AppendVarint(rec, modTime)
 	if ex.has != 0 {
 		rec = append(rec, ex.has)
@@ -606,9 +663,23 @@ func (t *fileTable) putRecord(size, modTime int64, ex rowExtras, name, s string)
 	rec = t.names.appendName(rec, name)
 	var id uint32
 	id, rec = t.encodeStats(s, rec)
-	t.scratch = rec[:0]
+	if room > 0 {
+		if cap(rec) == room { // in place: append did not move it
+			off := len(t.blocks[k])
+			t.blocks[k] = t.blocks[k][:off+len(rec)]
+			return statsRef{shape: id, rec: uint64(k)<<32 | uint64(off)}
+		}
+	} else {
+		t.scratch = rec[:0]
+	}
 	return statsRef{shape: id, rec: t.store(rec)}
 }
+
+// recordBound is more than the length of the record of a file with name
+// and stats s: a number is stored in no more bytes than its digits, a
+// string value in at most its length and ten, and the fixed fields take
+// at most 50 bytes.
+func recordBound(name, s string) int { return 64 + 2*len(name) + 2*len(s) }
 
 // encodeStats appends the values of s to vals, and returns its shape id.
 func (t *fileTable) encodeStats(s string, vals []byte) (uint32, []byte) {
@@ -941,6 +1012,11 @@ type shapeSeg struct {
 	lit    string
 	hole   byte // hole, numHole, or noHole
 	quoted bool // the next piece's text starts with a quote: the hole was a string's content
+	// head is lit's first bytes, up to 8, as a little-endian word, and
+	// headMask the bits of it that they fill; mid is its bytes 8 to 16,
+	// when it has 16, and tail its last 8 bytes, when it has 8: hasLit
+	// compares a literal of up to 24 bytes with one to three loads.
+	head, headMask, mid, tail uint64
 
 	// What appendSegValue learnt of the hole's values.
 	last        string // the last value, from the dictionary
@@ -957,12 +1033,67 @@ func splitShape(shape string, segs []shapeSeg) []shapeSeg {
 	for {
 		h := strings.IndexAny(shape, "\x00\x01")
 		if h < 0 {
-			return append(segs, shapeSeg{lit: shape, hole: noHole})
+			return append(segs, newShapeSeg(shape, noHole, false))
 		}
 		rest := shape[h+1:]
-		segs = append(segs, shapeSeg{lit: shape[:h], hole: shape[h], quoted: strings.HasPrefix(rest, `"`)})
+		segs = append(segs, newShapeSeg(shape[:h], shape[h], strings.HasPrefix(rest, `"`)))
 		shape = rest
 	}
+}
+
+// newShapeSeg returns the piece of literal text lit and the hole after it.
+func newShapeSeg(lit string, h byte, quoted bool) shapeSeg {
+	seg := shapeSeg{lit: lit, hole: h, quoted: quoted}
+	for k := 0; k < len(lit) && k < 8; k++ {
+		seg.head |= uint64(lit[k]) << (8 * k)
+		seg.headMask |= 0xff << (8 * k)
+	}
+	if len(lit) >= 8 {
+		seg.tail = load64(lit, len(lit)-8)
+	}
+	if len(lit) >= 16 {
+		seg.mid = load64(lit, 8)
+	}
+	return seg
+}
+
+// hasLit reports whether s holds seg.lit at i (i <= len(s)). It compares
+// a word at a time, with loads the compiler merges: a literal of a shape
+// is mostly a key and its punctuation, so short that a call of memequal
+// for it costs more than the comparison. matchStats has the cases of a
+// literal of up to 24 bytes inline.
+func hasLit(s string, i int, seg *shapeSeg) bool {
+	lit := seg.lit
+	n := len(lit)
+	switch {
+	case len(s)-i < n:
+		return false
+	case n >= 8:
+		// The first and the last word, then those between; the last
+		// overlaps the one before it unless n is a multiple of 8.
+		if load64(s, i) != seg.head || load64(s, i+n-8) != seg.tail {
+			return false
+		}
+		if n > 16 && load64(s, i+8) != seg.mid {
+			return false
+		}
+		for k := 16; k < n-8; k += 8 {
+			if load64(s, i+k) != load64(lit, k) {
+				return false
+			}
+		}
+		return true
+	case len(s)-i >= 8:
+		return (load64(s, i)^seg.head)&seg.headMask == 0
+	}
+	return s[i:i+n] == lit
+}
+
+// load64 returns the 8 bytes of s at i as a little-endian word.
+func load64(s string, i int) uint64 {
+	b := s[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
 // matchStats appends to vals the values of s split along segs, the pieces
@@ -978,7 +1109,16 @@ func matchStats(segs []shapeSeg, s string, vals []byte, d *strDict) (out []byte,
 	i := 0
 	for k := range segs {
 		seg := &segs[k]
-		if len(s)-i < len(seg.lit) || s[i:i+len(seg.lit)] != seg.lit {
+		// hasLit, its common cases inline.
+		if n := len(seg.lit); n >= 8 && n <= 24 {
+			if len(s)-i < n || load64(s, i) != seg.head || load64(s, i+n-8) != seg.tail || n > 16 && load64(s, i+8) != seg.mid {
+				return vals, false
+			}
+		} else if n < 8 && len(s)-i >= 8 {
+			if (load64(s, i)^seg.head)&seg.headMask != 0 {
+				return vals, false
+			}
+		} else if !hasLit(s, i, seg) {
 			return vals, false
 		}
 		i += len(seg.lit)
@@ -998,10 +1138,14 @@ func matchStats(segs []shapeSeg, s string, vals []byte, d *strDict) (out []byte,
 		case seg.quoted:
 			// The value of the last file, when it is there and a quote
 			// follows, ends there: stringEnd scans its bytes as it did
-			// then, and stopped at that quote.
+			// then, and stopped at that quote. It is stored as
+			// appendSegValue would store it.
 			if n := len(seg.last); seg.hasLast && len(s)-i > n && s[i+n] == '"' && s[i:i+n] == seg.last {
-				j = i + n
-			} else if j = stringEnd(s, i); j >= len(s) {
+				vals = binary.AppendUvarint(vals, uint64(seg.lastID)<<1|1)
+				i += n
+				continue
+			}
+			if j = stringEnd(s, i); j >= len(s) {
 				return vals, false
 			}
 		default:
@@ -1026,6 +1170,7 @@ func digitsEnd(s string, i int) int {
 // scanNumber returns the end j of the run of digits at s[i:] and, as
 // canonicalNumber(s[i:j]) does, its value and whether it formats back the
 // same, in one pass.
+
 func scanNumber(s string, i int) (j int, x uint64, ok bool) {
 	j = i
 	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
@@ -1036,9 +1181,23 @@ func scanNumber(s string, i int) (j int, x uint64, ok bool) {
 	return j, x, n > 0 && n <= maxNumDigits && (s[i] != '0' || n == 1)
 }
 
+// shortString is how many bytes of a string stringEnd scans for its end
+// before it calls IndexByte.
+const shortString = 16
+
 // stringEnd returns the index of the quote that ends the JSON string
 // whose content starts at s[i], or len(s) or more when it is not ended.
 func stringEnd(s string, i int) int {
+	// A short string is quicker to scan a byte at a time than with two
+	// calls of IndexByte.
+	for k := i; k < len(s) && k < i+shortString; k++ {
+		if s[k] == '"' {
+			return k
+		}
+		if s[k] == '\\' {
+			break
+		}
+	}
 	if i < len(s) {
 		// Most strings hold no escape: find the quote at once.
 		if k := strings.IndexByte(s[i:], '"'); k >= 0 && strings.IndexByte(s[i:i+k], '\\') < 0 {

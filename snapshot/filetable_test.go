@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/godelta/delta/actions"
@@ -240,5 +241,212 @@ func TestStatsDictionary(t *testing.T) {
 	_, _, _, rec := ft.record(last.shape, last.rec)
 	if len(rec) > 1+1+1+1+1+len("unique-0000000")+1 {
 		t.Errorf("record of %d bytes: the constant value is not interned", len(rec))
+	}
+}
+
+// TestMatchHelpers compares the word-at-a-time helpers of the table build
+// with the plain byte loops they replace, on texts of every length around
+// a word's, that end anywhere.
+func TestMatchHelpers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(26, 1))
+	alphabet := `ab"\/0123456789:,{}`
+	text := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	for range 20_000 {
+		s := text(rng.IntN(40))
+		i := rng.IntN(len(s) + 1)
+		// A literal that is there, one that differs in one byte, and one
+		// that runs past the end.
+		n := rng.IntN(len(s) - i + 1)
+		lits := []string{s[i : i+n], text(rng.IntN(30)), s[i:] + "x"}
+		if n > 0 {
+			b := []byte(s[i : i+n])
+			b[rng.IntN(n)] ^= 1
+			lits = append(lits, string(b))
+		}
+		for _, lit := range lits {
+			seg := newShapeSeg(lit, numHole, false)
+			has := len(s)-i >= len(lit) && s[i:i+len(lit)] == lit
+			if got := hasLit(s, i, &seg); got != has {
+				t.Fatalf("hasLit(%q, %d, %q) = %v, want %v", s, i, lit, got, has)
+			}
+			// matchStats has hasLit inline: the literal, then a number.
+			_, ok := matchStats(splitShape(lit+"\x01", nil), s[i:], nil, &strDict{})
+			num := false
+			if has {
+				j, _, canon := scanNumber(s, i+len(lit))
+				num = canon && j == len(s)
+			}
+			if ok != (has && num) {
+				t.Fatalf("matchStats of %q and a number on %q: %v (has %v)", lit, s[i:], ok, has)
+			}
+		}
+		k := strings.LastIndexByte(s, '/') + 1
+		if dir, name := splitPath(s); dir != s[:k] || name != s[k:] {
+			t.Fatalf("splitPath(%q) = %q, %q", s, dir, name)
+		}
+		if got, want := stringEnd(s, i), refStringEnd(s, i); got != want && !(got >= len(s) && want >= len(s)) {
+			t.Fatalf("stringEnd(%q, %d) = %d, want %d", s, i, got, want)
+		}
+		u := text(rng.IntN(40))
+		if rng.IntN(2) == 0 {
+			u = s[:rng.IntN(len(s)+1)] + u // a shared prefix
+		}
+		if rng.IntN(2) == 0 {
+			u += s[rng.IntN(len(s)+1):] // and suffix
+		}
+		p, q := shared(s, u)
+		wp := 0
+		for wp < len(s) && wp < len(u) && s[wp] == u[wp] {
+			wp++
+		}
+		wq := 0
+		for wq < min(len(s), len(u))-wp && s[len(s)-1-wq] == u[len(u)-1-wq] {
+			wq++
+		}
+		if p != wp || q != wq {
+			t.Fatalf("shared(%q, %q) = %d, %d, want %d, %d", s, u, p, q, wp, wq)
+		}
+	}
+}
+
+// refStringEnd is stringEnd as a plain loop.
+func refStringEnd(s string, i int) int {
+	for i < len(s) && s[i] != '"' {
+		if s[i] == '\\' {
+			i++
+		}
+		i++
+	}
+	return i
+}
+
+// TestStatsEncodingRandom stores stats of a few shapes, with values of
+// every kind and length (numbers with and without leading zeros, strings
+// with escapes, keys of every length) and some bytes changed, one after
+// the other in one table, so that each is matched against the shape of the
+// one before, and reads all of them back.
+func TestStatsEncodingRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(26, 2))
+	num := func() string {
+		switch rng.IntN(4) {
+		case 0:
+			return fmt.Sprint(rng.IntN(10))
+		case 1:
+			return fmt.Sprint(rng.Uint64() >> rng.IntN(64))
+		case 2:
+			return fmt.Sprintf("%0*d", 1+rng.IntN(25), rng.IntN(1000))
+		}
+		return fmt.Sprintf("%d.%d", rng.IntN(1e6), rng.IntN(100))
+	}
+	str := func() string {
+		b := make([]byte, rng.IntN(30))
+		for i := range b {
+			b[i] = `ab0"\:,{}é`[rng.IntN(11)]
+		}
+		return strings.ReplaceAll(strings.ReplaceAll(string(b), `\`, `\\`), `"`, `\"`)
+	}
+	keys := []string{"a", "id", "value", "name", "a_rather_long_column_name", "ts", "k2345678", "k23456789012345", "k2345678901234567890123"}
+	ft := newFileTable()
+	var refs []statsRef
+	var want []string
+	for i := range 30_000 {
+		shape := i / 3000 % 4
+		var b strings.Builder
+		b.WriteString(`{"numRecords":` + num() + `,"minValues":{`)
+		for k, key := range keys[:3+shape*2] {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			if (k+shape)%2 == 0 {
+				b.WriteString(`"` + key + `":` + num())
+			} else if rng.IntN(4) == 0 {
+				b.WriteString(`"` + key + `":"constant"`)
+			} else {
+				b.WriteString(`"` + key + `":"` + str() + `"`)
+			}
+		}
+		b.WriteString(`},"tightBounds":true}`)
+		s := b.String()
+		if rng.IntN(50) == 0 { // a byte changed: another shape, or none
+			p := []byte(s)
+			p[rng.IntN(len(p))] = `"0:{\x00`[rng.IntN(5)]
+			s = string(p)
+		}
+		if rng.IntN(100) == 0 {
+			s = s[:rng.IntN(len(s))]
+		}
+		refs = append(refs, ft.putStats(s))
+		want = append(want, s)
+	}
+	for i, r := range refs {
+		if got, _ := ft.stats(r, nil); got != want[i] {
+			t.Fatalf("%d: got %q, want %q", i, got, want[i])
+		}
+	}
+}
+
+// TestFileTableBlocks fills many arena blocks, with records written in
+// place and, near a block's end, through scratch space, and an oversized
+// one between, and checks that every row reads back and that the blocks
+// are laid out as store lays them: a record goes to a new block only when
+// the last one has no room for it.
+func TestFileTableBlocks(t *testing.T) {
+	ft := newFileTable()
+	rng := rand.New(rand.NewPCG(26, 3))
+	var want []actions.Add
+	for i := range 60_000 {
+		a := actions.Add{
+			Path: fmt.Sprintf("d=%d/part-%05d-0a0d7b5c.parquet", i%3, i),
+			Size: int64(i), ModificationTime: int64(i) << 20, DataChange: true,
+			Stats: fmt.Sprintf(`{"numRecords":%d,"minValues":{"s":"%s"}}`, i, strings.Repeat("x", rng.IntN(300))),
+		}
+		if i == 30_000 {
+			a.Stats = fmt.Sprintf(`{"numRecords":1,"minValues":{"s":"%s"}}`, strings.Repeat("y", blockSize))
+		}
+		want = append(want, a)
+		ft.add(&a)
+	}
+	ft.finish()
+	if len(ft.blocks) < 10 {
+		t.Fatalf("%d blocks: the test fills too few", len(ft.blocks))
+	}
+	for i := range want {
+		var got actions.Add
+		ft.build(i, &got, nil)
+		if got.Path != want[i].Path || got.Stats != want[i].Stats || got.Size != want[i].Size || got.ModificationTime != want[i].ModificationTime {
+			t.Fatalf("row %d: got %+v, want %+v", i, got, want[i])
+		}
+	}
+	// The first record of each block, by row: a block ends where the next
+	// one's first record would not have fitted.
+	first := map[uint32]int{}
+	for i := len(want) - 1; i >= 0; i-- {
+		c, j := ft.at(i)
+		first[uint32(c.recAt(j)>>32)] = i
+	}
+	for k := 0; k+1 < len(ft.blocks); k++ {
+		b, next := ft.blocks[k], ft.blocks[k+1]
+		if len(b) > blockSize || len(next) > blockSize {
+			continue // an oversized record, alone in its block
+		}
+		c, j := ft.at(first[uint32(k+1)])
+		if off := c.recAt(j) & (blockSize - 1); off != 0 {
+			t.Fatalf("block %d starts with a record at offset %d", k+1, off)
+		}
+		n := len(next)
+		if i := first[uint32(k+1)] + 1; i < len(want) {
+			if c, j := ft.at(i); c.recAt(j)>>32 == uint64(k+1) {
+				n = int(c.recAt(j) & (blockSize - 1))
+			}
+		}
+		if len(b)+n <= blockSize {
+			t.Fatalf("block %d of %d bytes ended before a record of %d that fitted", k, len(b), n)
+		}
 	}
 }

@@ -415,7 +415,7 @@ func (s *Snapshot) StreamFiles(ctx context.Context, keep func(partitionValues ma
 			return
 		}
 		yielded, stopped := false, false
-		err := eachCheckpointFile(ctx, s.store, s.base.version, s.base.keys, s.tail, false, func(a *actions.Add) bool {
+		err := eachCheckpointFile(ctx, s.store, s.base.version, s.base.keys, s.tail, nil, func(a *actions.Add, _ *addPrep) bool {
 			if keep != nil && !keep(a.PartitionValues) {
 				return true
 			}

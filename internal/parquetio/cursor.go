@@ -2,9 +2,9 @@ package parquetio
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
-	"slices"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding"
@@ -236,12 +236,12 @@ func (c *Cursor) nextPage() {
 	}
 	// Levels are decoded with the bit width of their maximum, so they can
 	// exceed it only when the maximum is not all ones.
-	if nn > 0 && c.Reps != nil && c.MaxRep&(c.MaxRep+1) != 0 && slices.Max(c.Reps) > c.MaxRep {
+	if nn > 0 && c.Reps != nil && c.MaxRep&(c.MaxRep+1) != 0 && anyAbove(c.Reps, c.MaxRep) {
 		c.Corruptf("repetition level above the maximum %d", c.MaxRep)
 	}
 	nv := nn
 	if c.Defs != nil {
-		if nn > 0 && c.MaxDef&(c.MaxDef+1) != 0 && slices.Max(c.Defs) > c.MaxDef {
+		if nn > 0 && c.MaxDef&(c.MaxDef+1) != 0 && anyAbove(c.Defs, c.MaxDef) {
 			c.Corruptf("definition level above the maximum %d", c.MaxDef)
 		}
 		nv = bytes.Count(c.Defs, []byte{c.MaxDef})
@@ -462,4 +462,27 @@ func (c *Cursor) SkipAbsent(d byte) (skipped int, ok bool) {
 		c.EndRow()
 		skipped++
 	}
+}
+
+// anyAbove reports whether a level of levels is above top, eight at a
+// time when top is under 128: a byte is then above top when its high bit
+// is set, or when adding 127-top to its low seven bits sets it (which
+// carries out of no byte). It runs on every page of levels, where
+// slices.Max took a compare and a branch a byte.
+func anyAbove(levels []byte, top byte) bool {
+	const lo, hi = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	add := uint64(0x7f-top&0x7f) * 0x0101010101010101
+	i := 0
+	for ; top < 0x80 && i+8 <= len(levels); i += 8 {
+		w := binary.LittleEndian.Uint64(levels[i:])
+		if (w|(w&lo+add))&hi != 0 {
+			return true
+		}
+	}
+	for _, l := range levels[i:] {
+		if l > top {
+			return true
+		}
+	}
+	return false
 }
