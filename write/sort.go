@@ -97,9 +97,10 @@ type colSorter struct {
 	// bucketBytes is what the records of a bucket aim at
 	// (defaultBucketBytes; tests set less).
 	bucketBytes int
-	// keyAheadRows is the fewest rows in memory whose keys are computed
-	// on a goroutine of their own (defaultKeyAheadRows; tests set less).
-	keyAheadRows int
+	// parallelRows is the fewest rows in memory for which the sort
+	// takes a second goroutine (keyAhead, drainPiped), on more than one
+	// core (defaultParallelRows; tests set less).
+	parallelRows int
 
 	// obs, when not nil, observes the rows staged on a goroutine of
 	// its own (observer); otherwise add calls Observe itself.
@@ -149,7 +150,7 @@ func newColSorter(budget int64, dir string, key SortKey, keyWidth int) *colSorte
 	if budget <= 0 {
 		budget = DefaultSortMemory
 	}
-	return &colSorter{budget: budget, dir: dir, key: key, kw: keyWidth, bucketBytes: defaultBucketBytes, keyAheadRows: defaultKeyAheadRows}
+	return &colSorter{budget: budget, dir: dir, key: key, kw: keyWidth, bucketBytes: defaultBucketBytes, parallelRows: defaultParallelRows}
 }
 
 // newChunk returns an empty chunk for records of size bytes and more: on
@@ -385,7 +386,7 @@ func (s *colSorter) sortedRows(rk RowKey, givesOut bool, emit func(key []uint64,
 		}
 		return ks, nil
 	}
-	if n >= s.keyAheadRows && runtime.GOMAXPROCS(0) > 1 {
+	if n >= s.parallelRows && runtime.GOMAXPROCS(0) > 1 {
 		ahead := newKeyAhead(s.chunks, w, newKeyOf)
 		defer ahead.stop()
 		nextKeys = ahead.next
@@ -497,12 +498,12 @@ func (s *colSorter) sortedRows(rk RowKey, givesOut bool, emit func(key []uint64,
 	return nil
 }
 
-// defaultKeyAheadRows is the fewest rows in memory whose keys
-// sortedRows computes on a goroutine of their own; that goroutine sends the keys of
+// defaultParallelRows is the fewest rows in memory for which the sort
+// takes a second goroutine. keyAhead's goroutine sends the keys of
 // keyAheadGroup chunks at a time, and may be keyAheadGroups groups ahead
 // of the rows moved.
 const (
-	defaultKeyAheadRows = 1 << 16
+	defaultParallelRows = 1 << 16
 	keyAheadGroup       = 32
 	keyAheadGroups      = 4
 )
@@ -721,6 +722,9 @@ func (s *colSorter) drain(fn func(row []schema.Value) error) error {
 		return fmt.Errorf("write: sort key of %d words", rk.Words)
 	}
 	if len(s.unsorted) == 0 {
+		if s.rows >= s.parallelRows && runtime.GOMAXPROCS(0) > 1 {
+			return s.drainPiped(rk, fn)
+		}
 		row := make([]schema.Value, s.width)
 		return s.sortedRows(rk, true, func(_ []uint64, rec []byte) error {
 			if k, err := decodeRecord(rec, row); err != nil || k != len(rec) {
@@ -744,6 +748,108 @@ func (s *colSorter) drain(fn func(row []schema.Value) error) error {
 	}
 	s.free = nil // the merge takes no page
 	return s.merge(rk.Words, fn)
+}
+
+// pipedBatches batches of pipedRows decoded rows go between the two
+// goroutines of drainPiped.
+const (
+	pipedRows    = 4096
+	pipedBatches = 3
+)
+
+// errPipeStopped stops drainPiped's sorting goroutine once the caller's
+// has stopped.
+var errPipeStopped = errors.New("write: sort: the writer stopped")
+
+// drainPiped is drain's in-memory path on two goroutines: one of its own
+// keys, sorts and decodes the rows into batches, and the caller's calls
+// fn with them, so that the writer (fn) encodes and compresses one batch
+// while the next is sorted. fn sees the rows in the same order, on the
+// caller's goroutine, as drain's one-goroutine path gives them.
+//
+// Both sides stop at the first failure of either: an error of fn stops
+// the sort at its next batch, and an error or a panic of the sort ends
+// the batches (the panic is raised again on the caller's goroutine, the
+// exit of its goroutine is an error). Of
+// the pipedBatches batches, the sorting side fills one while the others
+// wait for fn or for it, so the channels never block a send.
+func (s *colSorter) drainPiped(rk RowKey, fn func(row []schema.Value) error) (err error) {
+	w := s.width
+	full := make(chan []schema.Value, pipedBatches) // batches of rows for fn, in order
+	free := make(chan []schema.Value, pipedBatches) // batches fn is done with
+	stop := make(chan struct{})                     // closed when fn's side stops early
+	for range pipedBatches {
+		free <- make([]schema.Value, 0, pipedRows*w)
+	}
+	var sortErr error
+	var panicked any
+	go func() {
+		normal := false
+		defer func() {
+			if !normal {
+				if panicked = recover(); panicked == nil {
+					sortErr = errors.New("write: sort: the sort key's goroutine exited")
+				}
+			}
+			close(full)
+		}()
+		var b []schema.Value
+		sortErr = s.sortedRows(rk, true, func(_ []uint64, rec []byte) error {
+			if b == nil {
+				select {
+				case b = <-free:
+					b = b[:0]
+				case <-stop:
+					return errPipeStopped
+				}
+			}
+			n := len(b)
+			b = b[:n+w]
+			if k, err := decodeRecord(rec, b[n:]); err != nil || k != len(rec) {
+				return errRun
+			}
+			if len(b) == pipedRows*w {
+				full <- b
+				b = nil
+			}
+			return nil
+		})
+		if sortErr == nil && len(b) > 0 {
+			full <- b
+		}
+		normal = true
+	}()
+	stopped := false
+	halt := func() {
+		if !stopped {
+			stopped = true
+			close(stop)
+		}
+	}
+	// However this ends (fn's error, panic or goroutine's exit too), the
+	// sort is stopped and waited for: it must not wait for a batch
+	// forever, nor touch the chunks once drain has dropped them. full is
+	// closed when it has ended.
+	defer func() {
+		halt()
+		for range full {
+		}
+	}()
+	for b := range full {
+		for i := 0; err == nil && i < len(b); i += w {
+			if err = fn(b[i : i+w : i+w]); err != nil {
+				halt()
+			}
+		}
+		free <- b
+	}
+	if panicked != nil {
+		panic(panicked)
+	}
+	if err != nil {
+		return err
+	}
+	return sortErr // never errPipeStopped: fn's side stops only on an error
 }
 
 // load reads an unsorted run back into memory.

@@ -235,9 +235,11 @@ func TestColSorterSpillsSameOrder(t *testing.T) {
 							s.bucketBytes = bucket
 						}
 						if ahead {
-							// The keys computed ahead on the other core,
-							// groups of chunks that end within the rows.
-							s.keyAheadRows = 1
+							// The keys computed ahead, and the rows
+							// decoded ahead of fn, on the other core, in
+							// groups of chunks and batches that end
+							// within the rows.
+							s.parallelRows = 1
 						}
 						for _, r := range rows {
 							if err := s.add(r); err != nil {

@@ -190,24 +190,24 @@ func (k *failKey) Prepare() (RowKey, error) {
 	}}, nil
 }
 
-// TestKeyAheadFailure: when the keys are computed ahead on a goroutine of
-// their own, a key's error comes back as is, its panic is raised on the
-// caller's goroutine, its goroutine's exit is an error; neither leaves the
-// goroutine behind, whether the failure is at the first, a middle or the
-// last row.
+// TestKeyAheadFailure: when the sort runs on goroutines of its own
+// (drainPiped's, and keyAhead's for the keys), a key's error comes back
+// as is, its panic is raised on the caller's goroutine, its goroutine's
+// exit is an error; none leaves a goroutine behind, whether the failure
+// is at the first, a middle or the last row.
 func TestKeyAheadFailure(t *testing.T) {
-	// The rows sortedRows keys on the caller's goroutine to cut the
-	// buckets are every third one (n/sampleRows); the failing rows are
-	// keyed only ahead.
+	// The rows sortedRows keys first, to cut the buckets, are every
+	// third one (n/sampleRows): row 0 fails there (on drainPiped's
+	// goroutine), the others only when keyed ahead.
 	const n = 3 * sampleRows
 	withProcs(2, func() {
 		before := runtime.NumGoroutine()
-		for _, at := range []int64{1, n/2 + 1, n - 1} {
+		for _, at := range []int64{0, 1, n/2 + 1, n - 1} {
 			for _, how := range []string{"error", "panic", "goexit"} {
 				func() {
 					key := &failKey{at: at, how: how}
 					s := newColSorter(0, t.TempDir(), key, 1)
-					s.keyAheadRows = 1
+					s.parallelRows = 1
 					defer s.close()
 					defer func() {
 						r := recover()
@@ -230,6 +230,56 @@ func TestKeyAheadFailure(t *testing.T) {
 						if err == nil {
 							t.Errorf("goexit at %d: no error", at)
 						}
+					}
+				}()
+			}
+		}
+		if after := runtime.NumGoroutine(); after > before {
+			t.Errorf("%d goroutines before, %d after", before, after)
+		}
+	})
+}
+
+// TestDrainPipedFnFailure: when the rows are decoded ahead of fn on
+// another goroutine, an error of fn comes back as is and a panic of fn
+// goes on up, at the first row, in the middle or at the last, and the
+// sort's goroutine has ended when drain returns.
+func TestDrainPipedFnFailure(t *testing.T) {
+	const n = 3*pipedRows + 10
+	errFn := errors.New("fn failed")
+	withProcs(2, func() {
+		before := runtime.NumGoroutine()
+		for _, at := range []int{0, n / 2, n - 1} {
+			for _, panics := range []bool{false, true} {
+				func() {
+					s := newColSorter(0, t.TempDir(), &failKey{at: -1}, 1)
+					s.parallelRows = 1
+					defer s.close()
+					for i := range n {
+						if err := s.add([]schema.Value{schema.LongValue(int64(n - i))}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					defer func() {
+						if r := recover(); panics && r != "fn panicked" || !panics && r != nil {
+							t.Errorf("panic at %d: recovered %v", at, r)
+						}
+					}()
+					i := 0
+					err := s.drain(func(row []schema.Value) error {
+						if i++; i-1 == at {
+							if panics {
+								panic("fn panicked")
+							}
+							return errFn
+						}
+						if got := row[0].Int64(); got != int64(i) {
+							t.Fatalf("row %d: %d", i-1, got)
+						}
+						return nil
+					})
+					if !panics && !errors.Is(err, errFn) {
+						t.Errorf("error at %d: %v", at, err)
 					}
 				}()
 			}
