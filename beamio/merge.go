@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/godelta/delta"
@@ -185,11 +186,18 @@ func Merge(s beam.Scope, table string, opts MergeOptions) beam.PCollection {
 // Rows that are equal are one row twice, as in any source: two source
 // rows that match one target row fail the merge with
 // dml.ErrMultipleMatch. An empty PCollection is an empty source (the NOT
-// MATCHED BY SOURCE clauses still apply). The result's rows, commitInfo
+// MATCHED BY SOURCE clauses still apply). source must be bounded: the
+// merge is one statement over all its rows, so rows in windows are taken
+// into the global window first (the rows of every window, merged once). The result's rows, commitInfo
 // and change data are those of delta.Table.Merge with the same rows
 // (delta.MergeRows), up to the files, as Merge says.
 func MergeRows(s beam.Scope, table string, source beam.PCollection, opts MergeOptions) beam.PCollection {
 	s = s.Scope("delta.MergeRows")
+	if ws := source.WindowingStrategy(); ws != nil && ws.Fn != nil && ws.Fn.Kind != window.GlobalWindows {
+		// The steps run in the global window (an impulse); a side input
+		// in other windows would show them none of its rows.
+		source = beam.WindowInto(s, window.NewGlobalWindows(), source)
+	}
 	return merge(s, table, opts, true, beam.ParDo(s, encodeRowFn{}, source))
 }
 

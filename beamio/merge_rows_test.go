@@ -7,8 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 
 	"github.com/godelta/delta"
 	"github.com/godelta/delta/deltaerr"
@@ -21,13 +23,24 @@ import (
 // its one result.
 func mergeRowsOnPrism(t *testing.T, table string, rows [][]schema.Value, opts MergeOptions) (MergeResult, error) {
 	t.Helper()
+	return mergeRowsWindowed(t, table, rows, opts, nil)
+}
+
+// mergeRowsWindowed is mergeRowsOnPrism with the rows in the windows of
+// wfn first, when not nil.
+func mergeRowsWindowed(t *testing.T, table string, rows [][]schema.Value, opts MergeOptions, wfn *window.Fn) (MergeResult, error) {
+	t.Helper()
 	p, s := beam.NewPipelineWithRoot()
 	in := make([]Row, len(rows))
 	for i, r := range rows {
 		in[i] = Row{Values: r}
 	}
 	key := t.Name() + table
-	beam.ParDo0(s, &resultMergeFn{Key: key}, MergeRows(s, table, beam.CreateList(s, in), opts))
+	src := beam.CreateList(s, in)
+	if wfn != nil {
+		src = beam.WindowInto(s, wfn, src)
+	}
+	beam.ParDo0(s, &resultMergeFn{Key: key}, MergeRows(s, table, src, opts))
 	if err := run(t, p); err != nil {
 		return MergeResult{}, err
 	}
@@ -99,9 +112,11 @@ func TestMergeRows(t *testing.T) {
 		props       map[string]string
 		opts        func(string) MergeOptions
 		minTasks    int
+		windows     *window.Fn
 	}{
-		{"update delete insert, partitioned, change data", true, cdf, fullMerge, 4},
-		{"not matched by source, small groups", false, cdf, bySource, 4},
+		{"update delete insert, partitioned, change data", true, cdf, fullMerge, 4, nil},
+		{"not matched by source, small groups", false, cdf, bySource, 4, nil},
+		{"rows in fixed windows", true, nil, fullMerge, 4, window.NewFixedWindows(time.Minute)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,7 +130,7 @@ func TestMergeRows(t *testing.T) {
 			opts := tc.opts("")
 			opts.SourceSchema = sourceDDL
 			before, v0, files0 := tableRows(t, beamT)
-			res, err := mergeRowsOnPrism(t, beamT, reversed(rows), opts)
+			res, err := mergeRowsWindowed(t, beamT, reversed(rows), opts, tc.windows)
 			if err != nil {
 				t.Fatal(err)
 			}
