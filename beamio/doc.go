@@ -42,7 +42,9 @@
 // planned once (dml.MergeJob), a group of candidate files per task
 // rewritten by the MATCHED and NOT MATCHED BY SOURCE clauses, the NOT
 // MATCHED inserts written once from the union of the groups' matches,
-// and one commit through the in-process merge's commit step.
+// and one commit through the in-process merge's commit step. MergeRows
+// does the same with the rows of a PCollection as the source, a side
+// input that every step sorts alike.
 //
 // Write of an input in fixed or sliding windows (streaming or not)
 // commits once per window, in the order of the windows' ends, with the

@@ -40,3 +40,20 @@ func ExampleOptimize() {
 		log.Fatal(err)
 	}
 }
+
+// Upsert the rows of a PCollection (here, a table's rows changed by the
+// pipeline) into a table, on the Prism runner: MERGE INTO ... USING the
+// rows, their columns named by the schema they are given with.
+func ExampleMergeRows() {
+	p, s := beam.NewPipelineWithRoot()
+	updates := beamio.Read(s, "/data/corrections", beamio.ReadOptions{Columns: []string{"id", "amount"}})
+	beamio.MergeRows(s, "/data/events", updates, beamio.MergeOptions{
+		SourceSchema: "id BIGINT NOT NULL, amount DOUBLE", // the rows' columns, in order
+		On:           "t.id = s.id",
+		Matched:      []beamio.MergeClause{{Set: "amount = s.amount"}},
+		NotMatched:   []beamio.MergeClause{{All: true}},
+	})
+	if _, err := prism.Execute(context.Background(), p); err != nil {
+		log.Fatal(err)
+	}
+}

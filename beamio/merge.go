@@ -1,12 +1,15 @@
 package beamio
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph/window"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/godelta/delta"
@@ -14,6 +17,7 @@ import (
 	"github.com/godelta/delta/dml"
 	"github.com/godelta/delta/expr"
 	"github.com/godelta/delta/scan"
+	"github.com/godelta/delta/schema"
 	"github.com/godelta/delta/txn"
 	"github.com/godelta/delta/write"
 )
@@ -29,18 +33,28 @@ type MergeClause struct {
 	All       bool
 }
 
-// MergeOptions are a MERGE INTO for Merge: the source, the join
-// condition and the WHEN clauses, each list applied in order, as
+// MergeOptions are a MERGE INTO for Merge and MergeRows: the source, the
+// join condition and the WHEN clauses, each list applied in order, as
 // dml.MergeSpec describes them (the target is t and the source s unless
 // TargetAlias and SourceAlias say otherwise).
 type MergeOptions struct {
-	// Source is the location of the Delta table merged in (a path or a
-	// URI, as Read takes). Every worker reads it, at one version.
+	// Source is the location of the Delta table Merge merges in (a path
+	// or a URI, as Read takes). Every worker reads it, at one version.
+	// MergeRows takes its rows from a PCollection instead: Source must be
+	// empty there.
 	Source string
 	// SourceVersion, when not nil, is the version of Source read; nil
 	// reads its latest version, which the planning step pins for every
 	// worker.
 	SourceVersion *int64
+	// SourceSchema is the schema of the rows of MergeRows (a value per
+	// field, in order; each row is checked against it, see MergeRows), in
+	// DDL ("id BIGINT NOT NULL, name STRING", as schema.ParseDDL reads it)
+	// or as schema JSON (what schema.StructType's String gives). It is
+	// required there, and must be empty for Merge, whose source has the
+	// schema of its table. (Text, as the rest of the options: a DoFn's
+	// fields travel to the workers as data.)
+	SourceSchema string
 	// On pairs target rows with source rows ("t.id = s.id").
 	On                       string
 	TargetAlias, SourceAlias string
@@ -65,7 +79,8 @@ type MergeResult struct {
 	Committed bool
 	// Version is the commit's table version (when Committed).
 	Version int64
-	// SourceVersion is the version of the source read.
+	// SourceVersion is the version of the source table read (Merge), or
+	// -1 (MergeRows).
 	SourceVersion int64
 	// Metrics are the merge's figures, as commitInfo.operationMetrics
 	// records them (dml.MergeMetrics.Map).
@@ -76,8 +91,9 @@ type MergeResult struct {
 }
 
 // mergePlan is what the planning step decides, given to every later step
-// as a side input: the versions of the table and the source, and the
-// digest of the source rows every worker must read.
+// as a side input: the versions of the table and the source (-1 for rows
+// of a PCollection), and the digest of the source rows every worker must
+// read.
 type mergePlan struct {
 	SnapshotVersion int64
 	SourceVersion   int64
@@ -87,11 +103,12 @@ type mergePlan struct {
 }
 
 func init() {
-	register.DoFn3x1[context.Context, []byte, func(mergePlan), error](&planMergeFn{})
+	register.DoFn4x1[context.Context, []byte, func(*[]byte) bool, func(mergePlan), error](&planMergeFn{})
 	register.DoFn4x1[context.Context, []byte, mergePlan, func(int), error](&mergeTasksFn{})
-	register.DoFn4x1[context.Context, int, mergePlan, func([]byte), error](&rewriteMergeFn{})
+	register.DoFn5x1[context.Context, int, mergePlan, func(*[]byte) bool, func([]byte), error](&rewriteMergeFn{})
 	register.DoFn2x0[mergePlan, func([]byte)](&mergeMarkerFn{})
-	register.DoFn5x1[context.Context, int, func(*[]byte) bool, mergePlan, func(MergeResult), error](&commitMergeFn{})
+	register.DoFn6x1[context.Context, int, func(*[]byte) bool, mergePlan, func(*[]byte) bool, func(MergeResult), error](&commitMergeFn{})
+	register.DoFn1x2[Row, []byte, error](&encodeRowFn{})
 	register.Emitter1[mergePlan]()
 	register.Emitter1[MergeResult]()
 }
@@ -122,12 +139,13 @@ func init() {
 //     the same conflict checks (a *txn.ConflictError fails the step, and
 //     the files written are deleted). Then the post-commit hooks run.
 //
-// The source is a Delta table because every worker must read the same
-// rows in the same order (a source row is known by its number in the
-// matches the groups send): a table at a version is that, a PCollection
-// is not. Its rows are held in memory on each worker, as Spark broadcasts
-// a merge's source; a source over opts.MemoryBudget is refused
-// (dml.ErrMergeSourceTooLarge) rather than spilled as in process.
+// Every worker must read the same source rows in the same order (a
+// source row is known by its number in the matches the groups send): a
+// table at a version is that. MergeRows merges the rows of a PCollection
+// instead, through the same steps. The rows are held in memory on each
+// worker, as Spark broadcasts a merge's source; a source over
+// opts.MemoryBudget is refused (dml.ErrMergeSourceTooLarge) rather than
+// spilled as in process.
 //
 // Copy-on-write only, for the reasons Delete gives. The rows of the table
 // after the merge are those of the in-process merge; the files differ:
@@ -138,13 +156,113 @@ func init() {
 // committer run again after its commit landed meets it as a conflict.
 func Merge(s beam.Scope, table string, opts MergeOptions) beam.PCollection {
 	s = s.Scope("delta.Merge")
-	plan := beam.ParDo(s, &planMergeFn{Table: table, Opts: opts}, beam.Impulse(s))
+	// The steps take the rows of a PCollection source as a side input;
+	// a table source has none.
+	return merge(s, table, opts, false, beam.CreateList(s, [][]byte{}))
+}
+
+// MergeRows runs MERGE INTO table USING the rows of source ON opts.On
+// with opts' WHEN clauses, as a pipeline, and returns a PCollection
+// holding one MergeResult (SourceVersion -1). source is a PCollection of
+// Row, its values in the order of the fields of opts.SourceSchema (which
+// names the source's columns for the clauses, as a source table's schema
+// does); opts.Source must be empty. It is Merge, the same steps and the
+// same code, but for how the source rows are obtained:
+//
+//   - the rows reach the planning step and every worker as a side input
+//     (encoded as Row's coder encodes them), all of them on each worker,
+//     as a broadcast; their encoded bytes count against opts.MemoryBudget
+//     as they arrive (past it dml.ErrMergeSourceTooLarge, as past the
+//     budget of the rows held);
+//   - each worker sorts them by their encoding, so that all number them
+//     alike whatever order the runner delivers them in (a PCollection has
+//     none); the digest of the sorted rows must be the planner's, else
+//     the step fails with deltaerr.ErrCorrupt, as for a table;
+//   - each row is checked against opts.SourceSchema as it is read
+//     (dml.SeqSource): a row of another length is write.ErrBatch, a value
+//     of another type, or a null where the schema says NOT NULL,
+//     dml.ErrMergeSourceValue; the planning step fails on the first.
+//
+// Rows that are equal are one row twice, as in any source: two source
+// rows that match one target row fail the merge with
+// dml.ErrMultipleMatch. An empty PCollection is an empty source (the NOT
+// MATCHED BY SOURCE clauses still apply). source must be bounded: the
+// merge is one statement over all its rows, so rows in windows are taken
+// into the global window first (the rows of every window, merged once). The result's rows, commitInfo
+// and change data are those of delta.Table.Merge with the same rows
+// (delta.MergeRows), up to the files, as Merge says.
+func MergeRows(s beam.Scope, table string, source beam.PCollection, opts MergeOptions) beam.PCollection {
+	s = s.Scope("delta.MergeRows")
+	if ws := source.WindowingStrategy(); ws != nil && ws.Fn != nil && ws.Fn.Kind != window.GlobalWindows {
+		// The steps run in the global window (an impulse); a side input
+		// in other windows would show them none of its rows.
+		source = beam.WindowInto(s, window.NewGlobalWindows(), source)
+	}
+	return merge(s, table, opts, true, beam.ParDo(s, encodeRowFn{}, source))
+}
+
+// merge builds the steps of Merge and MergeRows: rows is the encoded
+// source rows of MergeRows (fromRows), empty for Merge.
+func merge(s beam.Scope, table string, opts MergeOptions, fromRows bool, rows beam.PCollection) beam.PCollection {
+	src := beam.SideInput{Input: rows}
+	plan := beam.ParDo(s, &planMergeFn{Table: table, Opts: opts, FromRows: fromRows}, beam.Impulse(s), src)
 	tasks := beam.ParDo(s, &mergeTasksFn{}, beam.Impulse(s), beam.SideInput{Input: plan})
 	tasks = beam.Reshuffle(s, tasks)
-	parts := beam.ParDo(s, &rewriteMergeFn{Table: table, Opts: opts}, tasks, beam.SideInput{Input: plan})
+	parts := beam.ParDo(s, &rewriteMergeFn{Table: table, Opts: opts}, tasks, beam.SideInput{Input: plan}, src)
 	marker := beam.ParDo(s, &mergeMarkerFn{}, plan)
 	all := beam.GroupByKey(s, beam.AddFixedKey(s, beam.Flatten(s, parts, marker)))
-	return beam.ParDo(s, &commitMergeFn{Table: table, Opts: opts}, all, beam.SideInput{Input: plan})
+	return beam.ParDo(s, &commitMergeFn{Table: table, Opts: opts}, all, beam.SideInput{Input: plan}, src)
+}
+
+// encodeRowFn encodes a source row of MergeRows for the side input.
+type encodeRowFn struct{}
+
+func (encodeRowFn) ProcessElement(r Row) ([]byte, error) { return encodeRow(r) }
+
+// rowsSource is the merge source of the encoded rows next yields: held as
+// they come (their bytes within budget), sorted by their encoding so that
+// every worker numbers them alike, and decoded as the merge reads them,
+// each checked against sch by dml.SeqSource.
+func rowsSource(sch *schema.StructType, next func(*[]byte) bool, budget int64) (dml.Source, error) {
+	if budget <= 0 {
+		budget = dml.DefaultMergeMemory
+	}
+	// The encoded rows are smaller than the rows the merge holds
+	// (dml's count is some 40 bytes a value), so a source refused here
+	// would be refused by the merge too.
+	var rows [][]byte
+	var held int64
+	var b []byte
+	for next(&b) {
+		if held += int64(len(b)); held > budget {
+			return dml.Source{}, fmt.Errorf("beamio: %w: more than %d bytes of encoded source rows", dml.ErrMergeSourceTooLarge, budget)
+		}
+		rows = append(rows, bytes.Clone(b))
+	}
+	slices.SortFunc(rows, bytes.Compare)
+	return dml.SeqSource(sch, func(yield func([]schema.Value, error) bool) {
+		for _, r := range rows {
+			row, err := decodeOwnedRow(r)
+			if !yield(row.Values, err) || err != nil {
+				return
+			}
+		}
+	}), nil
+}
+
+// sourceSchema parses o.SourceSchema, DDL or schema JSON; a malformed one
+// is dml.ErrMergeClause.
+func (o MergeOptions) sourceSchema() (*schema.StructType, error) {
+	text := strings.TrimSpace(o.SourceSchema)
+	parse := schema.ParseDDL
+	if strings.HasPrefix(text, "{") {
+		parse = schema.Parse
+	}
+	sch, err := parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("beamio: the SourceSchema of MergeRows: %v: %w", err, dml.ErrMergeClause)
+	}
+	return sch, nil
 }
 
 // spec is the dml.MergeSpec of opts.
@@ -194,8 +312,11 @@ type mergeState struct {
 }
 
 // jobAt returns the job planned on the table at version with the source
-// at src, made on first use; digest, when not nil, must be the source's.
-func (st *mergeState) jobAt(ctx context.Context, table string, opts MergeOptions, version, src int64, digest []byte) (*dml.MergeJob, error) {
+// at src (the table opts.Source at that version, or the rows of
+// MergeRows, which next yields), made on first use; digest, when not nil,
+// must be the source's. The two sources differ in how their rows are
+// obtained, nothing else.
+func (st *mergeState) jobAt(ctx context.Context, table string, opts MergeOptions, version, src int64, next func(*[]byte) bool, digest []byte) (*dml.MergeJob, error) {
 	if st.job != nil && st.version == version && st.src == src {
 		return st.job, nil
 	}
@@ -218,18 +339,30 @@ func (st *mergeState) jobAt(ctx context.Context, table string, opts MergeOptions
 	if err != nil {
 		return nil, err
 	}
-	srcT, err := openTable(ctx, opts.Source, opts.TrustRoots)
-	if err != nil {
-		return nil, fmt.Errorf("beamio: the merge source: %w", err)
-	}
-	defer srcT.Close()
-	srcSnap, err := srcT.SnapshotAt(ctx, src)
-	if err != nil {
-		return nil, fmt.Errorf("beamio: the merge source: %w", err)
-	}
-	source, err := dml.TableSource(ctx, srcSnap, scan.Options{})
-	if err != nil {
-		return nil, err
+	var source dml.Source
+	what := "rows"
+	if opts.Source != "" {
+		what = fmt.Sprintf("%s at version %d", opts.Source, src)
+		srcT, err := openTable(ctx, opts.Source, opts.TrustRoots)
+		if err != nil {
+			return nil, fmt.Errorf("beamio: the merge source: %w", err)
+		}
+		defer srcT.Close()
+		srcSnap, err := srcT.SnapshotAt(ctx, src)
+		if err != nil {
+			return nil, fmt.Errorf("beamio: the merge source: %w", err)
+		}
+		if source, err = dml.TableSource(ctx, srcSnap, scan.Options{}); err != nil {
+			return nil, err
+		}
+	} else {
+		sch, err := opts.sourceSchema()
+		if err != nil {
+			return nil, err
+		}
+		if source, err = rowsSource(sch, next, opts.MemoryBudget); err != nil {
+			return nil, err
+		}
 	}
 	j, err := dml.PlanMerge(ctx, snap, source, spec, dml.Options{
 		Options:  write.Options{TargetFileSize: opts.TargetFileSize},
@@ -241,7 +374,7 @@ func (st *mergeState) jobAt(ctx context.Context, table string, opts MergeOptions
 	}
 	if d := j.SourceDigest(); digest != nil && !slices.Equal(d[:], digest) {
 		j.Close()
-		return nil, fmt.Errorf("beamio: the merge source %s at version %d read here is not the rows the plan read: %w", opts.Source, src, deltaerr.ErrCorrupt)
+		return nil, fmt.Errorf("beamio: the merge source %s read here is not the rows the plan read: %w", what, deltaerr.ErrCorrupt)
 	}
 	st.job, st.version, st.src = j, version, src
 	return j, nil
@@ -260,17 +393,26 @@ func (st *mergeState) close() error {
 	return err
 }
 
-// planMergeFn is step 1.
+// planMergeFn is step 1. FromRows says the source is the rows of
+// MergeRows, else the table of Merge; the later steps follow the plan.
 type planMergeFn struct {
-	Table string
-	Opts  MergeOptions
+	Table    string
+	Opts     MergeOptions
+	FromRows bool
 }
 
-func (f *planMergeFn) ProcessElement(ctx context.Context, _ []byte, emit func(mergePlan)) error {
+func (f *planMergeFn) ProcessElement(ctx context.Context, _ []byte, rows func(*[]byte) bool, emit func(mergePlan)) error {
 	var st mergeState
 	defer st.close()
-	if f.Opts.Source == "" {
+	switch {
+	case f.FromRows && f.Opts.Source != "":
+		return fmt.Errorf("beamio: MergeRows with a source table %q: %w", f.Opts.Source, dml.ErrMergeClause)
+	case f.FromRows && strings.TrimSpace(f.Opts.SourceSchema) == "":
+		return fmt.Errorf("beamio: MergeRows without a SourceSchema: %w", dml.ErrMergeClause)
+	case !f.FromRows && f.Opts.Source == "":
 		return fmt.Errorf("beamio: a merge without a source: %w", dml.ErrMergeClause)
+	case !f.FromRows && f.Opts.SourceSchema != "":
+		return fmt.Errorf("beamio: Merge of a source table with a SourceSchema (for MergeRows): %w", dml.ErrMergeClause)
 	}
 	t, err := openTable(ctx, f.Table, f.Opts.TrustRoots)
 	if err != nil {
@@ -282,9 +424,12 @@ func (f *planMergeFn) ProcessElement(ctx context.Context, _ []byte, emit func(me
 		return err
 	}
 	src := int64(0)
-	if f.Opts.SourceVersion != nil {
+	switch {
+	case f.FromRows:
+		src = -1
+	case f.Opts.SourceVersion != nil:
 		src = *f.Opts.SourceVersion
-	} else {
+	default:
 		st, err := openTable(ctx, f.Opts.Source, f.Opts.TrustRoots)
 		if err != nil {
 			return fmt.Errorf("beamio: the merge source: %w", err)
@@ -296,7 +441,7 @@ func (f *planMergeFn) ProcessElement(ctx context.Context, _ []byte, emit func(me
 		}
 		src = ss.Version()
 	}
-	j, err := st.jobAt(ctx, f.Table, f.Opts, snap.Version(), src, nil)
+	j, err := st.jobAt(ctx, f.Table, f.Opts, snap.Version(), src, rows, nil)
 	if err != nil {
 		return err
 	}
@@ -331,8 +476,8 @@ type rewriteMergeFn struct {
 	st    mergeState
 }
 
-func (f *rewriteMergeFn) ProcessElement(ctx context.Context, group int, p mergePlan, emit func([]byte)) error {
-	j, err := f.st.jobAt(ctx, f.Table, f.Opts, p.SnapshotVersion, p.SourceVersion, p.SourceDigest)
+func (f *rewriteMergeFn) ProcessElement(ctx context.Context, group int, p mergePlan, rows func(*[]byte) bool, emit func([]byte)) error {
+	j, err := f.st.jobAt(ctx, f.Table, f.Opts, p.SnapshotVersion, p.SourceVersion, rows, p.SourceDigest)
 	if err != nil {
 		return err
 	}
@@ -378,7 +523,7 @@ type commitMergeFn struct {
 	Opts  MergeOptions
 }
 
-func (f *commitMergeFn) ProcessElement(ctx context.Context, _ int, encoded func(*[]byte) bool, p mergePlan, emit func(MergeResult)) error {
+func (f *commitMergeFn) ProcessElement(ctx context.Context, _ int, encoded func(*[]byte) bool, p mergePlan, rows func(*[]byte) bool, emit func(MergeResult)) error {
 	var parts []dml.MergePart
 	var matched []int64
 	var data []byte
@@ -395,7 +540,7 @@ func (f *commitMergeFn) ProcessElement(ctx context.Context, _ int, encoded func(
 	}
 	var st mergeState
 	defer st.close()
-	j, err := st.jobAt(ctx, f.Table, f.Opts, p.SnapshotVersion, p.SourceVersion, p.SourceDigest)
+	j, err := st.jobAt(ctx, f.Table, f.Opts, p.SnapshotVersion, p.SourceVersion, rows, p.SourceDigest)
 	var ins write.Rewritten
 	if err == nil {
 		ins, err = j.Insert(ctx, matched)

@@ -60,11 +60,6 @@ func mergeOnPrism(t *testing.T, table string, opts MergeOptions) (MergeResult, e
 func mergeInProcess(t *testing.T, table string, opts MergeOptions) delta.MergeResult {
 	t.Helper()
 	ctx := context.Background()
-	tb, err := delta.Open(ctx, table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
 	st, err := delta.Open(ctx, opts.Source)
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +73,21 @@ func mergeInProcess(t *testing.T, table string, opts MergeOptions) delta.MergeRe
 	if err != nil {
 		t.Fatal(err)
 	}
+	res, err := mergeSourceInProcess(ctx, table, src, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// mergeSourceInProcess runs the merge of opts with the source src, with
+// the library in process, copy-on-write.
+func mergeSourceInProcess(ctx context.Context, table string, src delta.MergeSource, opts MergeOptions) (delta.MergeResult, error) {
+	tb, err := delta.Open(ctx, table)
+	if err != nil {
+		return delta.MergeResult{}, err
+	}
+	defer tb.Close()
 	do := delta.DMLOptions{Strategy: delta.StrategyCopyOnWrite}
 	do.TargetFileSize = opts.TargetFileSize
 	b := tb.Merge(src, opts.On).Options(do)
@@ -105,11 +115,10 @@ func mergeInProcess(t *testing.T, table string, opts MergeOptions) delta.MergeRe
 			b.WhenNotMatchedBySourceUpdate(c.Condition, c.Set)
 		}
 	}
-	res, err := b.Execute(ctx)
-	if err != nil {
-		t.Fatal(err)
+	if opts.MemoryBudget > 0 {
+		b.WithMemoryBudget(opts.MemoryBudget, "")
 	}
-	return res
+	return b.Execute(ctx)
 }
 
 // srcRow is a row of the merge source: the target's columns, in its
@@ -119,21 +128,41 @@ func srcRow(id int64, op string) []schema.Value {
 		schema.LongValue(-id), schema.LongValue(id * 3), schema.StringValue(op)}
 }
 
-// newSourceTable creates the merge source at dir: every seventh id of the
-// target (ids under 4000; op d for even ids, else u), and ids 4000 to
-// 4000+extra-1 (op i), with dup's ids a second time.
-func newSourceTable(t *testing.T, dir string, extra int64, dup ...int64) {
+// sourceDDL is the schema of the merge source, as MergeRows takes it.
+const sourceDDL = "id BIGINT NOT NULL, part STRING, x BIGINT, y BIGINT, op STRING"
+
+// sourceSchema is the schema of the merge source.
+func sourceSchema(t *testing.T) *schema.StructType {
 	t.Helper()
-	ctx := context.Background()
-	sch, err := schema.ParseDDL("id BIGINT NOT NULL, part STRING, x BIGINT, y BIGINT, op STRING")
+	sch, err := schema.ParseDDL(sourceDDL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb, err := delta.Create(ctx, dir, delta.TableSpec{Schema: sch})
+	return sch
+}
+
+// newSourceTable creates the merge source at dir, of sourceRows.
+func newSourceTable(t *testing.T, dir string, extra int64, dup ...int64) {
+	t.Helper()
+	ctx := context.Background()
+	tb, err := delta.Create(ctx, dir, delta.TableSpec{Schema: sourceSchema(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tb.Close()
+	rows := sourceRows(extra, dup...)
+	// Two commits: the source is read across files, in the scan's order.
+	for _, part := range [][][]schema.Value{rows[:len(rows)/2], rows[len(rows)/2:]} {
+		if _, err := tb.AppendRows(ctx, part, delta.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sourceRows are the rows of the merge source: every seventh id of the
+// target (ids under 4000; op d for even ids, else u), and ids 4000 to
+// 4000+extra-1 (op i), with dup's ids a second time.
+func sourceRows(extra int64, dup ...int64) [][]schema.Value {
 	var rows [][]schema.Value
 	for i := int64(0); i < 4000; i += 7 {
 		op := "u"
@@ -148,12 +177,7 @@ func newSourceTable(t *testing.T, dir string, extra int64, dup ...int64) {
 	for _, i := range dup {
 		rows = append(rows, srcRow(i, "u"))
 	}
-	// Two commits: the source is read across files, in the scan's order.
-	for _, part := range [][][]schema.Value{rows[:len(rows)/2], rows[len(rows)/2:]} {
-		if _, err := tb.AppendRows(ctx, part, delta.WriteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return rows
 }
 
 // mergeMetricsByFiles are the merge's operationMetrics that depend on how
@@ -216,48 +240,62 @@ func TestMerge(t *testing.T) {
 			}
 			pres := mergeInProcess(t, procT, opts)
 
-			after, v1, files1 := tableRows(t, beamT)
-			inproc, _, _ := tableRows(t, procT)
-			if !slices.Equal(after, inproc) {
-				t.Fatalf("rows differ: %d after the pipeline, %d after in-process", len(after), len(inproc))
+			if res.SourceVersion != 2 {
+				t.Fatalf("source version %d, want 2", res.SourceVersion)
 			}
-			if slices.Equal(after, before) {
-				t.Fatalf("the merge changed no row: a test of nothing")
-			}
-			if !res.Committed || v1 != v0+1 || res.Version != v1 || !pres.Committed || res.SourceVersion != 2 {
-				t.Fatalf("result %+v, versions %d -> %d, in-process committed %v: want one commit", res, v0, v1, pres.Committed)
-			}
-			if res.Tasks < tc.minTasks || res.Tasks != res.Groups {
-				t.Errorf("%d tasks of %d groups, want at least %d", res.Tasks, res.Groups, tc.minTasks)
-			}
-			bc, pc := lastCommit(t, beamT), lastCommit(t, procT)
-			if bc.Info.Operation != dml.OpMerge || pc.Info.Operation != dml.OpMerge || !maps.Equal(bc.Info.OperationParameters, pc.Info.OperationParameters) {
-				t.Errorf("commitInfo %s %v, in-process %s %v", bc.Info.Operation, bc.Info.OperationParameters, pc.Info.Operation, pc.Info.OperationParameters)
-			}
-			bm, pm := maps.Clone(bc.Info.OperationMetrics), maps.Clone(pc.Info.OperationMetrics)
-			if !slices.Equal(slices.Sorted(maps.Keys(bm)), slices.Sorted(maps.Keys(pm))) {
-				t.Fatalf("operationMetrics %v, in-process %v", bm, pm)
-			}
-			for _, k := range slices.Concat(timeMetrics, []string{"materializeSourceTimeMs"}, mergeMetricsByFiles) {
-				delete(bm, k)
-				delete(pm, k)
-			}
-			if !maps.Equal(bm, pm) {
-				t.Errorf("operationMetrics %v, in-process %v", bm, pm)
-			}
-			m := res.Metrics
-			if fmt.Sprint(m.NumTargetRowsInserted) != bc.Info.OperationMetrics["numTargetRowsInserted"] ||
-				m.NumTargetRowsInserted == 0 || m.NumTargetRowsUpdated == 0 || (m.NumTargetRowsDeleted == 0) != !opts.Matched[0].Delete {
-				t.Errorf("result metrics %+v, commitInfo %v", m, bc.Info.OperationMetrics)
-			}
-			t.Logf("%d files -> %d, %d groups in %d tasks, metrics %v", files0, files1, res.Groups, res.Tasks, bm)
-			if tc.props != nil {
-				bch, pch := changeRows(t, beamT, v1), changeRows(t, procT, v1)
-				if len(bch) == 0 || !slices.Equal(bch, pch) {
-					t.Errorf("%d change rows from the pipeline's commit, %d from the in-process one, or different rows", len(bch), len(pch))
-				}
-			}
+			compareMerges(t, beamT, procT, before, v0, files0, res, pres, opts, tc.props != nil, tc.minTasks)
 		})
+	}
+}
+
+// compareMerges compares the merge of opts the pipeline ran on beamT
+// (res; before, v0 and files0 are the table's before it) with the one
+// run in process on procT (pres): the same multiset of rows, one commit
+// each, the same operation, parameters and metrics (but times and
+// mergeMetricsByFiles) in commitInfo, and, with cdf, the same change
+// data.
+func compareMerges(t *testing.T, beamT, procT string, before []string, v0 int64, files0 int, res MergeResult, pres delta.MergeResult, opts MergeOptions, cdf bool, minTasks int) {
+	t.Helper()
+	after, v1, files1 := tableRows(t, beamT)
+	inproc, _, _ := tableRows(t, procT)
+	if !slices.Equal(after, inproc) {
+		t.Fatalf("rows differ: %d after the pipeline, %d after in-process", len(after), len(inproc))
+	}
+	if slices.Equal(after, before) {
+		t.Fatalf("the merge changed no row: a test of nothing")
+	}
+	if !res.Committed || v1 != v0+1 || res.Version != v1 || !pres.Committed {
+		t.Fatalf("result %+v, versions %d -> %d, in-process committed %v: want one commit", res, v0, v1, pres.Committed)
+	}
+	if res.Tasks < minTasks || res.Tasks != res.Groups {
+		t.Errorf("%d tasks of %d groups, want at least %d", res.Tasks, res.Groups, minTasks)
+	}
+	bc, pc := lastCommit(t, beamT), lastCommit(t, procT)
+	if bc.Info.Operation != dml.OpMerge || pc.Info.Operation != dml.OpMerge || !maps.Equal(bc.Info.OperationParameters, pc.Info.OperationParameters) {
+		t.Errorf("commitInfo %s %v, in-process %s %v", bc.Info.Operation, bc.Info.OperationParameters, pc.Info.Operation, pc.Info.OperationParameters)
+	}
+	bm, pm := maps.Clone(bc.Info.OperationMetrics), maps.Clone(pc.Info.OperationMetrics)
+	if !slices.Equal(slices.Sorted(maps.Keys(bm)), slices.Sorted(maps.Keys(pm))) {
+		t.Fatalf("operationMetrics %v, in-process %v", bm, pm)
+	}
+	for _, k := range slices.Concat(timeMetrics, []string{"materializeSourceTimeMs"}, mergeMetricsByFiles) {
+		delete(bm, k)
+		delete(pm, k)
+	}
+	if !maps.Equal(bm, pm) {
+		t.Errorf("operationMetrics %v, in-process %v", bm, pm)
+	}
+	m := res.Metrics
+	if fmt.Sprint(m.NumTargetRowsInserted) != bc.Info.OperationMetrics["numTargetRowsInserted"] ||
+		m.NumSourceRows > 0 && (m.NumTargetRowsInserted == 0 || m.NumTargetRowsUpdated == 0 || (m.NumTargetRowsDeleted == 0) != !opts.Matched[0].Delete) {
+		t.Errorf("result metrics %+v, commitInfo %v", m, bc.Info.OperationMetrics)
+	}
+	t.Logf("%d files -> %d, %d groups in %d tasks, metrics %v", files0, files1, res.Groups, res.Tasks, bm)
+	if cdf {
+		bch, pch := changeRows(t, beamT, v1), changeRows(t, procT, v1)
+		if len(bch) == 0 || !slices.Equal(bch, pch) {
+			t.Errorf("%d change rows from the pipeline's commit, %d from the in-process one, or different rows", len(bch), len(pch))
+		}
 	}
 }
 
@@ -347,7 +385,7 @@ func TestMergeRefused(t *testing.T) {
 			// a failed step keeps only the text): the plan, then each
 			// group's rewrite.
 			var st mergeState
-			j, err := st.jobAt(ctx, table, opts, 2, 2, nil)
+			j, err := st.jobAt(ctx, table, opts, 2, 2, nil, nil)
 			if err == nil {
 				for g := range j.Groups() {
 					if _, err = j.RewriteGroup(ctx, g); err != nil {

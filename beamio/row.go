@@ -51,8 +51,11 @@ func encodeRow(r Row) ([]byte, error) {
 
 // decodeRow decodes what encodeRow wrote, from a copy of b that the row's
 // strings share (the runner may reuse b).
-func decodeRow(b []byte) (Row, error) {
-	b = bytes.Clone(b)
+func decodeRow(b []byte) (Row, error) { return decodeOwnedRow(bytes.Clone(b)) }
+
+// decodeOwnedRow decodes what encodeRow wrote from b itself: the row's
+// strings share b, which the caller must not change after.
+func decodeOwnedRow(b []byte) (Row, error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 {
 		return Row{}, fmt.Errorf("%w: bad count", ErrBadRow)

@@ -7,6 +7,10 @@
 // The table is created (partitioned by day) when it does not exist. Run it
 // again with the same --write-id and --write-version and nothing is
 // written twice; give the next --write-version to append more.
+//
+// With --upsert n, a pipeline then merges n generated rows into the table
+// (beamio.MergeRows: MERGE INTO ... USING a PCollection): the first half
+// changes the amounts of the table's last ids, the rest are new ids.
 package main
 
 import (
@@ -33,18 +37,24 @@ var (
 	writeID      = flag.String("write-id", "ingest-example", "the txn application id of the write")
 	writeVersion = flag.Int64("write-version", 0, "the txn version of the write")
 	count        = flag.Bool("count", true, "read the table back with a second pipeline and print its row count")
+	upsert       = flag.Int64("upsert", 0, "after the write, MERGE this many generated rows into the table (beamio.MergeRows): half update existing ids, half insert new ones")
 	inProcess    = flag.Bool("in-process", false, "write the same rows with the library in this process (delta.Table.Append), no Beam: for comparison")
 )
 
 // span is a range of ids one worker generates.
 type span struct{ From, To int64 }
 
-// genFn emits the event rows of the ids of a span: id, day, amount.
-type genFn struct{}
+// genFn emits the event rows of the ids of a span: id, day, amount; with
+// Amend, amounts corrected by 1000.
+type genFn struct{ Amend bool }
 
-func (genFn) ProcessElement(s span, emit func(beamio.Row)) {
+func (f genFn) ProcessElement(s span, emit func(beamio.Row)) {
 	for id := s.From; id < s.To; id++ {
-		emit(beamio.Row{Values: event(id)})
+		row := event(id)
+		if f.Amend {
+			row[2] = schema.DoubleValue(row[2].Float64() + 1000)
+		}
+		emit(beamio.Row{Values: row})
 	}
 }
 
@@ -93,11 +103,18 @@ func one(beamio.Row) int64 { return 1 }
 // printCount prints the row count.
 func printCount(n int64) { fmt.Println("rows in the table:", n) }
 
+// printMerge prints what the merge did.
+func printMerge(r beamio.MergeResult) {
+	fmt.Printf("merged: committed %v at version %d, %d rows updated, %d inserted\n",
+		r.Committed, r.Version, r.Metrics.NumTargetRowsUpdated, r.Metrics.NumTargetRowsInserted)
+}
+
 func init() {
 	beam.RegisterType(reflect.TypeFor[span]())
 	register.DoFn2x0[span, func(beamio.Row)](&genFn{})
 	register.Function1x1(one)
 	register.Function1x0(printCount)
+	register.Function1x0(printMerge)
 	register.Emitter1[beamio.Row]()
 }
 
@@ -128,6 +145,23 @@ func main() {
 	beamio.Write(s, *table, gen, beamio.WriteOptions{WriteID: *writeID, Version: *writeVersion})
 	if err := beamx.Run(ctx, p); err != nil {
 		log.Fatalf("write pipeline: %v", err)
+	}
+	if *upsert > 0 {
+		// The rows of a PCollection merged in: their schema is the
+		// table's, as text (it travels to the workers with the step).
+		p, s := beam.NewPipelineWithRoot()
+		from := max(*rows-*upsert/2, 0)
+		updates := beam.ParDo(s, &genFn{Amend: true}, beam.CreateList(s, []span{{From: from, To: from + *upsert}}))
+		res := beamio.MergeRows(s, *table, updates, beamio.MergeOptions{
+			SourceSchema: "id BIGINT NOT NULL, day DATE, amount DOUBLE",
+			On:           "t.id = s.id AND t.day = s.day",
+			Matched:      []beamio.MergeClause{{Set: "amount = s.amount"}},
+			NotMatched:   []beamio.MergeClause{{All: true}},
+		})
+		beam.ParDo0(s, printMerge, res)
+		if err := beamx.Run(ctx, p); err != nil {
+			log.Fatalf("merge pipeline: %v", err)
+		}
 	}
 	if !*count {
 		return
