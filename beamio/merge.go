@@ -188,9 +188,10 @@ func Merge(s beam.Scope, table string, opts MergeOptions) beam.PCollection {
 // dml.ErrMultipleMatch. An empty PCollection is an empty source (the NOT
 // MATCHED BY SOURCE clauses still apply). source must be bounded: the
 // merge is one statement over all its rows, so rows in windows are taken
-// into the global window first (the rows of every window, merged once). The result's rows, commitInfo
-// and change data are those of delta.Table.Merge with the same rows
-// (delta.MergeRows), up to the files, as Merge says.
+// into the global window first (the rows of every window, merged once).
+// The result's rows, commitInfo and change data are those of
+// delta.Table.Merge with the same rows (delta.MergeRows), up to the
+// files, as Merge says.
 func MergeRows(s beam.Scope, table string, source beam.PCollection, opts MergeOptions) beam.PCollection {
 	s = s.Scope("delta.MergeRows")
 	if ws := source.WindowingStrategy(); ws != nil && ws.Fn != nil && ws.Fn.Kind != window.GlobalWindows {

@@ -100,12 +100,6 @@ func rowsSteps(t *testing.T, table string, rows [][]schema.Value, opts MergeOpti
 // the rows in the reverse order: a PCollection has none.
 func TestMergeRows(t *testing.T) {
 	cdf := map[string]string{"delta.enableChangeDataFeed": "true"}
-	bySource := func(source string) MergeOptions {
-		o := fullMerge(source)
-		o.NotMatchedBySource = []MergeClause{{Condition: "t.x < 500", Delete: true}, {Condition: "t.x > 9500", Set: "y = 0"}}
-		o.TargetFileSize = 8 << 10
-		return o
-	}
 	tests := []struct {
 		name        string
 		partitioned bool
@@ -115,7 +109,7 @@ func TestMergeRows(t *testing.T) {
 		windows     *window.Fn
 	}{
 		{"update delete insert, partitioned, change data", true, cdf, fullMerge, 4, nil},
-		{"not matched by source, small groups", false, cdf, bySource, 4, nil},
+		{"not matched by source, small groups", false, cdf, bySourceMerge, 4, nil},
 		{"rows in fixed windows", true, nil, fullMerge, 4, window.NewFixedWindows(time.Minute)},
 	}
 	for _, tc := range tests {

@@ -194,6 +194,15 @@ func fullMerge(source string) MergeOptions {
 		NotMatched: []MergeClause{{Condition: "s.op = 'i'", All: true}}}
 }
 
+// bySourceMerge is fullMerge with NOT MATCHED BY SOURCE clauses, in
+// small files.
+func bySourceMerge(source string) MergeOptions {
+	o := fullMerge(source)
+	o.NotMatchedBySource = []MergeClause{{Condition: "t.x < 500", Delete: true}, {Condition: "t.x > 9500", Set: "y = 0"}}
+	o.TargetFileSize = 8 << 10
+	return o
+}
+
 // TestMerge runs MERGE as a pipeline on Prism and in process on twin
 // tables of many files, and compares: the same multiset of rows, one
 // commit each, the same operation, parameters and metrics (but times and
@@ -203,12 +212,6 @@ func TestMerge(t *testing.T) {
 	upsert := func(source string) MergeOptions {
 		return MergeOptions{Source: source, On: "t.id = s.id",
 			Matched: []MergeClause{{All: true}}, NotMatched: []MergeClause{{All: true}}}
-	}
-	bySource := func(source string) MergeOptions {
-		o := fullMerge(source)
-		o.NotMatchedBySource = []MergeClause{{Condition: "t.x < 500", Delete: true}, {Condition: "t.x > 9500", Set: "y = 0"}}
-		o.TargetFileSize = 8 << 10
-		return o
 	}
 	tests := []struct {
 		name        string
@@ -222,7 +225,7 @@ func TestMerge(t *testing.T) {
 		{"update delete insert, partitioned, change data", true, cdf, fullMerge, 4},
 		{"update delete insert, unpartitioned, change data", false, cdf, fullMerge, 1},
 		{"upsert, partitioned", true, nil, upsert, 4},
-		{"not matched by source, small groups", false, cdf, bySource, 4},
+		{"not matched by source, small groups", false, cdf, bySourceMerge, 4},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
