@@ -528,7 +528,8 @@ type keyAhead struct {
 	rest    []uint64 // the keys of the group not yet taken
 }
 
-// keyedChunk is the keys of a chunk's rows, or why there are none.
+// keyedChunk is the keys of the rows of a group of chunks
+// (keyAheadGroup, fewer at the end), or why there are none.
 type keyedChunk struct {
 	keys     []uint64
 	err      error
