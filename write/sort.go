@@ -373,18 +373,9 @@ func (s *colSorter) sortedRows(rk RowKey, givesOut bool, emit func(key []uint64,
 	var kb []byte
 	var keyBuf []uint64
 	nextKeys := func(c *recChunk) ([]uint64, error) {
-		ks := keyBuf[:0]
-		defer func() { keyBuf = ks }()
-		off := 0
-		var rec []byte
-		for range c.n {
-			rec, off = c.next(off)
-			if err := keyOf(rec); err != nil {
-				return nil, err
-			}
-			ks = append(ks, key...)
-		}
-		return ks, nil
+		var err error
+		keyBuf, err = appendKeys(keyBuf[:0], c, key, keyOf)
+		return keyBuf, err
 	}
 	if n >= s.parallelRows && runtime.GOMAXPROCS(0) > 1 {
 		ahead := newKeyAhead(s.chunks, w, newKeyOf)
@@ -528,6 +519,21 @@ type keyAhead struct {
 	rest    []uint64 // the keys of the group not yet taken
 }
 
+// appendKeys appends to ks the keys of the rows of c, each written into
+// key by keyOf.
+func appendKeys(ks []uint64, c *recChunk, key []uint64, keyOf func(rec []byte) error) ([]uint64, error) {
+	off := 0
+	var rec []byte
+	for range c.n {
+		rec, off = c.next(off)
+		if err := keyOf(rec); err != nil {
+			return ks, err
+		}
+		ks = append(ks, key...)
+	}
+	return ks, nil
+}
+
 // keyedChunk is the keys of the rows of a group of chunks
 // (keyAheadGroup, fewer at the end), or why there are none.
 type keyedChunk struct {
@@ -576,15 +582,10 @@ func (a *keyAhead) run(chunks []*recChunk, w int, newKeyOf func(key []uint64) fu
 		default:
 		}
 		for _, c := range group {
-			off := 0
-			var rec []byte
-			for range c.n {
-				rec, off = c.next(off)
-				if err := keyOf(rec); err != nil {
-					send(keyedChunk{err: err})
-					return
-				}
-				ks = append(ks, key...)
+			var err error
+			if ks, err = appendKeys(ks, c, key, keyOf); err != nil {
+				send(keyedChunk{err: err})
+				return
 			}
 		}
 		if !send(keyedChunk{keys: ks}) {
@@ -728,8 +729,8 @@ func (s *colSorter) drain(fn func(row []schema.Value) error) error {
 		}
 		row := make([]schema.Value, s.width)
 		return s.sortedRows(rk, true, func(_ []uint64, rec []byte) error {
-			if k, err := decodeRecord(rec, row); err != nil || k != len(rec) {
-				return errRun
+			if err := decodeRow(rec, row); err != nil {
+				return err
 			}
 			return fn(row)
 		})
@@ -806,8 +807,8 @@ func (s *colSorter) drainPiped(rk RowKey, fn func(row []schema.Value) error) (er
 			}
 			n := len(b)
 			b = b[:n+w]
-			if k, err := decodeRecord(rec, b[n:]); err != nil || k != len(rec) {
-				return errRun
+			if err := decodeRow(rec, b[n:]); err != nil {
+				return err
 			}
 			if len(b) == pipedRows*w {
 				full <- b
